@@ -1,0 +1,198 @@
+//! The one place internal agent events become ACP wire updates, and the ACP side of the
+//! permission question. Implements `EventSink` and `Asker` over the `Outbox`.
+
+use crossbeam_channel::select;
+use serde_json::{Value, json};
+
+use super::types::{
+    ContentBlock, PermissionOption, PermissionOutcome, PermissionToolCall, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolKind,
+};
+use crate::agent::event::{AgentEvent, EventSink};
+use crate::cancel::CancelToken;
+use crate::jsonrpc::Outbox;
+use crate::permission::{Answer, Asker, Question};
+use crate::tools;
+
+/// Sends a session's events to the client as `session/update` notifications.
+pub struct AcpSink {
+    /// Where frames go.
+    pub outbox: Outbox,
+    /// The session.
+    pub session_id: String,
+}
+
+impl EventSink for AcpSink {
+    fn emit(&self, event: AgentEvent) {
+        let update = update_of(event);
+        let params = SessionNotification { session_id: &self.session_id, update };
+        self.outbox.notify("session/update", &params, Some(&self.session_id));
+    }
+}
+
+fn text(text: String) -> ContentBlock {
+    ContentBlock::Text { text }
+}
+
+/// Converts one event.
+pub fn update_of(event: AgentEvent) -> SessionUpdate {
+    match event {
+        AgentEvent::Text(t) | AgentEvent::Notice(t) => SessionUpdate::AgentMessageChunk { content: text(t) },
+        AgentEvent::Thought(t) => SessionUpdate::AgentThoughtChunk { content: text(t) },
+        AgentEvent::ToolCall(call) => SessionUpdate::ToolCall {
+            tool_call_id: call.id,
+            title: call.title,
+            kind: kind_of(call.kind),
+            status: ToolCallStatus::Pending,
+            raw_input: call.input,
+            locations: locations(call.locations),
+        },
+        AgentEvent::ToolRunning { id } => SessionUpdate::ToolCallUpdate {
+            tool_call_id: id,
+            status: ToolCallStatus::InProgress,
+            content: None,
+            raw_output: None,
+        },
+        AgentEvent::ToolDone(end) => {
+            let mut content = vec![ToolCallContent::Content { content: text(end.text) }];
+            if let Some(diff) = end.diff {
+                content.push(ToolCallContent::Diff {
+                    path: diff.path.display().to_string(),
+                    old_text: diff.old_text,
+                    new_text: diff.new_text,
+                });
+            }
+            SessionUpdate::ToolCallUpdate {
+                tool_call_id: end.id,
+                status: if end.ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed },
+                content: Some(content),
+                raw_output: Some(end.raw),
+            }
+        }
+        AgentEvent::Usage(usage) => SessionUpdate::UsageUpdate {
+            used: usage.used,
+            size: usage.size,
+            meta: usage.estimated.then(|| json!({ "iacCode": { "estimated": true } })),
+        },
+    }
+}
+
+fn kind_of(kind: tools::ToolKind) -> ToolKind {
+    match kind {
+        tools::ToolKind::Read => ToolKind::Read,
+        tools::ToolKind::Edit => ToolKind::Edit,
+        tools::ToolKind::Search => ToolKind::Search,
+        tools::ToolKind::Execute => ToolKind::Execute,
+        tools::ToolKind::Fetch => ToolKind::Fetch,
+        tools::ToolKind::Other => ToolKind::Other,
+    }
+}
+
+fn locations(list: Vec<(std::path::PathBuf, Option<u32>)>) -> Vec<ToolCallLocation> {
+    list.into_iter().map(|(path, line)| ToolCallLocation { path: path.display().to_string(), line }).collect()
+}
+
+/// Asks the client with `session/request_permission`; waits for the answer or a cancel.
+pub struct AcpAsker {
+    /// Where frames go.
+    pub outbox: Outbox,
+    /// The session.
+    pub session_id: String,
+}
+
+const OPTIONS: [(&str, Answer); 4] = [
+    ("allow_once", Answer::AllowOnce),
+    ("allow_always", Answer::AllowAlways),
+    ("reject_once", Answer::RejectOnce),
+    ("reject_always", Answer::RejectAlways),
+];
+
+impl Asker for AcpAsker {
+    fn ask(&self, question: &Question, cancel: &CancelToken) -> Answer {
+        let offered: Vec<(&'static str, Answer)> = OPTIONS
+            .into_iter()
+            .filter(|(_, a)| question.offer_always || matches!(a, Answer::AllowOnce | Answer::RejectOnce))
+            .collect();
+        let options = offered
+            .iter()
+            .map(|(id, answer)| PermissionOption { option_id: id, name: label(*answer, &question.tool), kind: id })
+            .collect();
+        let params = RequestPermissionRequest {
+            session_id: &self.session_id,
+            tool_call: PermissionToolCall {
+                tool_call_id: question.tool_call_id.clone(),
+                title: question.title.clone(),
+                kind: kind_of(question.kind),
+                status: ToolCallStatus::Pending,
+                raw_input: question.input.clone(),
+                locations: locations(question.locations.clone()),
+            },
+            options,
+        };
+        let (id, reply) = self.outbox.request("session/request_permission", &params, Some(&self.session_id));
+        select! {
+            recv(reply) -> reply => match reply {
+                Ok(Ok(result)) => answer_of(result, &offered),
+                Ok(Err(error)) => {
+                    log::warn!("permission request failed on the client: {}", error.message);
+                    Answer::RejectOnce
+                }
+                // The connection is gone.
+                Err(_) => Answer::Cancelled,
+            },
+            recv(cancel.channel()) -> _ => {
+                self.outbox.forget(&id);
+                Answer::Cancelled
+            }
+        }
+    }
+}
+
+fn label(answer: Answer, tool: &str) -> String {
+    match answer {
+        Answer::AllowOnce => "Allow once".to_string(),
+        Answer::AllowAlways => format!("Always allow {tool} in this session"),
+        Answer::RejectOnce => "Reject".to_string(),
+        Answer::RejectAlways => format!("Always reject {tool} in this session"),
+        Answer::Cancelled => "Cancel".to_string(),
+    }
+}
+
+fn answer_of(result: Value, offered: &[(&'static str, Answer)]) -> Answer {
+    match serde_json::from_value::<RequestPermissionResponse>(result) {
+        Ok(RequestPermissionResponse { outcome: PermissionOutcome::Cancelled }) => Answer::Cancelled,
+        Ok(RequestPermissionResponse { outcome: PermissionOutcome::Selected { option_id } }) => {
+            match offered.iter().find(|(id, _)| *id == option_id) {
+                Some((_, answer)) => *answer,
+                None => {
+                    log::warn!("permission answer names an option we did not offer: {option_id}");
+                    Answer::RejectOnce
+                }
+            }
+        }
+        Err(err) => {
+            log::warn!("unreadable permission answer ({err}); treating it as a rejection");
+            Answer::RejectOnce
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permission_answers_map_by_offered_option() {
+        let offered = &OPTIONS[..];
+        let sel = |id: &str| json!({"outcome": {"outcome": "selected", "optionId": id}});
+        assert_eq!(answer_of(sel("allow_once"), offered), Answer::AllowOnce);
+        assert_eq!(answer_of(sel("reject_always"), offered), Answer::RejectAlways);
+        assert_eq!(answer_of(sel("bogus"), offered), Answer::RejectOnce);
+        assert_eq!(answer_of(json!({"outcome": {"outcome": "cancelled"}}), offered), Answer::Cancelled);
+        assert_eq!(answer_of(json!({"outcome": "allowed"}), offered), Answer::RejectOnce);
+        assert_eq!(answer_of(Value::Null, offered), Answer::RejectOnce);
+        let once_only = &[OPTIONS[0], OPTIONS[2]];
+        assert_eq!(answer_of(sel("allow_always"), once_only), Answer::RejectOnce);
+    }
+}

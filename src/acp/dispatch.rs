@@ -1,0 +1,336 @@
+//! Per-connection ACP state and the method table: decodes params once, calls the session
+//! manager, and answers. Prompts answer later, from their own thread.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::content::prompt_text;
+use super::convert::{AcpAsker, AcpSink};
+use super::error::{bad_params, rpc_error};
+use super::types::*;
+use crate::agent::{Outcome, StopReason};
+use crate::error::Error;
+use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
+use crate::permission::Mode;
+use crate::session::{Manager, PromptFailure, PromptIo, Services, Session};
+
+/// Sessions listed per page.
+const LIST_PAGE: usize = 100;
+
+/// The ACP agent of one connection.
+pub struct AcpAgent {
+    sessions: Manager,
+    initialized: bool,
+}
+
+type Reply = Result<Option<Value>, RpcError>;
+
+impl AcpAgent {
+    /// An agent over shared services.
+    pub fn new(services: Arc<Services>) -> AcpAgent {
+        AcpAgent { sessions: Manager::new(services), initialized: false }
+    }
+
+    /// Cancels running prompts and waits (bounded) for them to answer.
+    pub fn shutdown(&self, deadline: Duration) {
+        self.sessions.shutdown(deadline);
+    }
+
+    fn dispatch(&mut self, request: &Request, outbox: &Outbox) -> Reply {
+        let method = request.method.as_str();
+        if method == "initialize" {
+            return self.initialize(method, &request.params);
+        }
+        if !self.initialized {
+            return Err(RpcError::invalid_request(format!(
+                "{method} before initialize: send initialize first"
+            )));
+        }
+        let params = &request.params;
+        match method {
+            "authenticate" => Ok(Some(json!({}))),
+            "session/new" => self.new_session(method, params),
+            "session/prompt" => self.prompt(method, request, outbox),
+            "session/cancel" => {
+                let p: SessionIdParams = decode(method, params)?;
+                self.sessions.cancel(&p.session_id);
+                Ok(Some(json!({})))
+            }
+            "session/close" => {
+                let p: SessionIdParams = decode(method, params)?;
+                self.sessions.close(&p.session_id).map_err(|e| rpc_error(&e))?;
+                Ok(Some(json!({})))
+            }
+            "session/list" | "sessions/list" => self.list(method, params),
+            "session/set_mode" => {
+                let p: SetSessionModeRequest = decode(method, params)?;
+                let session = self.session(&p.session_id)?;
+                set_mode(&session, &p.mode_id)?;
+                Ok(Some(json!({})))
+            }
+            "session/set_config_option" | "config/set" => self.set_config_option(method, params),
+            "session/set_model" => {
+                let p: SetSessionModelRequest = decode(method, params)?;
+                let session = self.session(&p.session_id)?;
+                self.set_model(&session, &p.model_id)?;
+                Ok(Some(json!({})))
+            }
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    fn initialize(&mut self, method: &str, params: &Value) -> Reply {
+        let p: InitializeRequest = decode(method, params)?;
+        log::info!(
+            "initialize: client asks protocol {}, client {}",
+            p.protocol_version,
+            p.client_info.as_ref().and_then(|i| i.get("name")).and_then(Value::as_str).unwrap_or("?")
+        );
+        self.initialized = true;
+        to_reply(&InitializeResponse {
+            protocol_version: 1,
+            agent_capabilities: AgentCapabilities {
+                load_session: false,
+                prompt_capabilities: PromptCapabilities { image: false, audio: false, embedded_context: true },
+                mcp_capabilities: McpCapabilities { http: false, sse: false },
+                session_capabilities: SessionCapabilities { list: Some(Empty {}), close: Some(Empty {}) },
+            },
+            agent_info: Implementation { name: "iac-code", title: "IaC Code", version: env!("CARGO_PKG_VERSION") },
+            auth_methods: Vec::new(),
+        })
+    }
+
+    fn new_session(&mut self, method: &str, params: &Value) -> Reply {
+        let p: NewSessionRequest = decode(method, params)?;
+        if !p.mcp_servers.is_empty() {
+            log::warn!("{} MCP server(s) given; MCP is not supported yet, ignoring", p.mcp_servers.len());
+        }
+        let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
+        let (current_mode_id, current_model) = {
+            let s = session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            (s.mode.id().to_string(), s.model.clone())
+        };
+        let models = self.sessions.services().models();
+        to_reply(&NewSessionResponse {
+            session_id: session.id.clone(),
+            modes: SessionModeState {
+                current_mode_id,
+                available_modes: Mode::ALL
+                    .iter()
+                    .map(|m| SessionMode {
+                        id: m.id().into(),
+                        name: m.name().into(),
+                        description: m.description().into(),
+                    })
+                    .collect(),
+            },
+            config_options: self.config_options(&session),
+            models: SessionModelState {
+                current_model_id: current_model,
+                available_models: models
+                    .iter()
+                    .map(|m| ModelInfo { model_id: m.clone(), name: m.clone(), description: self.model_description() })
+                    .collect(),
+            },
+        })
+    }
+
+    fn prompt(&mut self, method: &str, request: &Request, outbox: &Outbox) -> Reply {
+        let p: PromptRequest = decode(method, &request.params)?;
+        let text = prompt_text(&p.prompt);
+        let id = request.id.clone();
+        let reply_outbox = outbox.clone();
+        let session_id = p.session_id.clone();
+        let io = PromptIo {
+            sink: Arc::new(AcpSink { outbox: outbox.clone(), session_id: p.session_id.clone() }),
+            asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: p.session_id.clone() }),
+            done: Box::new(move |result| {
+                let route = Some(session_id.as_str());
+                match prompt_result(result) {
+                    Ok(response) => reply_outbox.respond(&id, &response, route),
+                    Err(error) => reply_outbox.respond_error(Some(&id), &error, route),
+                }
+            }),
+        };
+        self.sessions.prompt(&p.session_id, text, io).map_err(|e| rpc_error(&e))?;
+        Ok(None)
+    }
+
+    fn list(&mut self, method: &str, params: &Value) -> Reply {
+        let p: ListSessionsRequest = decode(method, params)?;
+        let all = self.sessions.list(p.cwd.as_deref());
+        let start = match p.cursor.as_deref() {
+            None => 0,
+            Some(cursor) => cursor
+                .strip_prefix("offset:")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n <= all.len())
+                .ok_or_else(|| rpc_error(&Error::InvalidParams(format!("invalid cursor '{cursor}'"))))?,
+        };
+        let end = (start + LIST_PAGE).min(all.len());
+        let sessions = all[start..end]
+            .iter()
+            .map(|s| SessionInfo {
+                session_id: s.id.clone(),
+                cwd: s.cwd.clone(),
+                title: s.title.clone(),
+                updated_at: s.updated_at.clone(),
+            })
+            .collect();
+        let next_cursor = (end < all.len()).then(|| format!("offset:{end}"));
+        to_reply(&ListSessionsResponse { sessions, next_cursor })
+    }
+
+    fn set_config_option(&mut self, method: &str, params: &Value) -> Reply {
+        let p: SetSessionConfigOptionRequest = decode(method, params)?;
+        let session = self.session(&p.session_id)?;
+        let Some(value) = p.value.as_str() else {
+            let detail = format!("value of '{}' must be a string value id, got {}", p.config_id, p.value);
+            return Err(rpc_error(&Error::InvalidParams(detail)));
+        };
+        match p.config_id.as_str() {
+            "mode" => set_mode(&session, value)?,
+            "model" => self.set_model(&session, value)?,
+            other => {
+                let detail = format!("unknown config option '{other}': expected 'mode' or 'model'");
+                return Err(rpc_error(&Error::InvalidParams(detail)));
+            }
+        }
+        to_reply(&SetSessionConfigOptionResponse { config_options: self.config_options(&session) })
+    }
+
+    fn set_model(&self, session: &Session, model: &str) -> Result<(), RpcError> {
+        let models = self.sessions.services().models();
+        if !models.iter().any(|m| m == model) {
+            let detail = format!("unknown model '{model}': available models are {}", models.join(", "));
+            return Err(rpc_error(&Error::InvalidParams(detail)));
+        }
+        session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).model = model.to_string();
+        log::info!("session {}: model set to {model}", session.id);
+        Ok(())
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+        self.sessions.get(id).map_err(|e| rpc_error(&e))
+    }
+
+    fn model_description(&self) -> String {
+        match &self.sessions.services().config.provider {
+            Ok(p) => format!("via {} at {}", p.preset, p.base_url),
+            Err(_) => String::new(),
+        }
+    }
+
+    fn config_options(&self, session: &Session) -> Vec<SessionConfigOption> {
+        let (mode, model) = {
+            let s = session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            (s.mode, s.model.clone())
+        };
+        let models = self.sessions.services().models();
+        vec![
+            SessionConfigOption {
+                id: "mode".into(),
+                name: "Mode".into(),
+                description: "How much the agent may do without asking".into(),
+                category: "mode".into(),
+                kind: "select",
+                current_value: mode.id().into(),
+                options: Mode::ALL
+                    .iter()
+                    .map(|m| SessionConfigSelectOption {
+                        value: m.id().into(),
+                        name: m.name().into(),
+                        description: Some(m.description().into()),
+                    })
+                    .collect(),
+            },
+            SessionConfigOption {
+                id: "model".into(),
+                name: "Model".into(),
+                description: "The model used for the next request".into(),
+                category: "model".into(),
+                kind: "select",
+                current_value: model,
+                options: models
+                    .into_iter()
+                    .map(|m| SessionConfigSelectOption { value: m.clone(), name: m, description: None })
+                    .collect(),
+            },
+        ]
+    }
+}
+
+impl Handler for AcpAgent {
+    fn request(&mut self, request: Request, outbox: &Outbox) {
+        let route = request.params.get("sessionId").and_then(Value::as_str).map(str::to_string);
+        match self.dispatch(&request, outbox) {
+            Ok(Some(result)) => outbox.respond(&request.id, &result, route.as_deref()),
+            Ok(None) => {}
+            Err(error) => {
+                log::debug!("{} failed: {}", request.method, error.message);
+                outbox.respond_error(Some(&request.id), &error, route.as_deref());
+            }
+        }
+    }
+
+    fn notification(&mut self, notification: Notification, _outbox: &Outbox) {
+        match notification.method.as_str() {
+            "session/cancel" => match decode::<SessionIdParams>("session/cancel", &notification.params) {
+                Ok(p) => self.sessions.cancel(&p.session_id),
+                Err(err) => log::warn!("ignoring session/cancel: {}", err.message),
+            },
+            // `$/cancel_request` and unknown (including `_`-prefixed) notifications need no
+            // answer; there is nothing to undo for them.
+            other => log::debug!("ignoring notification {other}"),
+        }
+    }
+}
+
+fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
+    let Some(mode) = Mode::from_id(mode_id) else {
+        let ids: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
+        let detail = format!("unknown mode '{mode_id}': expected one of {}", ids.join(", "));
+        return Err(rpc_error(&Error::InvalidParams(detail)));
+    };
+    session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).mode = mode;
+    log::info!("session {}: mode set to {mode_id}", session.id);
+    Ok(())
+}
+
+fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptResponse, RpcError> {
+    match result {
+        Ok(outcome) => {
+            let usage = outcome.usage;
+            Ok(PromptResponse {
+                stop_reason: match outcome.stop {
+                    StopReason::EndTurn => "end_turn",
+                    StopReason::MaxTokens => "max_tokens",
+                    StopReason::MaxTurnRequests => "max_turn_requests",
+                    StopReason::Refusal => "refusal",
+                    StopReason::Cancelled => "cancelled",
+                },
+                usage: Usage {
+                    total_tokens: usage.input + usage.output,
+                    input_tokens: usage.input,
+                    output_tokens: usage.output,
+                },
+                meta: usage.estimated.then(|| json!({ "iacCode": { "usageEstimated": true } })),
+            })
+        }
+        Err(PromptFailure::Provider(failure)) => Err(rpc_error(&Error::Provider(failure.message))),
+        Err(PromptFailure::Internal(what)) => Err(rpc_error(&Error::Internal(what))),
+    }
+}
+
+fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {
+    let params = if params.is_null() { Value::Object(Default::default()) } else { params.clone() };
+    serde_json::from_value(params).map_err(|err| bad_params(method, &err))
+}
+
+fn to_reply<T: Serialize>(value: &T) -> Reply {
+    serde_json::to_value(value).map(Some).map_err(|err| RpcError::internal(err.to_string()))
+}

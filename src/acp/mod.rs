@@ -1,0 +1,11 @@
+//! The Agent Client Protocol layer: wire types, the method table and dispatch, the one
+//! conversion from internal events to `session/update`, and the one `Error → RpcError`
+//! mapping. `agent`, `tools` and `provider` never import this module.
+
+mod content;
+mod convert;
+mod dispatch;
+mod error;
+pub mod types;
+
+pub use dispatch::AcpAgent;

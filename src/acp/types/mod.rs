@@ -1,0 +1,100 @@
+//! ACP wire types, named as in the official schema, camelCase on the wire. Inbound types
+//! are lenient (unknown fields ignored); outbound types are built, never hand-written JSON.
+
+mod session;
+mod update;
+
+pub use session::*;
+pub use update::*;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `{}`: the empty result, and the value of capability objects.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Empty {}
+
+/// `initialize` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeRequest {
+    /// The client's protocol version.
+    pub protocol_version: u64,
+    /// What the client can do.
+    #[serde(default)]
+    pub client_capabilities: Value,
+    /// Who the client is.
+    #[serde(default)]
+    pub client_info: Option<Value>,
+}
+
+/// `initialize` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResponse {
+    /// Negotiated version.
+    pub protocol_version: u16,
+    /// What we can do.
+    pub agent_capabilities: AgentCapabilities,
+    /// Who we are.
+    pub agent_info: Implementation,
+    /// No authentication: credentials come from the configuration.
+    pub auth_methods: Vec<Value>,
+}
+
+/// Our capabilities; only what works is advertised.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCapabilities {
+    /// `session/load`.
+    pub load_session: bool,
+    /// Prompt content we accept.
+    pub prompt_capabilities: PromptCapabilities,
+    /// MCP transports we connect to.
+    pub mcp_capabilities: McpCapabilities,
+    /// Optional session methods.
+    pub session_capabilities: SessionCapabilities,
+}
+
+/// Prompt content capabilities.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptCapabilities {
+    /// Images (degraded to a marker when false).
+    pub image: bool,
+    /// Audio (degraded to a marker when false).
+    pub audio: bool,
+    /// Embedded resources.
+    pub embedded_context: bool,
+}
+
+/// MCP capabilities.
+#[derive(Debug, Serialize)]
+pub struct McpCapabilities {
+    /// HTTP MCP servers.
+    pub http: bool,
+    /// SSE MCP servers.
+    pub sse: bool,
+}
+
+/// Optional session methods (`{}` = supported).
+#[derive(Debug, Serialize)]
+pub struct SessionCapabilities {
+    /// `session/list`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list: Option<Empty>,
+    /// `session/close`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close: Option<Empty>,
+}
+
+/// Name and version.
+#[derive(Debug, Serialize)]
+pub struct Implementation {
+    /// Machine name.
+    pub name: &'static str,
+    /// Display name.
+    pub title: &'static str,
+    /// Version.
+    pub version: &'static str,
+}

@@ -1,0 +1,226 @@
+//! Session method params and results: new, prompt, cancel/close, list, modes, config options.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `session/new` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSessionRequest {
+    /// Absolute working directory.
+    pub cwd: String,
+    /// MCP servers (accepted; not connected yet).
+    #[serde(default)]
+    pub mcp_servers: Vec<Value>,
+}
+
+/// `session/new` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSessionResponse {
+    /// The new session's id.
+    pub session_id: String,
+    /// Modes (legacy API, kept in step with `configOptions`).
+    pub modes: SessionModeState,
+    /// Mode and model selectors.
+    pub config_options: Vec<SessionConfigOption>,
+    /// Models (the seed's legacy object).
+    pub models: SessionModelState,
+}
+
+/// Current and available modes.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionModeState {
+    /// Current mode id.
+    pub current_mode_id: String,
+    /// All modes.
+    pub available_modes: Vec<SessionMode>,
+}
+
+/// One mode.
+#[derive(Debug, Serialize)]
+pub struct SessionMode {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+}
+
+/// A select-type configuration option.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionConfigOption {
+    /// Option id (`mode`, `model`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Category (`mode`, `model`).
+    pub category: String,
+    /// Always `select`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Selected value.
+    pub current_value: String,
+    /// Choices.
+    pub options: Vec<SessionConfigSelectOption>,
+}
+
+/// One choice of a select option.
+#[derive(Debug, Serialize)]
+pub struct SessionConfigSelectOption {
+    /// Value id.
+    pub value: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The seed's legacy `models` object.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionModelState {
+    /// Current model.
+    pub current_model_id: String,
+    /// Models offered.
+    pub available_models: Vec<ModelInfo>,
+}
+
+/// One model.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// Model id.
+    pub model_id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+}
+
+/// Params that only name a session (`session/cancel`, `session/close`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionIdParams {
+    /// The session.
+    pub session_id: String,
+}
+
+/// `session/prompt` params; content blocks are decoded one by one, leniently.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptRequest {
+    /// The session.
+    pub session_id: String,
+    /// Content blocks.
+    pub prompt: Vec<Value>,
+}
+
+/// `session/prompt` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptResponse {
+    /// Why the turn ended.
+    pub stop_reason: &'static str,
+    /// Tokens over the whole turn (unstable ACP field).
+    pub usage: Usage,
+    /// Extension data, e.g. that usage was estimated.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// Token usage of a turn.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input + output.
+    pub total_tokens: u64,
+    /// Input.
+    pub input_tokens: u64,
+    /// Output.
+    pub output_tokens: u64,
+}
+
+/// `session/list` params.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSessionsRequest {
+    /// Only sessions in this cwd.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Paging cursor from a previous answer.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// `session/list` result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSessionsResponse {
+    /// One page of sessions.
+    pub sessions: Vec<SessionInfo>,
+    /// Cursor for the next page, absent at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// One listed session.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// Id.
+    pub session_id: String,
+    /// Cwd.
+    pub cwd: String,
+    /// Title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Last change (RFC 3339).
+    pub updated_at: String,
+}
+
+/// `session/set_mode` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetSessionModeRequest {
+    /// The session.
+    pub session_id: String,
+    /// The new mode.
+    pub mode_id: String,
+}
+
+/// `session/set_config_option` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetSessionConfigOptionRequest {
+    /// The session.
+    pub session_id: String,
+    /// Which option.
+    pub config_id: String,
+    /// The value id (a string for select options).
+    pub value: Value,
+}
+
+/// `session/set_config_option` result: the complete option list.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetSessionConfigOptionResponse {
+    /// Every option, with current values.
+    pub config_options: Vec<SessionConfigOption>,
+}
+
+/// `session/set_model` params (legacy).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetSessionModelRequest {
+    /// The session.
+    pub session_id: String,
+    /// The model.
+    pub model_id: String,
+}

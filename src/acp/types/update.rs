@@ -1,0 +1,211 @@
+//! `session/update` notifications and `session/request_permission`: content blocks, tool
+//! calls, usage.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `session/update` params.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionNotification<'a> {
+    /// The session.
+    pub session_id: &'a str,
+    /// What happened.
+    pub update: SessionUpdate,
+}
+
+/// The update variants we send.
+#[derive(Debug, Serialize)]
+#[serde(tag = "sessionUpdate", rename_all = "snake_case")]
+pub enum SessionUpdate {
+    /// Reply text.
+    AgentMessageChunk {
+        /// The chunk.
+        content: ContentBlock,
+    },
+    /// Reasoning.
+    AgentThoughtChunk {
+        /// The chunk.
+        content: ContentBlock,
+    },
+    /// A new tool call.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        /// Id, unique in the session.
+        tool_call_id: String,
+        /// Title.
+        title: String,
+        /// Kind.
+        kind: ToolKind,
+        /// Status.
+        status: ToolCallStatus,
+        /// Arguments.
+        raw_input: Value,
+        /// Paths touched.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        locations: Vec<ToolCallLocation>,
+    },
+    /// A change to a tool call.
+    #[serde(rename_all = "camelCase")]
+    ToolCallUpdate {
+        /// Id.
+        tool_call_id: String,
+        /// New status.
+        status: ToolCallStatus,
+        /// New content (replaces the old).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<Vec<ToolCallContent>>,
+        /// Output.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw_output: Option<Value>,
+    },
+    /// Context use.
+    UsageUpdate {
+        /// Tokens in context.
+        used: u64,
+        /// Context window.
+        size: u64,
+        /// Extension data.
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
+    },
+}
+
+/// A content block (we only send text).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+}
+
+/// ACP tool kinds.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// read
+    Read,
+    /// edit
+    Edit,
+    /// search
+    Search,
+    /// execute
+    Execute,
+    /// fetch
+    Fetch,
+    /// other
+    Other,
+}
+
+/// Tool call status.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// Announced, not running (e.g. waiting for permission).
+    Pending,
+    /// Running.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Failed or not run.
+    Failed,
+}
+
+/// A path a tool call touches.
+#[derive(Debug, Serialize)]
+pub struct ToolCallLocation {
+    /// Absolute path.
+    pub path: String,
+    /// Line, 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// Tool call content.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolCallContent {
+    /// A content block.
+    Content {
+        /// The block.
+        content: ContentBlock,
+    },
+    /// A file change.
+    #[serde(rename_all = "camelCase")]
+    Diff {
+        /// Absolute path.
+        path: String,
+        /// Old text; absent for a new file.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        old_text: Option<String>,
+        /// New text.
+        new_text: String,
+    },
+}
+
+/// `session/request_permission` params.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestPermissionRequest<'a> {
+    /// The session.
+    pub session_id: &'a str,
+    /// The call in question (already announced).
+    pub tool_call: PermissionToolCall,
+    /// Choices.
+    pub options: Vec<PermissionOption>,
+}
+
+/// The tool call inside a permission request (a ToolCallUpdate).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionToolCall {
+    /// Id of the announced call.
+    pub tool_call_id: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: ToolKind,
+    /// Status (pending).
+    pub status: ToolCallStatus,
+    /// Arguments.
+    pub raw_input: Value,
+    /// Paths.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<ToolCallLocation>,
+}
+
+/// One choice.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionOption {
+    /// Id (we use the kind's name).
+    pub option_id: &'static str,
+    /// Label.
+    pub name: String,
+    /// Kind.
+    pub kind: &'static str,
+}
+
+/// `session/request_permission` result.
+#[derive(Debug, Deserialize)]
+pub struct RequestPermissionResponse {
+    /// The outcome.
+    pub outcome: PermissionOutcome,
+}
+
+/// Selected or cancelled.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum PermissionOutcome {
+    /// The user picked an option.
+    #[serde(rename_all = "camelCase")]
+    Selected {
+        /// Which.
+        option_id: String,
+    },
+    /// The question was cancelled.
+    Cancelled,
+}

@@ -1,0 +1,77 @@
+//! What the agent reports while a turn runs. Internal vocabulary: `acp::convert` is the one
+//! place these become wire updates.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::tools::{FileDiff, ToolKind};
+
+/// One thing that happened during a turn.
+#[derive(Debug, Clone)]
+pub enum AgentEvent {
+    /// A piece of the reply text.
+    Text(String),
+    /// A piece of reasoning.
+    Thought(String),
+    /// A tool call was announced (waiting for permission or about to run).
+    ToolCall(ToolCallStart),
+    /// The tool call started running.
+    ToolRunning {
+        /// Tool call id.
+        id: String,
+    },
+    /// The tool call finished.
+    ToolDone(ToolCallEnd),
+    /// Context use after an LLM call.
+    Usage(ContextUsage),
+    /// A message for the user that is not part of the model's reply.
+    Notice(String),
+}
+
+/// A tool call as announced.
+#[derive(Debug, Clone)]
+pub struct ToolCallStart {
+    /// Unique id within the session.
+    pub id: String,
+    /// Human title.
+    pub title: String,
+    /// Kind, for the client's icon.
+    pub kind: ToolKind,
+    /// The arguments.
+    pub input: Value,
+    /// Paths it touches.
+    pub locations: Vec<(PathBuf, Option<u32>)>,
+}
+
+/// The end of a tool call.
+#[derive(Debug, Clone)]
+pub struct ToolCallEnd {
+    /// Tool call id.
+    pub id: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The text the model got.
+    pub text: String,
+    /// Structured output.
+    pub raw: Value,
+    /// The file change, for diff views.
+    pub diff: Option<FileDiff>,
+}
+
+/// Context window use.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextUsage {
+    /// Tokens in context after the call.
+    pub used: u64,
+    /// Context window size.
+    pub size: u64,
+    /// Whether `used` is an estimate (the provider reported no usage).
+    pub estimated: bool,
+}
+
+/// Receives events; implemented by the session layer.
+pub trait EventSink: Send + Sync {
+    /// Delivers one event. Must not block for long.
+    fn emit(&self, event: AgentEvent);
+}

@@ -1,0 +1,90 @@
+//! The conversation as the agent keeps it: internal types, not wire types and not
+//! `Serialize` (persisted records get their own versioned structs).
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatMessage {
+    /// What the user said (prompt content already flattened to text).
+    User {
+        /// The text.
+        text: String,
+    },
+    /// What the model said.
+    Assistant {
+        /// Visible text.
+        text: String,
+        /// Reasoning, if the model streamed any.
+        thinking: String,
+        /// Tool calls requested, in order.
+        tool_calls: Vec<ToolCallRecord>,
+    },
+    /// The result of one tool call.
+    ToolResult {
+        /// Id of the call (as the model named it).
+        call_id: String,
+        /// Text handed back to the model.
+        content: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRecord {
+    /// The model's id for the call.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments, as the JSON text the model produced.
+    pub arguments: String,
+}
+
+/// Gives every tool call of the last assistant message that has no result an error result
+/// saying `reason`, so the next request is well formed. Returns how many were added.
+pub fn close_unanswered(history: &mut Vec<ChatMessage>, reason: &str) -> usize {
+    let Some(last_assistant) =
+        history.iter().rposition(|m| matches!(m, ChatMessage::Assistant { .. }))
+    else {
+        return 0;
+    };
+    let ChatMessage::Assistant { tool_calls, .. } = &history[last_assistant] else { return 0 };
+    let answered: Vec<&str> = history[last_assistant..]
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            ChatMessage::User { .. } | ChatMessage::Assistant { .. } => None,
+        })
+        .collect();
+    let missing: Vec<String> = tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .map(|c| c.id.clone())
+        .collect();
+    let added = missing.len();
+    for call_id in missing {
+        history.push(ChatMessage::ToolResult { call_id, content: reason.to_string(), is_error: true });
+    }
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unanswered_calls_get_error_results() {
+        let call = |id: &str| ToolCallRecord { id: id.into(), name: "t".into(), arguments: "{}".into() };
+        let mut history = vec![
+            ChatMessage::User { text: "hi".into() },
+            ChatMessage::Assistant { text: String::new(), thinking: String::new(), tool_calls: vec![call("a"), call("b")] },
+            ChatMessage::ToolResult { call_id: "a".into(), content: "ok".into(), is_error: false },
+        ];
+        assert_eq!(close_unanswered(&mut history, "cancelled"), 1);
+        assert_eq!(
+            history.last(),
+            Some(&ChatMessage::ToolResult { call_id: "b".into(), content: "cancelled".into(), is_error: true })
+        );
+        assert_eq!(close_unanswered(&mut history, "cancelled"), 0);
+    }
+}

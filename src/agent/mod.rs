@@ -1,0 +1,250 @@
+//! The turn loop: ask the LLM, stream its reply as events, run the tool calls it asks for
+//! (after the permission gate), repeat until it stops or a limit is hit. Plain blocking
+//! code on the prompt thread. Never imports `acp`.
+
+pub mod event;
+pub mod history;
+pub mod prompt;
+mod tool_call;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use crate::cancel::CancelToken;
+use crate::config::Limits;
+use crate::permission::{Asker, Memory, Mode};
+use crate::provider::{ChatRequest, Completion, Delta, Finish, Provider, ProviderError, ToolDef};
+use crate::tools::Registry;
+use event::{AgentEvent, ContextUsage, EventSink};
+use history::{ChatMessage, close_unanswered};
+
+/// Per-session settings the client can change at any time (read at each step).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Permission mode.
+    pub mode: Mode,
+    /// Model for the next LLM request.
+    pub model: String,
+    /// "Always" answers.
+    pub memory: Memory,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model finished.
+    EndTurn,
+    /// The reply hit max_tokens.
+    MaxTokens,
+    /// Too many LLM requests in one turn.
+    MaxTurnRequests,
+    /// The model refused.
+    Refusal,
+    /// The client cancelled.
+    Cancelled,
+}
+
+/// Tokens used by a whole turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnUsage {
+    /// Input tokens over every LLM call.
+    pub input: u64,
+    /// Output tokens over every LLM call.
+    pub output: u64,
+    /// Whether any call's usage was estimated.
+    pub estimated: bool,
+}
+
+/// A finished turn.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome {
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// Tokens used.
+    pub usage: TurnUsage,
+}
+
+/// A turn that failed (the provider, or a broken tool).
+#[derive(Debug, Clone)]
+pub struct TurnFailure {
+    /// For the user.
+    pub message: String,
+    /// Tokens used before the failure.
+    pub usage: TurnUsage,
+}
+
+/// Everything a turn works with.
+pub struct Turn<'a> {
+    /// Session cwd (canonical).
+    pub cwd: &'a Path,
+    /// System prompt.
+    pub system_prompt: &'a str,
+    /// The LLM.
+    pub provider: &'a dyn Provider,
+    /// Tools.
+    pub tools: &'a Registry,
+    /// Tool definitions sent to the model.
+    pub tool_defs: &'a [ToolDef],
+    /// Mode, model and permission memory.
+    pub settings: &'a Mutex<Settings>,
+    /// Asks the user for permission.
+    pub asker: &'a dyn Asker,
+    /// Receives events.
+    pub sink: &'a dyn EventSink,
+    /// Cancellation.
+    pub cancel: &'a CancelToken,
+    /// Limits.
+    pub limits: Limits,
+}
+
+/// What the model sees for a call that was cut short by a cancel.
+pub const CANCELLED_RESULT: &str = "Tool call cancelled by the user.";
+
+/// Runs one prompt turn to its end. `history` gains the user message, the replies and the
+/// tool results; it is left well formed (every tool call answered) however the turn ends.
+pub fn run_turn(turn: &Turn, history: &mut Vec<ChatMessage>, user_text: String) -> Result<Outcome, TurnFailure> {
+    history.push(ChatMessage::User { text: user_text });
+    let mut usage = TurnUsage::default();
+    for _ in 0..turn.limits.max_turn_requests {
+        if turn.cancel.is_cancelled() {
+            return Ok(Outcome { stop: StopReason::Cancelled, usage });
+        }
+        let completion = match request_completion(turn, history, &mut usage) {
+            Ok(completion) => completion,
+            Err(Step::Cancelled) => return Ok(Outcome { stop: StopReason::Cancelled, usage }),
+            Err(Step::Failed(message)) => return Err(TurnFailure { message, usage }),
+        };
+        let finish = completion.finish.clone();
+        let calls = completion.tool_calls.clone();
+        history.push(ChatMessage::Assistant {
+            text: completion.text,
+            thinking: completion.thinking,
+            tool_calls: completion.tool_calls,
+        });
+        let stop = match finish {
+            Finish::Length => Some(StopReason::MaxTokens),
+            Finish::Refusal => Some(StopReason::Refusal),
+            Finish::Stop | Finish::ToolCalls | Finish::Other(_) => None,
+        };
+        if let Some(stop) = stop {
+            close_unanswered(history, "Not run: the reply was cut off before the call was complete.");
+            return Ok(Outcome { stop, usage });
+        }
+        if calls.is_empty() {
+            return Ok(Outcome { stop: StopReason::EndTurn, usage });
+        }
+        for call in &calls {
+            if turn.cancel.is_cancelled() {
+                break;
+            }
+            let result = tool_call::run(turn, call).map_err(|message| TurnFailure { message, usage })?;
+            history.push(result);
+        }
+        if turn.cancel.is_cancelled() {
+            close_unanswered(history, CANCELLED_RESULT);
+            return Ok(Outcome { stop: StopReason::Cancelled, usage });
+        }
+    }
+    Ok(Outcome { stop: StopReason::MaxTurnRequests, usage })
+}
+
+enum Step {
+    Cancelled,
+    Failed(String),
+}
+
+/// One LLM call: stream deltas out as events, account usage, keep partial text on cancel.
+fn request_completion(turn: &Turn, history: &mut Vec<ChatMessage>, usage: &mut TurnUsage) -> Result<Completion, Step> {
+    let model = lock(turn.settings).model.clone();
+    let request = ChatRequest {
+        model: &model,
+        system: turn.system_prompt,
+        messages: history,
+        tools: turn.tool_defs,
+        max_tokens: turn.limits.max_tokens,
+    };
+    let mut partial_text = String::new();
+    let mut partial_thinking = String::new();
+    let result = turn.provider.stream(&request, turn.cancel, &mut |delta| match delta {
+        Delta::Text(text) => {
+            partial_text.push_str(&text);
+            turn.sink.emit(AgentEvent::Text(text));
+        }
+        Delta::Thought(text) => {
+            partial_thinking.push_str(&text);
+            turn.sink.emit(AgentEvent::Thought(text));
+        }
+    });
+    let request_tokens = estimate_request(&request);
+    let completion = match result {
+        Ok(completion) => completion,
+        Err(ProviderError::Cancelled) => {
+            // Keep what the user already saw, so the model knows what it said.
+            if !partial_text.is_empty() || !partial_thinking.is_empty() {
+                history.push(ChatMessage::Assistant {
+                    text: partial_text,
+                    thinking: partial_thinking,
+                    tool_calls: Vec::new(),
+                });
+            }
+            return Err(Step::Cancelled);
+        }
+        Err(ProviderError::Failed(message)) => return Err(Step::Failed(message)),
+    };
+    let (input, output, estimated) = match completion.usage {
+        Some(u) => (u.input, u.output, false),
+        None => {
+            let out_chars = completion.text.len()
+                + completion.thinking.len()
+                + completion.tool_calls.iter().map(|c| c.arguments.len() + c.name.len()).sum::<usize>();
+            (request_tokens, estimate_tokens(out_chars), true)
+        }
+    };
+    usage.input += input;
+    usage.output += output;
+    usage.estimated |= estimated;
+    turn.sink.emit(AgentEvent::Usage(ContextUsage {
+        used: input + output,
+        size: turn.limits.context_window,
+        estimated,
+    }));
+    Ok(sanitize_ids(completion))
+}
+
+/// Some local models send empty or repeated tool-call ids; every call needs its own.
+fn sanitize_ids(mut completion: Completion) -> Completion {
+    let mut seen = std::collections::HashSet::new();
+    for call in &mut completion.tool_calls {
+        if call.id.is_empty() || !seen.insert(call.id.clone()) {
+            call.id = format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+            seen.insert(call.id.clone());
+        }
+    }
+    completion
+}
+
+/// A rough token count for servers that report none (about four bytes per token).
+fn estimate_tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}
+
+fn estimate_request(request: &ChatRequest) -> u64 {
+    let mut bytes = request.system.len();
+    for message in request.messages {
+        bytes += 16 + match message {
+            ChatMessage::User { text } => text.len(),
+            ChatMessage::Assistant { text, tool_calls, .. } => {
+                text.len() + tool_calls.iter().map(|c| c.arguments.len() + c.name.len() + 16).sum::<usize>()
+            }
+            ChatMessage::ToolResult { content, .. } => content.len(),
+        };
+    }
+    for tool in request.tools {
+        bytes += tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
+    }
+    estimate_tokens(bytes)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

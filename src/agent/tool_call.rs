@@ -1,0 +1,119 @@
+//! One tool call: announce it, pass the permission gate, run it, report the result. Errors
+//! go back to the model; only a broken server aborts the turn.
+
+use serde_json::Value;
+
+use super::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use super::history::{ChatMessage, ToolCallRecord};
+use super::{CANCELLED_RESULT, Turn, lock};
+use crate::permission::{self, Answer, Decision, Question};
+use crate::tools::{MAX_TOOL_OUTPUT_CHARS, ToolContext, ToolError, ToolKind, ToolOutput, truncate_middle};
+
+/// Runs one call and returns its result message. `Err` only for a fatal tool error.
+pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, String> {
+    let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
+    let ctx = ToolContext { cwd: turn.cwd, cancel: turn.cancel };
+    let args = parse_arguments(&call.arguments);
+    let Some(tool) = turn.tools.get(&call.name) else {
+        let names: Vec<&str> = turn.tools.iter().map(|t| t.name()).collect();
+        announce(turn, &id, call.name.clone(), ToolKind::Other, args.clone().unwrap_or(Value::Null), Vec::new());
+        let message = format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
+        return Ok(fail(turn, &id, call, message));
+    };
+    let args = match args {
+        Ok(args) => args,
+        Err(message) => {
+            announce(turn, &id, call.name.clone(), tool.kind(), Value::String(call.arguments.clone()), Vec::new());
+            return Ok(fail(turn, &id, call, message));
+        }
+    };
+    let invocation = tool.describe(&args, &ctx);
+    announce(turn, &id, invocation.title.clone(), tool.kind(), args.clone(), invocation.locations.clone());
+
+    let decision = {
+        let settings = lock(turn.settings);
+        permission::decide(settings.mode, &settings.memory, tool.name(), tool.access(), invocation.outside_cwd)
+    };
+    match decision {
+        Decision::Allow => {}
+        Decision::Deny(message) => return Ok(fail(turn, &id, call, message)),
+        Decision::Ask { offer_always } => {
+            let question = Question {
+                tool_call_id: id.clone(),
+                tool: tool.name().to_string(),
+                title: invocation.title.clone(),
+                kind: tool.kind(),
+                input: args.clone(),
+                locations: invocation.locations.clone(),
+                offer_always,
+            };
+            let answer = turn.asker.ask(&question, turn.cancel);
+            lock(turn.settings).memory.record(tool.name(), answer);
+            if !answer.allows() {
+                let message = if answer == Answer::Cancelled && turn.cancel.is_cancelled() {
+                    CANCELLED_RESULT
+                } else {
+                    permission::DENIED
+                };
+                return Ok(fail(turn, &id, call, message.to_string()));
+            }
+        }
+    }
+
+    turn.sink.emit(AgentEvent::ToolRunning { id: id.clone() });
+    log::debug!("tool {} running", tool.name());
+    match tool.run(&args, &ctx) {
+        Ok(output) => Ok(succeed(turn, &id, call, output)),
+        Err(ToolError::Model(message)) => Ok(fail(turn, &id, call, message)),
+        Err(ToolError::Fatal(message)) => {
+            let _ = fail(turn, &id, call, message.clone());
+            Err(format!("tool {} failed: {message}", tool.name()))
+        }
+    }
+}
+
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!("tool arguments must be a JSON object, got: {other}")),
+        Err(err) => Err(format!("tool arguments are not valid JSON ({err}): {raw}")),
+    }
+}
+
+fn announce(
+    turn: &Turn,
+    id: &str,
+    title: String,
+    kind: ToolKind,
+    input: Value,
+    locations: Vec<(std::path::PathBuf, Option<u32>)>,
+) {
+    turn.sink.emit(AgentEvent::ToolCall(ToolCallStart { id: id.to_string(), title, kind, input, locations }));
+}
+
+fn fail(turn: &Turn, id: &str, call: &ToolCallRecord, message: String) -> ChatMessage {
+    let raw = serde_json::json!({ "error": message });
+    turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
+        id: id.to_string(),
+        ok: false,
+        text: message.clone(),
+        raw,
+        diff: None,
+    }));
+    ChatMessage::ToolResult { call_id: call.id.clone(), content: message, is_error: true }
+}
+
+fn succeed(turn: &Turn, id: &str, call: &ToolCallRecord, output: ToolOutput) -> ChatMessage {
+    let text = truncate_middle(&output.text, MAX_TOOL_OUTPUT_CHARS);
+    turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
+        id: id.to_string(),
+        ok: true,
+        text: text.clone(),
+        raw: output.raw,
+        diff: output.diff,
+    }));
+    ChatMessage::ToolResult { call_id: call.id.clone(), content: text, is_error: false }
+}

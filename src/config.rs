@@ -1,0 +1,378 @@
+//! Turns `AcpArgs` plus the environment into a validated `Config`. The only module that
+//! reads `IAC_CODE_*` variables.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::AcpArgs;
+use crate::error::{Error, Result};
+
+/// Everything the server needs to know, validated once at start-up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Root of our files (`$IAC_CODE_CONFIG_DIR`, default `~/.iac-code`).
+    pub config_dir: PathBuf,
+    /// The LLM endpoint, or the message that tells the user what to set.
+    pub provider: std::result::Result<ProviderConfig, String>,
+    /// Agent loop limits.
+    pub limits: Limits,
+    /// File name of project instructions looked up in the session cwd.
+    pub instructions_file: String,
+}
+
+/// Limits of one prompt turn.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// LLM requests per prompt before `max_turn_requests`.
+    pub max_turn_requests: u32,
+    /// `max_tokens` of each LLM request.
+    pub max_tokens: u32,
+    /// Context window of the model, reported in `usage_update.size`.
+    pub context_window: u64,
+}
+
+/// Which wire API the endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiKind {
+    /// `POST {base}/chat/completions` with SSE deltas.
+    OpenAiChat,
+}
+
+/// A configured LLM endpoint.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// Preset name (`openai`, `vllm`, ...).
+    pub preset: &'static str,
+    /// Wire API.
+    pub api: ApiKind,
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    /// Bearer key, if any. Never logged.
+    pub api_key: Option<String>,
+    /// The default model.
+    pub model: String,
+    /// Every model offered to clients (the default first).
+    pub models: Vec<String>,
+    /// Retry policy for failures before anything streamed.
+    pub retry: RetryPolicy,
+    /// Network timeouts.
+    pub timeouts: Timeouts,
+}
+
+/// Bounded retries with exponential backoff and jitter.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// First backoff delay; doubles per retry.
+    pub base_delay: Duration,
+    /// Cap on one delay (also caps `Retry-After`).
+    pub max_delay: Duration,
+    /// No retry starts after this much time since the first attempt.
+    pub max_elapsed: Duration,
+}
+
+/// Network timeouts of LLM calls.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// TCP (and TLS) connect.
+    pub connect: Duration,
+    /// Request sent → response head.
+    pub response: Duration,
+    /// Longest silence between two stream events (the idle watchdog).
+    pub idle: Duration,
+}
+
+struct Preset {
+    name: &'static str,
+    base_url: Option<&'static str>,
+    needs_key: bool,
+    default_model: Option<&'static str>,
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "openai",
+        base_url: Some("https://api.openai.com/v1"),
+        needs_key: true,
+        default_model: Some("gpt-4.1"),
+    },
+    Preset { name: "openai_compatible", base_url: None, needs_key: false, default_model: None },
+    Preset {
+        name: "ollama",
+        base_url: Some("http://127.0.0.1:11434/v1"),
+        needs_key: false,
+        default_model: None,
+    },
+    Preset {
+        name: "lmstudio",
+        base_url: Some("http://127.0.0.1:1234/v1"),
+        needs_key: false,
+        default_model: None,
+    },
+    Preset {
+        name: "vllm",
+        base_url: Some("http://127.0.0.1:8000/v1"),
+        needs_key: false,
+        default_model: None,
+    },
+    Preset {
+        name: "llamacpp",
+        base_url: Some("http://127.0.0.1:8080/v1"),
+        needs_key: false,
+        default_model: Some("default"),
+    },
+    Preset {
+        name: "deepseek",
+        base_url: Some("https://api.deepseek.com/v1"),
+        needs_key: true,
+        default_model: Some("deepseek-chat"),
+    },
+    Preset {
+        name: "dashscope",
+        base_url: Some("https://dashscope.aliyuncs.com/compatible-mode/v1"),
+        needs_key: true,
+        default_model: Some("qwen-plus"),
+    },
+    Preset {
+        name: "openrouter",
+        base_url: Some("https://openrouter.ai/api/v1"),
+        needs_key: true,
+        default_model: None,
+    },
+];
+
+/// Names of the provider presets, for messages and the man page.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// A source of environment variables (the process environment, or a map in tests).
+pub trait Env {
+    /// The value of `name`, if set and non-empty.
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+}
+
+impl Config {
+    /// Builds the configuration from the arguments and the environment.
+    pub fn from_env(_args: &AcpArgs, env: &dyn Env) -> Result<Config> {
+        let config_dir = match env.get("IAC_CODE_CONFIG_DIR") {
+            Some(dir) => expand_home(&dir, env),
+            None => match env.get("HOME") {
+                Some(home) => PathBuf::from(home).join(".iac-code"),
+                None => {
+                    return Err(Error::Config(
+                        "neither IAC_CODE_CONFIG_DIR nor HOME is set".to_string(),
+                    ));
+                }
+            },
+        };
+        let limits = Limits {
+            max_turn_requests: number(env, "IAC_CODE_MAX_TURN_REQUESTS", 100, 1, 10_000)? as u32,
+            max_tokens: number(env, "IAC_CODE_MAX_TOKENS", 8192, 1, 1_000_000)? as u32,
+            context_window: number(env, "IAC_CODE_CONTEXT_WINDOW", 128_000, 1024, 100_000_000)?,
+        };
+        let provider = provider(env)?;
+        let instructions_file =
+            env.get("IAC_CODE_INSTRUCTION_MEMORY_FILE").unwrap_or_else(|| "AGENTS.md".to_string());
+        Ok(Config { config_dir, provider, limits, instructions_file })
+    }
+}
+
+fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>> {
+    let model = env.get("IAC_CODE_MODEL");
+    let base_url = env.get("IAC_CODE_BASE_URL");
+    let preset = match env.get("IAC_CODE_PROVIDER") {
+        Some(name) => Some(find_preset(&name).ok_or_else(|| {
+            Error::Config(format!(
+                "unknown IAC_CODE_PROVIDER '{name}': expected one of {}",
+                preset_names().join(", ")
+            ))
+        })?),
+        None if base_url.is_some() => find_preset("openai_compatible"),
+        None => model.as_deref().and_then(infer_preset),
+    };
+    let Some(preset) = preset else {
+        return Ok(Err("no LLM provider is configured: set IAC_CODE_PROVIDER (one of \
+             openai, openai_compatible, ollama, lmstudio, vllm, llamacpp, deepseek, dashscope, \
+             openrouter), IAC_CODE_BASE_URL, IAC_CODE_MODEL and, where needed, IAC_CODE_API_KEY"
+            .to_string()));
+    };
+    let Some(base_url) = base_url.or(preset.base_url.map(str::to_string)) else {
+        return Ok(Err(format!(
+            "provider '{}' needs a base URL: set IAC_CODE_BASE_URL (e.g. http://127.0.0.1:8000/v1)",
+            preset.name
+        )));
+    };
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(Error::Config(format!(
+            "IAC_CODE_BASE_URL '{base_url}' must start with http:// or https://"
+        )));
+    }
+    let api_key = env.get("IAC_CODE_API_KEY");
+    if preset.needs_key && api_key.is_none() {
+        return Ok(Err(format!(
+            "provider '{}' needs an API key: set IAC_CODE_API_KEY",
+            preset.name
+        )));
+    }
+    let Some(model) = model.or(preset.default_model.map(str::to_string)) else {
+        return Ok(Err(format!(
+            "provider '{}' has no default model: set IAC_CODE_MODEL",
+            preset.name
+        )));
+    };
+    let mut models = vec![model.clone()];
+    for extra in env.get("IAC_CODE_MODELS").unwrap_or_default().split(',') {
+        let extra = extra.trim();
+        if !extra.is_empty() && !models.iter().any(|m| m == extra) {
+            models.push(extra.to_string());
+        }
+    }
+    let retry = RetryPolicy {
+        max_retries: number(env, "IAC_CODE_MAX_RETRIES", 4, 0, 20)? as u32,
+        base_delay: Duration::from_millis(500),
+        max_delay: Duration::from_secs(30),
+        max_elapsed: Duration::from_secs(120),
+    };
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(10),
+        response: seconds(env, "IAC_CODE_RESPONSE_TIMEOUT", 300.0)?,
+        idle: seconds(env, "IAC_CODE_STREAM_IDLE_TIMEOUT", 90.0)?,
+    };
+    Ok(Ok(ProviderConfig {
+        preset: preset.name,
+        api: ApiKind::OpenAiChat,
+        base_url: base_url.trim_end_matches('/').to_string(),
+        api_key,
+        model,
+        models,
+        retry,
+        timeouts,
+    }))
+}
+
+fn find_preset(name: &str) -> Option<&'static Preset> {
+    let norm: String = name
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == ' ' || c == '-' || c == '.' { '_' } else { c })
+        .collect();
+    let norm = match norm.as_str() {
+        "openapi_compatible" | "openai_compat" => "openai_compatible",
+        "bailian" => "dashscope",
+        "llama_cpp" => "llamacpp",
+        "lm_studio" => "lmstudio",
+        other => other,
+    };
+    PRESETS.iter().find(|p| p.name == norm)
+}
+
+fn infer_preset(model: &str) -> Option<&'static Preset> {
+    let m = model.to_ascii_lowercase();
+    let openai = ["gpt-", "o1", "o3", "o4"];
+    let name = if openai.iter().any(|p| m.starts_with(p)) {
+        "openai"
+    } else if m.starts_with("deepseek") {
+        "deepseek"
+    } else if m.starts_with("qwen") {
+        "dashscope"
+    } else {
+        return None;
+    };
+    find_preset(name)
+}
+
+fn expand_home(path: &str, env: &dyn Env) -> PathBuf {
+    match (path.strip_prefix("~/"), env.get("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ if path == "~" => env.get("HOME").map(PathBuf::from).unwrap_or_else(|| path.into()),
+        _ => PathBuf::from(path),
+    }
+}
+
+fn number(env: &dyn Env, name: &str, default: u64, min: u64, max: u64) -> Result<u64> {
+    let Some(raw) = env.get(name) else { return Ok(default) };
+    match raw.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(Error::Config(format!("{name}='{raw}': expected a whole number {min}-{max}"))),
+    }
+}
+
+fn seconds(env: &dyn Env, name: &str, default: f64) -> Result<Duration> {
+    let Some(raw) = env.get(name) else { return Ok(Duration::from_secs_f64(default)) };
+    match raw.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(Error::Config(format!("{name}='{raw}': expected seconds, e.g. 90 or 0.5"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct MapEnv(HashMap<&'static str, &'static str>);
+    impl Env for MapEnv {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0.get(name).map(|v| v.to_string())
+        }
+    }
+
+    fn config(vars: &[(&'static str, &'static str)]) -> Result<Config> {
+        let mut map: HashMap<_, _> = vars.iter().copied().collect();
+        map.insert("HOME", "/home/u");
+        Config::from_env(&AcpArgs::default(), &MapEnv(map))
+    }
+
+    #[test]
+    fn presets_fill_base_url_and_demand_keys() {
+        let c = config(&[("IAC_CODE_PROVIDER", "Ollama"), ("IAC_CODE_MODEL", "llama3")]).unwrap();
+        let p = c.provider.unwrap();
+        assert_eq!(p.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(p.model, "llama3");
+        let c = config(&[("IAC_CODE_PROVIDER", "openai")]).unwrap();
+        assert!(c.provider.unwrap_err().contains("IAC_CODE_API_KEY"));
+        let c = config(&[]).unwrap();
+        assert!(c.provider.unwrap_err().contains("IAC_CODE_PROVIDER"));
+        assert_eq!(c.config_dir, PathBuf::from("/home/u/.iac-code"));
+    }
+
+    #[test]
+    fn base_url_alone_means_openai_compatible() {
+        let c = config(&[("IAC_CODE_BASE_URL", "http://h:1/v1/"), ("IAC_CODE_MODEL", "m")])
+            .unwrap();
+        let p = c.provider.unwrap();
+        assert_eq!((p.preset, p.base_url.as_str()), ("openai_compatible", "http://h:1/v1"));
+    }
+
+    #[test]
+    fn bad_values_are_config_errors() {
+        assert!(config(&[("IAC_CODE_PROVIDER", "nope")]).is_err());
+        assert!(config(&[("IAC_CODE_MAX_TOKENS", "-1")]).is_err());
+        assert!(config(&[("IAC_CODE_BASE_URL", "ftp://x")]).is_err());
+        let c = config(&[("IAC_CODE_CONFIG_DIR", "~/cfg")]).unwrap();
+        assert_eq!(c.config_dir, PathBuf::from("/home/u/cfg"));
+    }
+
+    #[test]
+    fn extra_models_are_offered_once() {
+        let c = config(&[
+            ("IAC_CODE_BASE_URL", "http://h/v1"),
+            ("IAC_CODE_MODEL", "a"),
+            ("IAC_CODE_MODELS", "b, a,c"),
+        ])
+        .unwrap();
+        assert_eq!(c.provider.unwrap().models, ["a", "b", "c"]);
+    }
+}

@@ -1,0 +1,209 @@
+//! One JSON-RPC frame: classification of a parsed line into request, notification or
+//! response, with precise -32700/-32600 errors, and the standard error constructors.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A request id: an integer or a string (`null` only appears in error responses).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// Integer id.
+    Num(i64),
+    /// String id.
+    Str(String),
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestId::Num(n) => write!(f, "{n}"),
+            RequestId::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// A request: expects exactly one response.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The id to answer with.
+    pub id: RequestId,
+    /// Method name.
+    pub method: String,
+    /// Parameters; `Value::Null` when absent.
+    pub params: Value,
+}
+
+/// A notification: no response.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// Method name.
+    pub method: String,
+    /// Parameters; `Value::Null` when absent.
+    pub params: Value,
+}
+
+/// A response to a request we sent.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// Id of our request.
+    pub id: RequestId,
+    /// `result` or `error`.
+    pub result: Result<Value, RpcError>,
+}
+
+/// One inbound frame.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response(Response),
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcError {
+    /// Error code.
+    pub code: i64,
+    /// Short message.
+    pub message: String,
+    /// Details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// -32700: the line is not JSON.
+    pub fn parse_error(detail: impl Into<String>) -> RpcError {
+        RpcError::new(-32700, "Parse error", Some(Value::String(detail.into())))
+    }
+    /// -32600: JSON, but not a valid JSON-RPC message.
+    pub fn invalid_request(detail: impl Into<String>) -> RpcError {
+        RpcError::new(-32600, "Invalid request", Some(Value::String(detail.into())))
+    }
+    /// -32601: no such method.
+    pub fn method_not_found(method: &str) -> RpcError {
+        let data = serde_json::json!({ "method": method });
+        RpcError::new(-32601, "Method not found", Some(data))
+    }
+    /// -32602: bad or missing parameters.
+    pub fn invalid_params(detail: impl Into<String>) -> RpcError {
+        RpcError::new(-32602, "Invalid params", Some(Value::String(detail.into())))
+    }
+    /// -32603: something failed on our side.
+    pub fn internal(detail: impl Into<String>) -> RpcError {
+        RpcError::new(-32603, "Internal error", Some(Value::String(detail.into())))
+    }
+    /// A custom error.
+    pub fn new(code: i64, message: &str, data: Option<Value>) -> RpcError {
+        RpcError { code, message: message.to_string(), data }
+    }
+}
+
+/// The error answer to a frame we could not accept, with the id to answer (if known).
+pub type FrameError = (Option<RequestId>, RpcError);
+
+/// Parses and classifies one frame.
+pub fn parse(bytes: &[u8]) -> Result<Message, FrameError> {
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|err| (None, RpcError::parse_error(err.to_string())))?;
+    classify(value)
+}
+
+fn classify(value: Value) -> Result<Message, FrameError> {
+    let Value::Object(mut obj) = value else {
+        let what = if value.is_array() { "batch requests are not supported" } else { "not an object" };
+        return Err((None, RpcError::invalid_request(what)));
+    };
+    let id = match obj.remove("id") {
+        None => None,
+        Some(raw) => match id_of(&raw) {
+            Some(id) => Some(id),
+            None if raw.is_null() => None,
+            None => {
+                let msg = format!("invalid id {raw}: expected an integer or a string");
+                return Err((None, RpcError::invalid_request(msg)));
+            }
+        },
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err((id, RpcError::invalid_request("\"jsonrpc\" must be \"2.0\"")));
+    }
+    let params = obj.remove("params").unwrap_or(Value::Null);
+    if !(params.is_object() || params.is_array() || params.is_null()) {
+        return Err((id, RpcError::invalid_request("\"params\" must be an object or an array")));
+    }
+    match obj.remove("method") {
+        Some(Value::String(method)) => Ok(match id {
+            Some(id) => Message::Request(Request { id, method, params }),
+            None => Message::Notification(Notification { method, params }),
+        }),
+        Some(other) => {
+            Err((id, RpcError::invalid_request(format!("\"method\" must be a string, not {other}"))))
+        }
+        None => classify_response(id, obj),
+    }
+}
+
+fn classify_response(
+    id: Option<RequestId>,
+    mut obj: serde_json::Map<String, Value>,
+) -> Result<Message, FrameError> {
+    let result = match (obj.remove("result"), obj.remove("error")) {
+        (Some(result), None) => Ok(result),
+        (None, Some(error)) => Err(serde_json::from_value::<RpcError>(error).map_err(|err| {
+            (None, RpcError::invalid_request(format!("invalid error object: {err}")))
+        })?),
+        _ => {
+            let msg = "a message needs \"method\", or exactly one of \"result\" and \"error\"";
+            return Err((id, RpcError::invalid_request(msg)));
+        }
+    };
+    let Some(id) = id else {
+        return Err((None, RpcError::invalid_request("a response needs an id")));
+    };
+    Ok(Message::Response(Response { id, result }))
+}
+
+fn id_of(raw: &Value) -> Option<RequestId> {
+    match raw {
+        Value::Number(n) => n.as_i64().map(RequestId::Num),
+        Value::String(s) => Some(RequestId::Str(s.clone())),
+        Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err_code(line: &str) -> (Option<RequestId>, i64) {
+        let (id, err) = parse(line.as_bytes()).unwrap_err();
+        (id, err.code)
+    }
+
+    #[test]
+    fn classifies_frames() {
+        let req = parse(br#"{"jsonrpc":"2.0","id":"a","method":"m"}"#).unwrap();
+        assert!(matches!(req, Message::Request(Request { id: RequestId::Str(_), .. })));
+        let n = parse(br#"{"jsonrpc":"2.0","method":"m","params":{}}"#).unwrap();
+        assert!(matches!(n, Message::Notification(_)));
+        let r = parse(br#"{"jsonrpc":"2.0","id":3,"result":null}"#).unwrap();
+        assert!(matches!(r, Message::Response(Response { id: RequestId::Num(3), result: Ok(_) })));
+    }
+
+    #[test]
+    fn rejects_bad_frames_with_the_right_code() {
+        assert_eq!(err_code("{nope"), (None, -32700));
+        assert_eq!(err_code("[]"), (None, -32600));
+        assert_eq!(err_code("42"), (None, -32600));
+        assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1,"method":42}"#), (Some(RequestId::Num(1)), -32600));
+        assert_eq!(err_code(r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#).1, -32600);
+        assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#), (None, -32600));
+        assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#).1, -32600);
+        assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1}"#).1, -32600);
+    }
+}

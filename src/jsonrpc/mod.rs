@@ -1,0 +1,9 @@
+//! JSON-RPC 2.0: frames, ids, the pending-reply table and the `Outbox`. Knows no ACP method.
+
+mod message;
+mod outbox;
+mod serve;
+
+pub use message::{Message, Notification, Request, RequestId, Response, RpcError, parse};
+pub use outbox::{Outbox, Outgoing};
+pub use serve::{Handler, Inbound, serve};

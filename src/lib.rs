@@ -1,0 +1,53 @@
+//! iac-code: an AI coding agent for infrastructure-as-code that speaks the Agent Client
+//! Protocol. `main.rs` is a thin entry; everything testable lives here.
+
+pub mod acp;
+pub mod agent;
+pub mod cancel;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod jsonrpc;
+pub mod logging;
+pub mod permission;
+pub mod provider;
+pub mod session;
+mod sys;
+pub mod time;
+pub mod tools;
+pub mod transport;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cli::{AcpArgs, Transport};
+use config::{Config, ProcessEnv};
+use error::{Error, Result};
+
+/// How long running prompts get to answer `cancelled` when the client goes away.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves ACP until the client goes away.
+pub fn serve_acp(args: &AcpArgs) -> Result<()> {
+    logging::init(args.debug, args.log_file.as_deref())?;
+    if args.transport == Transport::Http {
+        return Err(Error::Usage(
+            "--transport http is not available in this build yet; use --transport stdio".to_string(),
+        ));
+    }
+    let config = Config::from_env(args, &ProcessEnv)?;
+    match &config.provider {
+        Ok(p) => log::info!("provider {} at {} with model {}", p.preset, p.base_url, p.model),
+        Err(why) => log::warn!("{why}"),
+    }
+    let services = Arc::new(session::Services::new(config));
+    let stdio = transport::stdio::start().map_err(Error::Stream)?;
+    let mut agent = acp::AcpAgent::new(services);
+    jsonrpc::serve(&stdio.inbox, &stdio.outbox, &mut agent);
+    log::info!("client closed stdin; shutting down");
+    agent.shutdown(SHUTDOWN_GRACE);
+    drop(agent);
+    stdio.outbox.fail_pending();
+    stdio.finish(Duration::from_secs(2));
+    Ok(())
+}

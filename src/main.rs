@@ -1,0 +1,42 @@
+//! Thin entry point: parse the command line, run, map the result to an exit code
+//! (0 success, 1 runtime failure, 2 usage or configuration error).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::process::ExitCode;
+
+use iac_code::cli::{self, Command};
+use iac_code::error::Error;
+
+fn main() -> ExitCode {
+    let command = match cli::parse() {
+        Ok(command) => command,
+        Err(err) => return fail(&err),
+    };
+    match command {
+        Command::Help => {
+            print!("{}", cli::HELP);
+            ExitCode::SUCCESS
+        }
+        Command::Version => {
+            println!("iac-code {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Command::Acp(args) => match iac_code::serve_acp(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => fail(&err),
+        },
+    }
+}
+
+fn fail(err: &Error) -> ExitCode {
+    eprintln!("iac-code: error: {err}");
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        eprintln!("  caused by: {cause}");
+        source = cause.source();
+    }
+    match err {
+        Error::Usage(_) | Error::Config(_) => ExitCode::from(2),
+        _ => ExitCode::from(1),
+    }
+}

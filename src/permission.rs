@@ -1,0 +1,223 @@
+//! Permission policy: the session mode, the "always" answers remembered per tool, and the
+//! decision for one call. The question itself travels through an `Asker`, which the ACP
+//! layer implements; this module never blocks a connection thread and knows no wire types.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::cancel::CancelToken;
+use crate::tools::{Access, ToolKind};
+
+/// Session modes, as offered to clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Ask before writes and commands.
+    Default,
+    /// File edits run without asking; commands still ask.
+    AcceptEdits,
+    /// Read-only: writes and commands are refused.
+    Plan,
+    /// Never ask.
+    BypassPermissions,
+}
+
+impl Mode {
+    /// Every mode, in the order offered.
+    pub const ALL: [Mode; 4] = [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::BypassPermissions];
+
+    /// The wire id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "accept_edits",
+            Mode::Plan => "plan",
+            Mode::BypassPermissions => "bypass_permissions",
+        }
+    }
+
+    /// Display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Default => "Default",
+            Mode::AcceptEdits => "Accept edits",
+            Mode::Plan => "Plan (read-only)",
+            Mode::BypassPermissions => "Bypass permissions",
+        }
+    }
+
+    /// One-line description.
+    pub fn description(self) -> &'static str {
+        match self {
+            Mode::Default => "Ask before editing files or running commands",
+            Mode::AcceptEdits => "Edit files without asking; ask before running commands",
+            Mode::Plan => "Read and plan only; no edits, no commands",
+            Mode::BypassPermissions => "Run every tool without asking",
+        }
+    }
+
+    /// Parses a wire id.
+    pub fn from_id(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.id() == id)
+    }
+}
+
+/// "Always" answers given during a session, per tool name.
+#[derive(Debug, Default, Clone)]
+pub struct Memory {
+    always_allow: HashSet<String>,
+    always_reject: HashSet<String>,
+}
+
+/// What to do with one tool call before running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Do not run it; tell the model this.
+    Deny(String),
+    /// Ask the user; `offer_always` says whether "always" options may be offered.
+    Ask {
+        /// Whether allow_always/reject_always are offered.
+        offer_always: bool,
+    },
+}
+
+/// The message the model gets when the user says no.
+pub const DENIED: &str = "Permission denied.";
+
+/// Decides for one call. `outside_cwd` is judged on the real path.
+pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, outside_cwd: bool) -> Decision {
+    if mode == Mode::Plan && access != Access::Read {
+        return Decision::Deny(format!(
+            "Plan mode is read-only: {tool} was not run. Describe the change instead, or ask \
+             the user to switch to another mode."
+        ));
+    }
+    if memory.always_reject.contains(tool) {
+        return Decision::Deny(DENIED.to_string());
+    }
+    if mode == Mode::BypassPermissions {
+        return Decision::Allow;
+    }
+    // Leaving the project is always a question of its own: never "always".
+    if outside_cwd {
+        return Decision::Ask { offer_always: false };
+    }
+    if memory.always_allow.contains(tool) {
+        return Decision::Allow;
+    }
+    match (access, mode) {
+        (Access::Read, _) => Decision::Allow,
+        (Access::Write, Mode::AcceptEdits) => Decision::Allow,
+        (Access::Write | Access::Execute, _) => Decision::Ask { offer_always: true },
+    }
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Run this call.
+    AllowOnce,
+    /// Run this and every later call of the tool in this session.
+    AllowAlways,
+    /// Do not run this call.
+    RejectOnce,
+    /// Do not run this or any later call of the tool in this session.
+    RejectAlways,
+    /// The question was cancelled (the turn is being cancelled, or the client declined).
+    Cancelled,
+}
+
+impl Answer {
+    /// Whether the call may run.
+    pub fn allows(self) -> bool {
+        matches!(self, Answer::AllowOnce | Answer::AllowAlways)
+    }
+}
+
+impl Memory {
+    /// Remembers an "always" answer for `tool`.
+    pub fn record(&mut self, tool: &str, answer: Answer) {
+        match answer {
+            Answer::AllowAlways => {
+                self.always_reject.remove(tool);
+                self.always_allow.insert(tool.to_string());
+            }
+            Answer::RejectAlways => {
+                self.always_allow.remove(tool);
+                self.always_reject.insert(tool.to_string());
+            }
+            Answer::AllowOnce | Answer::RejectOnce | Answer::Cancelled => {}
+        }
+    }
+}
+
+/// What the user is asked about.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The tool call, as announced to the client.
+    pub tool_call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// Title of the call.
+    pub title: String,
+    /// Kind of the tool.
+    pub kind: ToolKind,
+    /// The call's arguments.
+    pub input: Value,
+    /// Paths it touches.
+    pub locations: Vec<(PathBuf, Option<u32>)>,
+    /// Whether "always" options are offered.
+    pub offer_always: bool,
+}
+
+/// Puts a question to the user; blocks the prompt thread (never the connection thread)
+/// until an answer or a cancel.
+pub trait Asker: Send + Sync {
+    /// Asks and waits.
+    fn ask(&self, question: &Question, cancel: &CancelToken) -> Answer;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_change_decisions() {
+        let m = Memory::default();
+        let ask = Decision::Ask { offer_always: true };
+        assert_eq!(decide(Mode::Default, &m, "read_file", Access::Read, false), Decision::Allow);
+        assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, false), ask);
+        assert_eq!(decide(Mode::AcceptEdits, &m, "write_file", Access::Write, false), Decision::Allow);
+        assert_eq!(decide(Mode::AcceptEdits, &m, "bash", Access::Execute, false), ask);
+        assert!(matches!(decide(Mode::Plan, &m, "write_file", Access::Write, false), Decision::Deny(_)));
+        assert_eq!(decide(Mode::Plan, &m, "read_file", Access::Read, false), Decision::Allow);
+        assert_eq!(decide(Mode::BypassPermissions, &m, "bash", Access::Execute, true), Decision::Allow);
+        assert_eq!(
+            decide(Mode::Default, &m, "read_file", Access::Read, true),
+            Decision::Ask { offer_always: false }
+        );
+    }
+
+    #[test]
+    fn always_answers_are_remembered_per_tool() {
+        let mut m = Memory::default();
+        m.record("write_file", Answer::AllowAlways);
+        assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, false), Decision::Allow);
+        assert_eq!(
+            decide(Mode::Default, &m, "edit_file", Access::Write, false),
+            Decision::Ask { offer_always: true }
+        );
+        assert_eq!(
+            decide(Mode::Default, &m, "write_file", Access::Write, true),
+            Decision::Ask { offer_always: false }
+        );
+        m.record("write_file", Answer::RejectAlways);
+        assert_eq!(
+            decide(Mode::Default, &m, "write_file", Access::Write, false),
+            Decision::Deny(DENIED.to_string())
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! Assembles streamed chunks into a `Completion`: text and reasoning forwarded as deltas,
+//! tool-call fragments joined by index, finish reason and usage kept.
+
+use super::AttemptError;
+use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
+use crate::agent::history::ToolCallRecord;
+use crate::provider::{Completion, Delta, Finish, Usage};
+
+#[derive(Default)]
+pub(super) struct Accumulator {
+    text: String,
+    thinking: String,
+    calls: Vec<ToolCallRecord>,
+    pub(super) finish: Option<Finish>,
+    usage: Option<Usage>,
+    refused: bool,
+}
+
+impl Accumulator {
+    /// Whether nothing at all has been received yet.
+    pub(super) fn is_empty(&self) -> bool {
+        self.text.is_empty()
+            && self.thinking.is_empty()
+            && self.calls.is_empty()
+            && self.finish.is_none()
+            && self.usage.is_none()
+    }
+
+    pub(super) fn apply(
+        &mut self,
+        chunk: Chunk,
+        on_delta: &mut dyn FnMut(Delta),
+        streamed: &mut bool,
+    ) -> Result<(), AttemptError> {
+        if let Some(error) = chunk.error {
+            let message = error
+                .get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| error.to_string());
+            return Err(AttemptError::Fatal(format!("the LLM reported an error mid-stream: {message}")));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
+        }
+        for choice in chunk.choices {
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = choice.delta {
+                self.delta(delta, on_delta, streamed);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(finish_of(&reason));
+            }
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, delta: WireDelta, on_delta: &mut dyn FnMut(Delta), streamed: &mut bool) {
+        if let Some(thought) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
+            self.thinking.push_str(&thought);
+            *streamed = true;
+            on_delta(Delta::Thought(thought));
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            self.text.push_str(&text);
+            *streamed = true;
+            on_delta(Delta::Text(text));
+        }
+        if let Some(refusal) = delta.refusal.filter(|t| !t.is_empty()) {
+            self.refused = true;
+            self.text.push_str(&refusal);
+            *streamed = true;
+            on_delta(Delta::Text(refusal));
+        }
+        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+            self.tool_call(call, position);
+        }
+    }
+
+    fn tool_call(&mut self, delta: ToolCallDelta, position: usize) {
+        let index = match delta.index {
+            Some(index) => index,
+            // No index: a new id starts a new call, otherwise it continues the last one.
+            None => match &delta.id {
+                Some(id) if !id.is_empty() && !self.calls.iter().any(|c| &c.id == id) => self.calls.len(),
+                _ => self.calls.len().saturating_sub(1).max(position.min(self.calls.len())),
+            },
+        };
+        while self.calls.len() <= index {
+            self.calls.push(ToolCallRecord { id: String::new(), name: String::new(), arguments: String::new() });
+        }
+        let call = &mut self.calls[index];
+        if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
+            call.id = id;
+        }
+        if let Some(function) = delta.function {
+            if let Some(name) = function.name.filter(|n| !n.is_empty()) {
+                // Some servers repeat the whole name in every fragment, others split it.
+                if call.name.is_empty() {
+                    call.name = name;
+                } else if call.name != name {
+                    call.name.push_str(&name);
+                }
+            }
+            if let Some(arguments) = function.arguments {
+                call.arguments.push_str(&arguments);
+            }
+        }
+    }
+
+    pub(super) fn finish(self) -> Completion {
+        let finish = match (self.refused, self.finish) {
+            (true, _) => Finish::Refusal,
+            (false, Some(finish)) => finish,
+            (false, None) if !self.calls.is_empty() => Finish::ToolCalls,
+            (false, None) => Finish::Stop,
+        };
+        let tool_calls = self.calls.into_iter().filter(|c| !c.name.is_empty()).collect();
+        Completion { text: self.text, thinking: self.thinking, tool_calls, finish, usage: self.usage }
+    }
+
+    pub(super) fn whole(mut self, reply: WholeReply, on_delta: &mut dyn FnMut(Delta)) -> Completion {
+        let mut streamed = false;
+        if let Some(usage) = reply.usage {
+            self.usage = Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
+        }
+        if let Some(choice) = reply.choices.into_iter().next() {
+            let mut message = choice.message;
+            // Whole replies number their tool calls by position.
+            if let Some(calls) = &mut message.tool_calls {
+                for (i, call) in calls.iter_mut().enumerate() {
+                    call.index.get_or_insert(i);
+                }
+            }
+            self.delta(message, on_delta, &mut streamed);
+            self.finish = choice.finish_reason.as_deref().map(finish_of);
+        }
+        self.finish()
+    }
+}
+
+fn finish_of(reason: &str) -> Finish {
+    match reason {
+        "stop" | "end_turn" | "eos" => Finish::Stop,
+        "tool_calls" | "function_call" => Finish::ToolCalls,
+        "length" | "max_tokens" => Finish::Length,
+        "content_filter" | "refusal" => Finish::Refusal,
+        other => Finish::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(json: &str) -> Chunk {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn assembles_tool_calls_by_index_and_forwards_text() {
+        let mut acc = Accumulator::default();
+        let mut deltas = Vec::new();
+        let mut streamed = false;
+        let chunks = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","reasoning_content":"hm"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"list_files","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#,
+        ];
+        for c in chunks {
+            assert!(acc.apply(chunk(c), &mut |d| deltas.push(d), &mut streamed).is_ok());
+        }
+        let done = acc.finish();
+        assert_eq!(deltas, [Delta::Thought("hm".into()), Delta::Text("Hi".into())]);
+        assert_eq!(done.finish, Finish::ToolCalls);
+        assert_eq!(done.usage, Some(Usage { input: 7, output: 3 }));
+        assert_eq!(done.tool_calls.len(), 2);
+        assert_eq!(done.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(done.tool_calls[1].name, "list_files");
+    }
+
+    #[test]
+    fn maps_finish_reasons() {
+        assert_eq!(finish_of("length"), Finish::Length);
+        assert_eq!(finish_of("content_filter"), Finish::Refusal);
+        assert_eq!(finish_of("weird"), Finish::Other("weird".into()));
+    }
+}

@@ -1,0 +1,202 @@
+//! The OpenAI chat-completions wire format: request body and streamed chunk shapes. Private
+//! to the provider; nothing here leaks upward.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::history::ChatMessage;
+use crate::provider::ChatRequest;
+
+#[derive(Serialize)]
+pub(super) struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireToolDef<'a>,
+}
+
+#[derive(Serialize)]
+struct WireToolDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// Builds the request body. OpenAI's own API wants `max_completion_tokens`; the many
+/// compatible servers still expect `max_tokens`.
+pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireRequest<'a> {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    messages.push(WireMessage {
+        role: "system",
+        content: Some(req.system),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    });
+    for message in req.messages {
+        messages.push(match message {
+            ChatMessage::User { text } => {
+                WireMessage { role: "user", content: Some(text), tool_calls: Vec::new(), tool_call_id: None }
+            }
+            ChatMessage::Assistant { text, tool_calls, .. } => WireMessage {
+                role: "assistant",
+                content: if text.is_empty() && !tool_calls.is_empty() { None } else { Some(text) },
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| WireToolCall {
+                        id: &c.id,
+                        kind: "function",
+                        function: WireFunction {
+                            name: &c.name,
+                            arguments: if c.arguments.trim().is_empty() { "{}" } else { &c.arguments },
+                        },
+                    })
+                    .collect(),
+                tool_call_id: None,
+            },
+            ChatMessage::ToolResult { call_id, content, .. } => WireMessage {
+                role: "tool",
+                content: Some(content),
+                tool_calls: Vec::new(),
+                tool_call_id: Some(call_id),
+            },
+        });
+    }
+    let tools = req
+        .tools
+        .iter()
+        .map(|t| WireTool {
+            kind: "function",
+            function: WireToolDef { name: &t.name, description: &t.description, parameters: &t.parameters },
+        })
+        .collect();
+    let official = preset == "openai";
+    WireRequest {
+        model: req.model,
+        messages,
+        tools,
+        stream: true,
+        stream_options: StreamOptions { include_usage: true },
+        max_tokens: (!official).then_some(req.max_tokens),
+        max_completion_tokens: official.then_some(req.max_tokens),
+    }
+}
+
+/// One streamed chunk.
+#[derive(Debug, Deserialize)]
+pub(super) struct Chunk {
+    #[serde(default)]
+    pub choices: Vec<Choice>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Choice {
+    #[serde(default)]
+    pub index: Option<u32>,
+    #[serde(default)]
+    pub delta: Option<WireDelta>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct WireDelta {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub reasoning_content: Option<String>,
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    #[serde(default)]
+    pub refusal: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ToolCallDelta {
+    #[serde(default)]
+    pub index: Option<usize>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct FunctionDelta {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub arguments: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(super) struct WireUsage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+}
+
+/// A non-streamed reply (some servers ignore `stream: true`).
+#[derive(Debug, Deserialize)]
+pub(super) struct WholeReply {
+    #[serde(default)]
+    pub choices: Vec<WholeChoice>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct WholeChoice {
+    #[serde(default)]
+    pub message: WireDelta,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}

@@ -1,0 +1,3 @@
+//! Transports: bytes in and out, as `jsonrpc` frames. They know nothing about ACP.
+
+pub mod stdio;

@@ -1,0 +1,120 @@
+//! The command line: help, version, usage errors and the man page staying in step.
+
+use std::collections::BTreeSet;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iac-code"));
+    cmd.args(args).env_clear().stdin(Stdio::null());
+    if let Some(path) = std::env::var_os("PATH") {
+        cmd.env("PATH", path);
+    }
+    cmd.env("HOME", std::env::temp_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("spawn iac-code")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn help_and_version_go_to_stdout() {
+    let out = run(&["--help"], &[]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("iac-code acp [OPTIONS]"), "{}", text(&out.stdout));
+    assert!(out.stderr.is_empty());
+    let out = run(&["--version"], &[]);
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout), format!("iac-code {}\n", env!("CARGO_PKG_VERSION")));
+    let out = run(&["acp", "--help"], &[]);
+    assert!(out.status.success() && text(&out.stdout).contains("--transport"));
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_clear_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["acp", "--bogus"], "invalid option '--bogus'"),
+        (&["acp", "--transport", "ws"], "invalid --transport 'ws'"),
+        (&["acp", "--port", "0"], "invalid --port '0'"),
+        (&["frobnicate"], "unknown command 'frobnicate'"),
+        (&[], "missing command"),
+        (&["acp", "--transport", "http"], "not available"),
+    ];
+    for (args, want) in cases {
+        let out = run(args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: stdout must stay clean");
+    }
+}
+
+#[test]
+fn bad_configuration_exits_2_naming_the_variable() {
+    let cases = [
+        ("IAC_CODE_MAX_TOKENS", "lots"),
+        ("IAC_CODE_PROVIDER", "skynet"),
+        ("IAC_CODE_STREAM_IDLE_TIMEOUT", "-3"),
+    ];
+    for (name, value) in cases {
+        let out = run(&["acp"], &[(name, value)]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(name), "{name}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+fn flags(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, _) in text.match_indices("--") {
+        let rest = &text[i + 2..];
+        let name: String =
+            rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+        if name.len() > 1 && name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+            out.insert(format!("--{name}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn man_page_and_help_name_the_same_flags_and_variables() {
+    let help = text(&run(&["--help"], &[]).stdout);
+    let man_path = concat!(env!("CARGO_MANIFEST_DIR"), "/man/iac-code.1");
+    let man = std::fs::read_to_string(man_path).expect("man page").replace("\\-", "-");
+    assert_eq!(flags(&help), flags(&man), "flags differ between --help and the man page");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    // Every variable the code reads is documented in the man page and the README.
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut vars = BTreeSet::new();
+    for file in walk(std::path::Path::new(src)) {
+        let code = std::fs::read_to_string(&file).unwrap();
+        for (i, _) in code.match_indices("\"IAC_CODE_") {
+            let name: String = code[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+            vars.insert(name);
+        }
+    }
+    assert!(vars.len() >= 10, "{vars:?}");
+    for var in &vars {
+        assert!(man.contains(var.as_str()), "{var} is not in man/iac-code.1");
+        assert!(readme.contains(var.as_str()), "{var} is not in README.md");
+    }
+}
+
+pub fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}

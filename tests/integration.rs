@@ -1,0 +1,19 @@
+//! One test binary: black-box tests that spawn the real `iac-code` and speak the wire.
+
+// Shared harness: fake LLM, ACP client, schema validation, workspaces.
+mod support;
+
+// Command line, help, version, exit codes, man page drift.
+mod cli;
+// JSON-RPC framing, errors, and the session methods that need no LLM.
+mod protocol;
+// Streamed conversations, tool calls, stop reasons, usage.
+mod prompt;
+// The permission gate and session modes.
+mod permission;
+// Cancellation and shutdown.
+mod cancel;
+// Provider failures: configuration, HTTP errors, retries, broken streams.
+mod provider;
+// Project rules checked over the source tree.
+mod tidy;
