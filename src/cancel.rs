@@ -29,7 +29,10 @@ impl CancelToken {
     /// A token that is not cancelled.
     pub fn new() -> CancelToken {
         let (tx, rx) = crossbeam_channel::bounded(0);
-        CancelToken { inner: Arc::new(Inner { flag: AtomicBool::new(false), tx: Mutex::new(Some(tx)) }), rx }
+        CancelToken {
+            inner: Arc::new(Inner { flag: AtomicBool::new(false), tx: Mutex::new(Some(tx)) }),
+            rx,
+        }
     }
 
     /// Cancels: sets the flag, then disconnects the channel to wake every waiter.

@@ -91,7 +91,7 @@ pub fn parse() -> Result<Command> {
 pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
-    while let Some(arg) = parser.next()? {
+    if let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
             Short('V') | Long("version") => return Ok(Command::Version),

@@ -189,6 +189,18 @@ impl Config {
 }
 
 fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>> {
+    // Validated even when no provider is configured, so a typo is caught at start-up.
+    let retry = RetryPolicy {
+        max_retries: number(env, "IAC_CODE_MAX_RETRIES", 4, 0, 20)? as u32,
+        base_delay: Duration::from_millis(500),
+        max_delay: Duration::from_secs(30),
+        max_elapsed: Duration::from_secs(120),
+    };
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(10),
+        response: seconds(env, "IAC_CODE_RESPONSE_TIMEOUT", 300.0)?,
+        idle: seconds(env, "IAC_CODE_STREAM_IDLE_TIMEOUT", 90.0)?,
+    };
     let model = env.get("IAC_CODE_MODEL");
     let base_url = env.get("IAC_CODE_BASE_URL");
     let preset = match env.get("IAC_CODE_PROVIDER") {
@@ -238,17 +250,6 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
             models.push(extra.to_string());
         }
     }
-    let retry = RetryPolicy {
-        max_retries: number(env, "IAC_CODE_MAX_RETRIES", 4, 0, 20)? as u32,
-        base_delay: Duration::from_millis(500),
-        max_delay: Duration::from_secs(30),
-        max_elapsed: Duration::from_secs(120),
-    };
-    let timeouts = Timeouts {
-        connect: Duration::from_secs(10),
-        response: seconds(env, "IAC_CODE_RESPONSE_TIMEOUT", 300.0)?,
-        idle: seconds(env, "IAC_CODE_STREAM_IDLE_TIMEOUT", 90.0)?,
-    };
     Ok(Ok(ProviderConfig {
         preset: preset.name,
         api: ApiKind::OpenAiChat,
@@ -350,8 +351,8 @@ mod tests {
 
     #[test]
     fn base_url_alone_means_openai_compatible() {
-        let c = config(&[("IAC_CODE_BASE_URL", "http://h:1/v1/"), ("IAC_CODE_MODEL", "m")])
-            .unwrap();
+        let c =
+            config(&[("IAC_CODE_BASE_URL", "http://h:1/v1/"), ("IAC_CODE_MODEL", "m")]).unwrap();
         let p = c.provider.unwrap();
         assert_eq!((p.preset, p.base_url.as_str()), ("openai_compatible", "http://h:1/v1"));
     }

@@ -32,7 +32,8 @@ pub fn serve_acp(args: &AcpArgs) -> Result<()> {
     logging::init(args.debug, args.log_file.as_deref())?;
     if args.transport == Transport::Http {
         return Err(Error::Usage(
-            "--transport http is not available in this build yet; use --transport stdio".to_string(),
+            "--transport http is not available in this build yet; use --transport stdio"
+                .to_string(),
         ));
     }
     let config = Config::from_env(args, &ProcessEnv)?;

@@ -25,7 +25,8 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode, in the order offered.
-    pub const ALL: [Mode; 4] = [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::BypassPermissions];
+    pub const ALL: [Mode; 4] =
+        [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::BypassPermissions];
 
     /// The wire id.
     pub fn id(self) -> &'static str {
@@ -88,7 +89,13 @@ pub enum Decision {
 pub const DENIED: &str = "Permission denied.";
 
 /// Decides for one call. `outside_cwd` is judged on the real path.
-pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, outside_cwd: bool) -> Decision {
+pub fn decide(
+    mode: Mode,
+    memory: &Memory,
+    tool: &str,
+    access: Access,
+    outside_cwd: bool,
+) -> Decision {
     if mode == Mode::Plan && access != Access::Read {
         return Decision::Deny(format!(
             "Plan mode is read-only: {tool} was not run. Describe the change instead, or ask \
@@ -190,11 +197,20 @@ mod tests {
         let ask = Decision::Ask { offer_always: true };
         assert_eq!(decide(Mode::Default, &m, "read_file", Access::Read, false), Decision::Allow);
         assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, false), ask);
-        assert_eq!(decide(Mode::AcceptEdits, &m, "write_file", Access::Write, false), Decision::Allow);
+        assert_eq!(
+            decide(Mode::AcceptEdits, &m, "write_file", Access::Write, false),
+            Decision::Allow
+        );
         assert_eq!(decide(Mode::AcceptEdits, &m, "bash", Access::Execute, false), ask);
-        assert!(matches!(decide(Mode::Plan, &m, "write_file", Access::Write, false), Decision::Deny(_)));
+        assert!(matches!(
+            decide(Mode::Plan, &m, "write_file", Access::Write, false),
+            Decision::Deny(_)
+        ));
         assert_eq!(decide(Mode::Plan, &m, "read_file", Access::Read, false), Decision::Allow);
-        assert_eq!(decide(Mode::BypassPermissions, &m, "bash", Access::Execute, true), Decision::Allow);
+        assert_eq!(
+            decide(Mode::BypassPermissions, &m, "bash", Access::Execute, true),
+            Decision::Allow
+        );
         assert_eq!(
             decide(Mode::Default, &m, "read_file", Access::Read, true),
             Decision::Ask { offer_always: false }

@@ -12,11 +12,17 @@ use crate::support::workspace::Workspace;
 #[test]
 fn cancel_during_an_idle_stream_answers_cancelled_and_drops_the_llm() {
     let ws = Workspace::new("cancel-idle");
-    let llm = FakeLlm::start(vec![Reply::Hang(vec![Event::Text("Planning the VPC".into())]), text_reply("next")]);
+    let llm = FakeLlm::start(vec![
+        Reply::Hang(vec![Event::Text("Planning the VPC".into())]),
+        text_reply("next"),
+    ]);
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
     acp.initialize();
     let session = acp.new_session(&ws.project());
-    let id = acp.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
     // Wait for the first chunk: the stream is now idle.
     let chunk = acp.recv();
     assert_eq!(chunk["params"]["update"]["sessionUpdate"], "agent_message_chunk");
@@ -45,7 +51,10 @@ fn stdin_eof_mid_prompt_cancels_and_exits_zero() {
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
     acp.initialize();
     let session = acp.new_session(&ws.project());
-    acp.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
     llm.wait_for_requests(1, Duration::from_secs(10));
     acp.close_stdin();
     let status = acp.wait_exit(Duration::from_secs(10)).expect("exits");

@@ -87,14 +87,16 @@ fn man_page_and_help_name_the_same_flags_and_variables() {
     let man_path = concat!(env!("CARGO_MANIFEST_DIR"), "/man/iac-code.1");
     let man = std::fs::read_to_string(man_path).expect("man page").replace("\\-", "-");
     assert_eq!(flags(&help), flags(&man), "flags differ between --help and the man page");
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     // Every variable the code reads is documented in the man page and the README.
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut vars = BTreeSet::new();
     for file in walk(std::path::Path::new(src)) {
         let code = std::fs::read_to_string(&file).unwrap();
         for (i, _) in code.match_indices("\"IAC_CODE_") {
-            let name: String = code[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+            let name: String =
+                code[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
             vars.insert(name);
         }
     }

@@ -1,4 +1,5 @@
 //! One test binary: black-box tests that spawn the real `iac-code` and speak the wire.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Shared harness: fake LLM, ACP client, schema validation, workspaces.
 mod support;

@@ -35,7 +35,10 @@ fn last_tool_result(llm: &FakeLlm) -> String {
 
 #[test]
 fn allow_once_runs_the_tool_and_asks_again_next_time() {
-    let (ws, _llm, mut acp, session) = setup("allow-once", vec![write("w1", "a.tf"), text_reply("ok"), write("w2", "b.tf"), text_reply("ok")]);
+    let (ws, _llm, mut acp, session) = setup(
+        "allow-once",
+        vec![write("w1", "a.tf"), text_reply("ok"), write("w2", "b.tf"), text_reply("ok")],
+    );
     let (msgs, response) = acp.prompt(&session, "write a");
     assert_eq!(response["result"]["stopReason"], "end_turn");
     assert!(ws.exists("a.tf"));
@@ -43,7 +46,10 @@ fn allow_once_runs_the_tool_and_asks_again_next_time() {
     assert_eq!(asked.len(), 1);
     let params = &asked[0]["params"];
     let call = updates_of(&msgs, "tool_call")[0];
-    assert_eq!(params["toolCall"]["toolCallId"], call["toolCallId"], "asks about the announced call");
+    assert_eq!(
+        params["toolCall"]["toolCallId"], call["toolCallId"],
+        "asks about the announced call"
+    );
     assert_eq!(params["toolCall"]["title"], "Write a.tf");
     assert_eq!(params["toolCall"]["kind"], "edit");
     let kinds: Vec<(&str, &str)> = params["options"]
@@ -54,7 +60,12 @@ fn allow_once_runs_the_tool_and_asks_again_next_time() {
         .collect();
     assert_eq!(
         kinds,
-        [("allow_once", "allow_once"), ("allow_always", "allow_always"), ("reject_once", "reject_once"), ("reject_always", "reject_always")]
+        [
+            ("allow_once", "allow_once"),
+            ("allow_always", "allow_always"),
+            ("reject_once", "reject_once"),
+            ("reject_always", "reject_always")
+        ]
     );
     let (msgs, _) = acp.prompt(&session, "write b");
     assert_eq!(permission_requests(&msgs).len(), 1, "allow_once is not remembered");
@@ -63,8 +74,11 @@ fn allow_once_runs_the_tool_and_asks_again_next_time() {
 
 #[test]
 fn reject_and_cancelled_answers_do_not_run_the_tool() {
-    for (name, answer) in [("reject-once", Permission::RejectOnce), ("cancelled-answer", Permission::Cancelled)] {
-        let (ws, llm, mut acp, session) = setup(name, vec![write("w1", "a.tf"), text_reply("understood")]);
+    for (name, answer) in
+        [("reject-once", Permission::RejectOnce), ("cancelled-answer", Permission::Cancelled)]
+    {
+        let (ws, llm, mut acp, session) =
+            setup(name, vec![write("w1", "a.tf"), text_reply("understood")]);
         acp.set_permission(answer);
         let (msgs, response) = acp.prompt(&session, "write a");
         assert_eq!(response["result"]["stopReason"], "end_turn", "{name}");
@@ -96,12 +110,22 @@ fn always_answers_are_remembered_per_tool() {
 
 #[test]
 fn modes_change_what_is_asked() {
-    let script = vec![write("w1", "a.tf"), text_reply("ok"), write("w2", "b.tf"), text_reply("ok"), write("w3", "c.tf"), text_reply("ok")];
+    let script = vec![
+        write("w1", "a.tf"),
+        text_reply("ok"),
+        write("w2", "b.tf"),
+        text_reply("ok"),
+        write("w3", "c.tf"),
+        text_reply("ok"),
+    ];
     let (ws, llm, mut acp, session) = setup("modes", script);
     acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
     let (msgs, _) = acp.prompt(&session, "a");
     assert!(permission_requests(&msgs).is_empty() && ws.exists("a.tf"));
-    acp.call("session/set_config_option", json!({"sessionId": session, "configId": "mode", "value": "accept_edits"}));
+    acp.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "mode", "value": "accept_edits"}),
+    );
     let (msgs, _) = acp.prompt(&session, "b");
     assert!(permission_requests(&msgs).is_empty() && ws.exists("b.tf"));
     acp.call("session/set_mode", json!({"sessionId": session, "modeId": "plan"}));
@@ -113,12 +137,18 @@ fn modes_change_what_is_asked() {
 
 #[test]
 fn writing_outside_the_project_never_offers_always() {
-    let (ws, _llm, mut acp, session) = setup("outside", vec![write("w1", "../outside.tf"), text_reply("ok")]);
+    let (ws, _llm, mut acp, session) =
+        setup("outside", vec![write("w1", "../outside.tf"), text_reply("ok")]);
     acp.set_permission(Permission::AllowOnce);
     let (msgs, _) = acp.prompt(&session, "write outside");
     let asked = permission_requests(&msgs);
     assert_eq!(asked.len(), 1);
-    let kinds: Vec<&str> = asked[0]["params"]["options"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = asked[0]["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["allow_once", "reject_once"]);
     assert!(ws.root().join("outside.tf").exists());
 }
@@ -127,7 +157,10 @@ fn writing_outside_the_project_never_offers_always() {
 fn cancel_while_waiting_for_permission_ends_the_turn_at_once() {
     let (ws, llm, mut acp, session) = setup("cancel-permission", vec![write("w1", "a.tf")]);
     acp.set_permission(Permission::Manual);
-    let id = acp.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "write"}]}));
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "write"}]}),
+    );
     loop {
         let msg = acp.recv();
         if msg["method"] == "session/request_permission" {

@@ -4,10 +4,14 @@
 use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, agent_text, updates, updates_of};
-use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply, tool_replies};
+use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_replies, tool_reply};
 use crate::support::workspace::Workspace;
 
-fn setup(name: &str, script: Vec<Reply>, extra: &[(&str, &str)]) -> (Workspace, FakeLlm, AcpProcess, String) {
+fn setup(
+    name: &str,
+    script: Vec<Reply>,
+    extra: &[(&str, &str)],
+) -> (Workspace, FakeLlm, AcpProcess, String) {
     let ws = Workspace::new(name);
     let llm = FakeLlm::start(script);
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, extra);
@@ -18,7 +22,8 @@ fn setup(name: &str, script: Vec<Reply>, extra: &[(&str, &str)]) -> (Workspace, 
 
 #[test]
 fn a_plain_reply_streams_and_reports_usage() {
-    let (ws, llm, mut acp, session) = setup("plain", vec![text_reply("Terraform is declarative.")], &[]);
+    let (ws, llm, mut acp, session) =
+        setup("plain", vec![text_reply("Terraform is declarative.")], &[]);
     ws.write("AGENTS.md", "Always pin provider versions.");
     let (msgs, response) = acp.prompt(&session, "What is Terraform?");
     assert_eq!(agent_text(&msgs), "Terraform is declarative.");
@@ -26,7 +31,10 @@ fn a_plain_reply_streams_and_reports_usage() {
     let result = &response["result"];
     assert_eq!(result["stopReason"], "end_turn");
     let pieces = updates_of(&msgs, "agent_message_chunk").len() as u64;
-    assert_eq!(result["usage"], json!({"inputTokens": 10, "outputTokens": pieces, "totalTokens": 10 + pieces}));
+    assert_eq!(
+        result["usage"],
+        json!({"inputTokens": 10, "outputTokens": pieces, "totalTokens": 10 + pieces})
+    );
     let usage = updates_of(&msgs, "usage_update");
     assert_eq!(usage.len(), 1);
     assert_eq!(usage[0]["size"], 128000);
@@ -48,7 +56,12 @@ fn a_plain_reply_streams_and_reports_usage() {
     assert!(system.contains(&ws.project().display().to_string()), "cwd in the system prompt");
     assert!(system.contains("Always pin provider versions."), "AGENTS.md in the system prompt");
     assert_eq!(messages[1], json!({"role": "user", "content": "What is Terraform?"}));
-    let tools: Vec<&str> = body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(tools, ["read_file", "list_files", "write_file", "edit_file"]);
 }
 
@@ -63,9 +76,13 @@ fn reasoning_streams_as_thoughts() {
     ]);
     let (_ws, _llm, mut acp, session) = setup("thoughts", vec![reply], &[]);
     let (msgs, response) = acp.prompt(&session, "state?");
-    let kinds: Vec<String> = updates(&msgs).iter().map(|u| u["sessionUpdate"].as_str().unwrap().to_string()).collect();
+    let kinds: Vec<String> =
+        updates(&msgs).iter().map(|u| u["sessionUpdate"].as_str().unwrap().to_string()).collect();
     assert_eq!(kinds, ["agent_thought_chunk", "agent_message_chunk", "usage_update"]);
-    assert_eq!(updates(&msgs)[0]["content"], json!({"type": "text", "text": "Check the backend first."}));
+    assert_eq!(
+        updates(&msgs)[0]["content"],
+        json!({"type": "text", "text": "Check the backend first."})
+    );
     assert_eq!(response["result"]["usage"]["totalTokens"], 12);
 }
 
@@ -131,7 +148,13 @@ fn tool_errors_go_back_to_the_model_and_the_turn_goes_on() {
     let statuses: Vec<&str> = finals.iter().map(|u| u["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["failed", "failed", "failed", "failed", "completed"]);
     let body = &llm.requests()[1].body["messages"];
-    let results: Vec<&str> = body.as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
+    let results: Vec<&str> = body
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
     assert!(results[0].contains("Unknown tool 'launch_missiles'"), "{}", results[0]);
     assert!(results[1].contains("not valid JSON"), "{}", results[1]);
     assert!(results[2].contains("missing.tf"), "{}", results[2]);
@@ -142,9 +165,21 @@ fn tool_errors_go_back_to_the_model_and_the_turn_goes_on() {
 #[test]
 fn edits_carry_a_diff_and_ambiguous_edits_are_refused() {
     let script = vec![
-        tool_reply("e1", "edit_file", json!({"path": "vars.tf", "old_string": "t2.micro", "new_string": "t3.small"})),
-        tool_reply("e2", "edit_file", json!({"path": "vars.tf", "old_string": "default", "new_string": "x"})),
-        tool_reply("e3", "edit_file", json!({"path": "vars.tf", "old_string": "absent", "new_string": "x"})),
+        tool_reply(
+            "e1",
+            "edit_file",
+            json!({"path": "vars.tf", "old_string": "t2.micro", "new_string": "t3.small"}),
+        ),
+        tool_reply(
+            "e2",
+            "edit_file",
+            json!({"path": "vars.tf", "old_string": "default", "new_string": "x"}),
+        ),
+        tool_reply(
+            "e3",
+            "edit_file",
+            json!({"path": "vars.tf", "old_string": "absent", "new_string": "x"}),
+        ),
         text_reply("Done."),
     ];
     let (ws, llm, mut acp, session) = setup("edit", script, &[("IAC_CODE_LOG", "info")]);
@@ -154,10 +189,16 @@ fn edits_carry_a_diff_and_ambiguous_edits_are_refused() {
     let (msgs, _) = acp.prompt(&session, "bump the instance type");
     let after = before.replace("t2.micro", "t3.small");
     assert_eq!(ws.read("vars.tf"), after);
-    let done: Vec<&Value> = updates_of(&msgs, "tool_call_update").into_iter().filter(|u| u["status"] != "in_progress").collect();
+    let done: Vec<&Value> = updates_of(&msgs, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] != "in_progress")
+        .collect();
     assert_eq!(done[0]["status"], "completed");
     let path = ws.project().join("vars.tf").display().to_string();
-    assert_eq!(done[0]["content"][1], json!({"type": "diff", "path": path, "oldText": before, "newText": after}));
+    assert_eq!(
+        done[0]["content"][1],
+        json!({"type": "diff", "path": path, "oldText": before, "newText": after})
+    );
     assert_eq!(done[1]["status"], "failed");
     assert_eq!(done[2]["status"], "failed");
     let results: Vec<String> = llm.requests()[3].body["messages"]
@@ -173,8 +214,10 @@ fn edits_carry_a_diff_and_ambiguous_edits_are_refused() {
 
 #[test]
 fn stop_reasons_follow_the_model() {
-    let length = Reply::Stream(vec![Event::Text("cut".into()), Event::Finish("length"), Event::Done]);
-    let refusal = Reply::Stream(vec![Event::Text("no".into()), Event::Finish("content_filter"), Event::Done]);
+    let length =
+        Reply::Stream(vec![Event::Text("cut".into()), Event::Finish("length"), Event::Done]);
+    let refusal =
+        Reply::Stream(vec![Event::Text("no".into()), Event::Finish("content_filter"), Event::Done]);
     let (_ws, _llm, mut acp, session) = setup("stops", vec![length, refusal], &[]);
     assert_eq!(acp.prompt(&session, "a").1["result"]["stopReason"], "max_tokens");
     assert_eq!(acp.prompt(&session, "b").1["result"]["stopReason"], "refusal");
@@ -182,11 +225,10 @@ fn stop_reasons_follow_the_model() {
 
 #[test]
 fn the_turn_request_limit_is_enforced() {
-    let script = vec![
-        tool_reply("l1", "list_files", json!({})),
-        tool_reply("l2", "list_files", json!({})),
-    ];
-    let (_ws, llm, mut acp, session) = setup("max-turns", script, &[("IAC_CODE_MAX_TURN_REQUESTS", "2")]);
+    let script =
+        vec![tool_reply("l1", "list_files", json!({})), tool_reply("l2", "list_files", json!({}))];
+    let (_ws, llm, mut acp, session) =
+        setup("max-turns", script, &[("IAC_CODE_MAX_TURN_REQUESTS", "2")]);
     let (_, response) = acp.prompt(&session, "loop");
     assert_eq!(response["result"]["stopReason"], "max_turn_requests");
     assert_eq!(llm.requests().len(), 2);
@@ -195,7 +237,11 @@ fn the_turn_request_limit_is_enforced() {
 
 #[test]
 fn usage_is_estimated_and_said_so_when_the_server_reports_none() {
-    let reply = Reply::Stream(vec![Event::Text("No usage from llama.cpp here.".into()), Event::Finish("stop"), Event::Done]);
+    let reply = Reply::Stream(vec![
+        Event::Text("No usage from llama.cpp here.".into()),
+        Event::Finish("stop"),
+        Event::Done,
+    ]);
     let (_ws, _llm, mut acp, session) = setup("estimated", vec![reply], &[]);
     let (msgs, response) = acp.prompt(&session, "hello");
     let usage = &response["result"]["usage"];
@@ -238,7 +284,8 @@ fn acp_request(acp: &mut AcpProcess, session: &str, prompt: Value) -> Value {
 
 #[test]
 fn two_sessions_prompted_at_once_do_not_cross_talk() {
-    let (ws, llm, mut acp, first) = setup("two", vec![text_reply("alpha alpha alpha"), text_reply("omega omega omega")], &[]);
+    let (ws, llm, mut acp, first) =
+        setup("two", vec![text_reply("alpha alpha alpha"), text_reply("omega omega omega")], &[]);
     let second = acp.new_session(&ws.project());
     let id1 = acp_request(&mut acp, &first, json!([{"type": "text", "text": "one"}]));
     let id2 = acp_request(&mut acp, &second, json!([{"type": "text", "text": "two"}]));
@@ -253,7 +300,9 @@ fn two_sessions_prompted_at_once_do_not_cross_talk() {
         }
         let sid = msg["params"]["sessionId"].as_str().unwrap().to_string();
         if msg["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
-            text.entry(sid).or_default().push_str(msg["params"]["update"]["content"]["text"].as_str().unwrap());
+            text.entry(sid)
+                .or_default()
+                .push_str(msg["params"]["update"]["content"]["text"].as_str().unwrap());
         }
     }
     let mut got: Vec<String> = vec![text[&first].clone(), text[&second].clone()];
@@ -261,19 +310,32 @@ fn two_sessions_prompted_at_once_do_not_cross_talk() {
     assert_eq!(got, ["alpha alpha alpha", "omega omega omega"]);
     // Each session's history holds only its own prompt.
     for request in llm.requests() {
-        let users: Vec<&str> = request.body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap()).collect();
+        let users: Vec<&str> = request.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
         assert_eq!(users.len(), 1, "{users:?}");
     }
 }
 
 #[test]
 fn a_second_prompt_while_one_runs_is_refused() {
-    let (_ws, llm, mut acp, session) = setup("busy", vec![Reply::Hang(vec![Event::Text("thinking".into())])], &[]);
+    let (_ws, llm, mut acp, session) =
+        setup("busy", vec![Reply::Hang(vec![Event::Text("thinking".into())])], &[]);
     let first = acp_request(&mut acp, &session, json!([{"type": "text", "text": "slow"}]));
     llm.wait_for_requests(1, std::time::Duration::from_secs(10));
-    let response = acp.call("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]}));
+    let response = acp.call(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]}),
+    );
     assert_eq!(response["error"]["code"], -32602);
-    assert!(response["error"]["message"].as_str().unwrap().contains("already running"), "{response}");
+    assert!(
+        response["error"]["message"].as_str().unwrap().contains("already running"),
+        "{response}"
+    );
     acp.notify("session/cancel", json!({"sessionId": session}));
     let (_, r) = acp.until_response(&first);
     assert_eq!(r["result"]["stopReason"], "cancelled");

@@ -9,7 +9,14 @@ use crate::support::workspace::Workspace;
 
 fn started(name: &str) -> (Workspace, AcpProcess) {
     let ws = Workspace::new(name);
-    let mut acp = AcpProcess::spawn(&ws, &[("IAC_CODE_BASE_URL", "http://127.0.0.1:9/v1"), ("IAC_CODE_MODEL", "m1"), ("IAC_CODE_MODELS", "m2")]);
+    let mut acp = AcpProcess::spawn(
+        &ws,
+        &[
+            ("IAC_CODE_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("IAC_CODE_MODEL", "m1"),
+            ("IAC_CODE_MODELS", "m2"),
+        ],
+    );
     acp.initialize();
     (ws, acp)
 }
@@ -81,14 +88,20 @@ fn garbage_gets_precise_errors_and_the_server_keeps_serving() {
     assert_eq!(response["error"]["code"], -32602);
     assert!(response["error"]["data"].as_str().unwrap().contains("invalid type"), "{response}");
     let response = acp.call("session/new", json!({}));
-    assert!(response["error"]["data"].as_str().unwrap().contains("missing field `cwd`"), "{response}");
+    assert!(
+        response["error"]["data"].as_str().unwrap().contains("missing field `cwd`"),
+        "{response}"
+    );
     assert!(acp.call("session/list", json!({}))["result"].is_object());
 }
 
 #[test]
 fn an_oversized_line_is_refused_and_the_next_one_served() {
     let (_ws, mut acp) = started("oversized");
-    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"p":"{}"}}}}"#, "a".repeat(51 << 20));
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"p":"{}"}}}}"#,
+        "a".repeat(51 << 20)
+    );
     acp.send_raw(&huge);
     let r = acp.recv();
     assert_eq!(r["error"]["code"], -32700);
@@ -116,8 +129,12 @@ fn session_new_validates_cwd_and_offers_modes_and_models() {
     let id = result["sessionId"].as_str().unwrap();
     assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
     assert_eq!(result["modes"]["currentModeId"], "default");
-    let modes: Vec<&str> =
-        result["modes"]["availableModes"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    let modes: Vec<&str> = result["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
     assert_eq!(modes, ["default", "accept_edits", "plan", "bypass_permissions"]);
     assert_eq!(result["models"]["currentModelId"], "m1");
     let models: Vec<&str> = result["models"]["availableModels"]
@@ -127,7 +144,12 @@ fn session_new_validates_cwd_and_offers_modes_and_models() {
         .map(|m| m["modelId"].as_str().unwrap())
         .collect();
     assert_eq!(models, ["m1", "m2"]);
-    let ids: Vec<&str> = result["configOptions"].as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = result["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["mode", "model"]);
 }
 
@@ -138,7 +160,10 @@ fn unknown_sessions_are_named_in_the_error() {
     let calls = [
         ("session/prompt", json!({"sessionId": ghost, "prompt": [{"type": "text", "text": "hi"}]})),
         ("session/set_mode", json!({"sessionId": ghost, "modeId": "plan"})),
-        ("session/set_config_option", json!({"sessionId": ghost, "configId": "mode", "value": "plan"})),
+        (
+            "session/set_config_option",
+            json!({"sessionId": ghost, "configId": "mode", "value": "plan"}),
+        ),
         ("session/set_model", json!({"sessionId": ghost, "modelId": "m1"})),
         ("session/close", json!({"sessionId": ghost})),
     ];
@@ -156,7 +181,10 @@ fn unknown_sessions_are_named_in_the_error() {
 fn config_options_modes_and_models_change_and_report_the_full_list() {
     let (ws, mut acp) = started("config");
     let id = acp.new_session(&ws.project());
-    let r = acp.call("session/set_config_option", json!({"sessionId": id, "configId": "mode", "value": "plan"}));
+    let r = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": id, "configId": "mode", "value": "plan"}),
+    );
     let options = r["result"]["configOptions"].as_array().unwrap().clone();
     assert_eq!(options.len(), 2);
     assert_eq!(options[0]["currentValue"], "plan");
@@ -167,17 +195,30 @@ fn config_options_modes_and_models_change_and_report_the_full_list() {
         (json!({"sessionId": id, "configId": "model", "value": "gpt-9"}), "unknown model 'gpt-9'"),
         (json!({"sessionId": id, "configId": "mode", "value": "yolo"}), "unknown mode 'yolo'"),
         (json!({"sessionId": id, "configId": "colour", "value": "red"}), "unknown config option"),
-        (json!({"sessionId": id, "configId": "mode", "type": "boolean", "value": true}), "must be a string"),
+        (
+            json!({"sessionId": id, "configId": "mode", "type": "boolean", "value": true}),
+            "must be a string",
+        ),
     ] {
         let (code, msg) = error_of(&acp.call("session/set_config_option", params));
         assert_eq!(code, -32602);
         assert!(msg.contains(want), "{msg}");
     }
-    assert_eq!(acp.call("session/set_mode", json!({"sessionId": id, "modeId": "bypass_permissions"}))["result"], json!({}));
-    assert_eq!(acp.call("session/set_model", json!({"sessionId": id, "modelId": "m1"}))["result"], json!({}));
-    let r = acp.call("session/set_config_option", json!({"sessionId": id, "configId": "mode", "value": "default"}));
+    assert_eq!(
+        acp.call("session/set_mode", json!({"sessionId": id, "modeId": "bypass_permissions"}))["result"],
+        json!({})
+    );
+    assert_eq!(
+        acp.call("session/set_model", json!({"sessionId": id, "modelId": "m1"}))["result"],
+        json!({})
+    );
+    let r = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": id, "configId": "mode", "value": "default"}),
+    );
     assert_eq!(r["result"]["configOptions"][1]["currentValue"], "m1", "set_model took effect");
-    let (code, _) = error_of(&acp.call("session/set_mode", json!({"sessionId": id, "modeId": "nope"})));
+    let (code, _) =
+        error_of(&acp.call("session/set_mode", json!({"sessionId": id, "modeId": "nope"})));
     assert_eq!(code, -32602);
 }
 
@@ -196,7 +237,12 @@ fn list_filters_pages_and_close_forgets() {
         assert!(s["updatedAt"].as_str().unwrap().ends_with('Z'));
     }
     let only = acp.call("sessions/list", json!({"cwd": ws.project()}));
-    let ids: Vec<&str> = only["result"]["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = only["result"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, [a.as_str()]);
     let (code, _) = error_of(&acp.call("session/list", json!({"cursor": "garbage"})));
     assert_eq!(code, -32602);

@@ -17,7 +17,11 @@ fn status(code: u16, message: &str, retry_after: Option<&str>) -> Reply {
     }
 }
 
-fn run(name: &str, script: Vec<Reply>, extra: &[(&str, &str)]) -> (FakeLlm, AcpProcess, String, Value) {
+fn run(
+    name: &str,
+    script: Vec<Reply>,
+    extra: &[(&str, &str)],
+) -> (FakeLlm, AcpProcess, String, Value) {
     let ws = Workspace::new(name);
     let llm = FakeLlm::start(script);
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, extra);
@@ -42,7 +46,10 @@ fn no_provider_fails_the_prompt_naming_what_to_set() {
     let session = acp.new_session(&ws.project());
     let (_, response) = acp.prompt(&session, "hello");
     let message = error_message(&response);
-    assert!(message.contains("IAC_CODE_PROVIDER") && message.contains("IAC_CODE_BASE_URL"), "{message}");
+    assert!(
+        message.contains("IAC_CODE_PROVIDER") && message.contains("IAC_CODE_BASE_URL"),
+        "{message}"
+    );
     // The server keeps serving.
     assert!(acp.call("session/list", json!({}))["result"].is_object());
     let ws = Workspace::new("no-key");
@@ -55,15 +62,23 @@ fn no_provider_fails_the_prompt_naming_what_to_set() {
 
 #[test]
 fn client_errors_are_not_retried_and_show_the_providers_message() {
-    let (llm, _acp, _s, response) = run("http-401", vec![status(401, "Incorrect API key provided", None)], &[]);
+    let (llm, _acp, _s, response) =
+        run("http-401", vec![status(401, "Incorrect API key provided", None)], &[]);
     let message = error_message(&response);
-    assert!(message.contains("HTTP 401") && message.contains("Incorrect API key provided"), "{message}");
+    assert!(
+        message.contains("HTTP 401") && message.contains("Incorrect API key provided"),
+        "{message}"
+    );
     assert_eq!(llm.requests().len(), 1);
 }
 
 #[test]
 fn transient_errors_are_retried_honouring_retry_after() {
-    let script = vec![status(429, "slow down", Some("0")), status(503, "overloaded", Some("0")), text_reply("finally")];
+    let script = vec![
+        status(429, "slow down", Some("0")),
+        status(503, "overloaded", Some("0")),
+        text_reply("finally"),
+    ];
     let (llm, _acp, _s, response) = run("retry-ok", script, &[]);
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert_eq!(llm.requests().len(), 3);
@@ -85,7 +100,10 @@ fn a_stream_cut_after_it_started_is_reported_not_truncated() {
     let script = vec![Reply::Cut(vec![Event::Text("Half an ans".into())])];
     let (llm, _acp, _s, response) = run("cut", script, &[]);
     let message = error_message(&response);
-    assert!(message.contains("ended before the reply was complete") || message.contains("broke"), "{message}");
+    assert!(
+        message.contains("ended before the reply was complete") || message.contains("broke"),
+        "{message}"
+    );
     assert_eq!(llm.requests().len(), 1, "nothing is retried once text streamed");
 }
 
@@ -115,7 +133,10 @@ fn an_unreachable_server_fails_fast_with_a_hint() {
         listener.local_addr().unwrap().port()
     };
     let url = format!("http://127.0.0.1:{port}/v1");
-    let mut acp = AcpProcess::spawn(&ws, &[("IAC_CODE_BASE_URL", &url), ("IAC_CODE_MODEL", "m"), ("IAC_CODE_MAX_RETRIES", "1")]);
+    let mut acp = AcpProcess::spawn(
+        &ws,
+        &[("IAC_CODE_BASE_URL", &url), ("IAC_CODE_MODEL", "m"), ("IAC_CODE_MAX_RETRIES", "1")],
+    );
     acp.initialize();
     let session = acp.new_session(&ws.project());
     let message = error_message(&acp.prompt(&session, "hello").1);

@@ -38,7 +38,8 @@ fn source_files_follow_the_house_rules() {
             if line.contains(".unwrap()") {
                 problems.push(format!("{at}: unwrap() outside tests"));
             }
-            if line.contains("todo!(") || line.contains("dbg!(") || line.contains("unimplemented!(") {
+            if line.contains("todo!(") || line.contains("dbg!(") || line.contains("unimplemented!(")
+            {
                 problems.push(format!("{at}: leftover macro"));
             }
             if line.contains("unsafe") && rel != "sys.rs" {

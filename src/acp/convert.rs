@@ -5,9 +5,9 @@ use crossbeam_channel::select;
 use serde_json::{Value, json};
 
 use super::types::{
-    ContentBlock, PermissionOption, PermissionOutcome, PermissionToolCall, RequestPermissionRequest,
-    RequestPermissionResponse, SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation,
-    ToolCallStatus, ToolKind,
+    ContentBlock, PermissionOption, PermissionOutcome, PermissionToolCall,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
 use crate::agent::event::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
@@ -38,7 +38,9 @@ fn text(text: String) -> ContentBlock {
 /// Converts one event.
 pub fn update_of(event: AgentEvent) -> SessionUpdate {
     match event {
-        AgentEvent::Text(t) | AgentEvent::Notice(t) => SessionUpdate::AgentMessageChunk { content: text(t) },
+        AgentEvent::Text(t) | AgentEvent::Notice(t) => {
+            SessionUpdate::AgentMessageChunk { content: text(t) }
+        }
         AgentEvent::Thought(t) => SessionUpdate::AgentThoughtChunk { content: text(t) },
         AgentEvent::ToolCall(call) => SessionUpdate::ToolCall {
             tool_call_id: call.id,
@@ -90,7 +92,9 @@ fn kind_of(kind: tools::ToolKind) -> ToolKind {
 }
 
 fn locations(list: Vec<(std::path::PathBuf, Option<u32>)>) -> Vec<ToolCallLocation> {
-    list.into_iter().map(|(path, line)| ToolCallLocation { path: path.display().to_string(), line }).collect()
+    list.into_iter()
+        .map(|(path, line)| ToolCallLocation { path: path.display().to_string(), line })
+        .collect()
 }
 
 /// Asks the client with `session/request_permission`; waits for the answer or a cancel.
@@ -112,11 +116,17 @@ impl Asker for AcpAsker {
     fn ask(&self, question: &Question, cancel: &CancelToken) -> Answer {
         let offered: Vec<(&'static str, Answer)> = OPTIONS
             .into_iter()
-            .filter(|(_, a)| question.offer_always || matches!(a, Answer::AllowOnce | Answer::RejectOnce))
+            .filter(|(_, a)| {
+                question.offer_always || matches!(a, Answer::AllowOnce | Answer::RejectOnce)
+            })
             .collect();
         let options = offered
             .iter()
-            .map(|(id, answer)| PermissionOption { option_id: id, name: label(*answer, &question.tool), kind: id })
+            .map(|(id, answer)| PermissionOption {
+                option_id: id,
+                name: label(*answer, &question.tool),
+                kind: id,
+            })
             .collect();
         let params = RequestPermissionRequest {
             session_id: &self.session_id,
@@ -130,7 +140,8 @@ impl Asker for AcpAsker {
             },
             options,
         };
-        let (id, reply) = self.outbox.request("session/request_permission", &params, Some(&self.session_id));
+        let (id, reply) =
+            self.outbox.request("session/request_permission", &params, Some(&self.session_id));
         select! {
             recv(reply) -> reply => match reply {
                 Ok(Ok(result)) => answer_of(result, &offered),
@@ -161,7 +172,9 @@ fn label(answer: Answer, tool: &str) -> String {
 
 fn answer_of(result: Value, offered: &[(&'static str, Answer)]) -> Answer {
     match serde_json::from_value::<RequestPermissionResponse>(result) {
-        Ok(RequestPermissionResponse { outcome: PermissionOutcome::Cancelled }) => Answer::Cancelled,
+        Ok(RequestPermissionResponse { outcome: PermissionOutcome::Cancelled }) => {
+            Answer::Cancelled
+        }
         Ok(RequestPermissionResponse { outcome: PermissionOutcome::Selected { option_id } }) => {
             match offered.iter().find(|(id, _)| *id == option_id) {
                 Some((_, answer)) => *answer,
@@ -189,7 +202,10 @@ mod tests {
         assert_eq!(answer_of(sel("allow_once"), offered), Answer::AllowOnce);
         assert_eq!(answer_of(sel("reject_always"), offered), Answer::RejectAlways);
         assert_eq!(answer_of(sel("bogus"), offered), Answer::RejectOnce);
-        assert_eq!(answer_of(json!({"outcome": {"outcome": "cancelled"}}), offered), Answer::Cancelled);
+        assert_eq!(
+            answer_of(json!({"outcome": {"outcome": "cancelled"}}), offered),
+            Answer::Cancelled
+        );
         assert_eq!(answer_of(json!({"outcome": "allowed"}), offered), Answer::RejectOnce);
         assert_eq!(answer_of(Value::Null, offered), Answer::RejectOnce);
         let once_only = &[OPTIONS[0], OPTIONS[2]];

@@ -88,18 +88,33 @@ impl AcpAgent {
         log::info!(
             "initialize: client asks protocol {}, client {}",
             p.protocol_version,
-            p.client_info.as_ref().and_then(|i| i.get("name")).and_then(Value::as_str).unwrap_or("?")
+            p.client_info
+                .as_ref()
+                .and_then(|i| i.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("?")
         );
         self.initialized = true;
         to_reply(&InitializeResponse {
             protocol_version: 1,
             agent_capabilities: AgentCapabilities {
                 load_session: false,
-                prompt_capabilities: PromptCapabilities { image: false, audio: false, embedded_context: true },
+                prompt_capabilities: PromptCapabilities {
+                    image: false,
+                    audio: false,
+                    embedded_context: true,
+                },
                 mcp_capabilities: McpCapabilities { http: false, sse: false },
-                session_capabilities: SessionCapabilities { list: Some(Empty {}), close: Some(Empty {}) },
+                session_capabilities: SessionCapabilities {
+                    list: Some(Empty {}),
+                    close: Some(Empty {}),
+                },
             },
-            agent_info: Implementation { name: "iac-code", title: "IaC Code", version: env!("CARGO_PKG_VERSION") },
+            agent_info: Implementation {
+                name: "iac-code",
+                title: "IaC Code",
+                version: env!("CARGO_PKG_VERSION"),
+            },
             auth_methods: Vec::new(),
         })
     }
@@ -107,7 +122,10 @@ impl AcpAgent {
     fn new_session(&mut self, method: &str, params: &Value) -> Reply {
         let p: NewSessionRequest = decode(method, params)?;
         if !p.mcp_servers.is_empty() {
-            log::warn!("{} MCP server(s) given; MCP is not supported yet, ignoring", p.mcp_servers.len());
+            log::warn!(
+                "{} MCP server(s) given; MCP is not supported yet, ignoring",
+                p.mcp_servers.len()
+            );
         }
         let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
         let (current_mode_id, current_model) = {
@@ -133,7 +151,11 @@ impl AcpAgent {
                 current_model_id: current_model,
                 available_models: models
                     .iter()
-                    .map(|m| ModelInfo { model_id: m.clone(), name: m.clone(), description: self.model_description() })
+                    .map(|m| ModelInfo {
+                        model_id: m.clone(),
+                        name: m.clone(),
+                        description: self.model_description(),
+                    })
                     .collect(),
             },
         })
@@ -169,7 +191,9 @@ impl AcpAgent {
                 .strip_prefix("offset:")
                 .and_then(|n| n.parse::<usize>().ok())
                 .filter(|n| *n <= all.len())
-                .ok_or_else(|| rpc_error(&Error::InvalidParams(format!("invalid cursor '{cursor}'"))))?,
+                .ok_or_else(|| {
+                    rpc_error(&Error::InvalidParams(format!("invalid cursor '{cursor}'")))
+                })?,
         };
         let end = (start + LIST_PAGE).min(all.len());
         let sessions = all[start..end]
@@ -189,7 +213,8 @@ impl AcpAgent {
         let p: SetSessionConfigOptionRequest = decode(method, params)?;
         let session = self.session(&p.session_id)?;
         let Some(value) = p.value.as_str() else {
-            let detail = format!("value of '{}' must be a string value id, got {}", p.config_id, p.value);
+            let detail =
+                format!("value of '{}' must be a string value id, got {}", p.config_id, p.value);
             return Err(rpc_error(&Error::InvalidParams(detail)));
         };
         match p.config_id.as_str() {
@@ -206,10 +231,12 @@ impl AcpAgent {
     fn set_model(&self, session: &Session, model: &str) -> Result<(), RpcError> {
         let models = self.sessions.services().models();
         if !models.iter().any(|m| m == model) {
-            let detail = format!("unknown model '{model}': available models are {}", models.join(", "));
+            let detail =
+                format!("unknown model '{model}': available models are {}", models.join(", "));
             return Err(rpc_error(&Error::InvalidParams(detail)));
         }
-        session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).model = model.to_string();
+        session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).model =
+            model.to_string();
         log::info!("session {}: model set to {model}", session.id);
         Ok(())
     }
@@ -257,7 +284,11 @@ impl AcpAgent {
                 current_value: model,
                 options: models
                     .into_iter()
-                    .map(|m| SessionConfigSelectOption { value: m.clone(), name: m, description: None })
+                    .map(|m| SessionConfigSelectOption {
+                        value: m.clone(),
+                        name: m,
+                        description: None,
+                    })
                     .collect(),
             },
         ]
@@ -279,10 +310,12 @@ impl Handler for AcpAgent {
 
     fn notification(&mut self, notification: Notification, _outbox: &Outbox) {
         match notification.method.as_str() {
-            "session/cancel" => match decode::<SessionIdParams>("session/cancel", &notification.params) {
-                Ok(p) => self.sessions.cancel(&p.session_id),
-                Err(err) => log::warn!("ignoring session/cancel: {}", err.message),
-            },
+            "session/cancel" => {
+                match decode::<SessionIdParams>("session/cancel", &notification.params) {
+                    Ok(p) => self.sessions.cancel(&p.session_id),
+                    Err(err) => log::warn!("ignoring session/cancel: {}", err.message),
+                }
+            }
             // `$/cancel_request` and unknown (including `_`-prefixed) notifications need no
             // answer; there is nothing to undo for them.
             other => log::debug!("ignoring notification {other}"),

@@ -16,18 +16,20 @@ pub fn rpc_error(err: &Error) -> RpcError {
             &format!("Invalid params: session not found: {id}"),
             Some(json!({ "sessionId": id })),
         ),
-        Error::NotConfigured(detail) => RpcError::new(
+        Error::NotConfigured(detail) => {
+            RpcError::new(-32603, detail, Some(json!({ "reason": "provider_not_configured" })))
+        }
+        Error::Provider(detail) => RpcError::new(
             -32603,
-            detail,
-            Some(json!({ "reason": "provider_not_configured" })),
+            &format!("LLM provider error: {detail}"),
+            Some(json!({ "reason": "provider_error" })),
         ),
-        Error::Provider(detail) => {
-            RpcError::new(-32603, &format!("LLM provider error: {detail}"), Some(json!({ "reason": "provider_error" })))
-        }
         Error::Cancelled => RpcError::new(-32800, "Request cancelled", None),
-        Error::Usage(_) | Error::Config(_) | Error::Io { .. } | Error::Stream(_) | Error::Internal(_) => {
-            RpcError::internal(err.to_string())
-        }
+        Error::Usage(_)
+        | Error::Config(_)
+        | Error::Io { .. }
+        | Error::Stream(_)
+        | Error::Internal(_) => RpcError::internal(err.to_string()),
     }
 }
 

@@ -63,7 +63,11 @@ pub fn close_unanswered(history: &mut Vec<ChatMessage>, reason: &str) -> usize {
         .collect();
     let added = missing.len();
     for call_id in missing {
-        history.push(ChatMessage::ToolResult { call_id, content: reason.to_string(), is_error: true });
+        history.push(ChatMessage::ToolResult {
+            call_id,
+            content: reason.to_string(),
+            is_error: true,
+        });
     }
     added
 }
@@ -74,16 +78,25 @@ mod tests {
 
     #[test]
     fn unanswered_calls_get_error_results() {
-        let call = |id: &str| ToolCallRecord { id: id.into(), name: "t".into(), arguments: "{}".into() };
+        let call =
+            |id: &str| ToolCallRecord { id: id.into(), name: "t".into(), arguments: "{}".into() };
         let mut history = vec![
             ChatMessage::User { text: "hi".into() },
-            ChatMessage::Assistant { text: String::new(), thinking: String::new(), tool_calls: vec![call("a"), call("b")] },
+            ChatMessage::Assistant {
+                text: String::new(),
+                thinking: String::new(),
+                tool_calls: vec![call("a"), call("b")],
+            },
             ChatMessage::ToolResult { call_id: "a".into(), content: "ok".into(), is_error: false },
         ];
         assert_eq!(close_unanswered(&mut history, "cancelled"), 1);
         assert_eq!(
             history.last(),
-            Some(&ChatMessage::ToolResult { call_id: "b".into(), content: "cancelled".into(), is_error: true })
+            Some(&ChatMessage::ToolResult {
+                call_id: "b".into(),
+                content: "cancelled".into(),
+                is_error: true
+            })
         );
         assert_eq!(close_unanswered(&mut history, "cancelled"), 0);
     }

@@ -102,7 +102,11 @@ pub const CANCELLED_RESULT: &str = "Tool call cancelled by the user.";
 
 /// Runs one prompt turn to its end. `history` gains the user message, the replies and the
 /// tool results; it is left well formed (every tool call answered) however the turn ends.
-pub fn run_turn(turn: &Turn, history: &mut Vec<ChatMessage>, user_text: String) -> Result<Outcome, TurnFailure> {
+pub fn run_turn(
+    turn: &Turn,
+    history: &mut Vec<ChatMessage>,
+    user_text: String,
+) -> Result<Outcome, TurnFailure> {
     history.push(ChatMessage::User { text: user_text });
     let mut usage = TurnUsage::default();
     for _ in 0..turn.limits.max_turn_requests {
@@ -127,7 +131,10 @@ pub fn run_turn(turn: &Turn, history: &mut Vec<ChatMessage>, user_text: String) 
             Finish::Stop | Finish::ToolCalls | Finish::Other(_) => None,
         };
         if let Some(stop) = stop {
-            close_unanswered(history, "Not run: the reply was cut off before the call was complete.");
+            close_unanswered(
+                history,
+                "Not run: the reply was cut off before the call was complete.",
+            );
             return Ok(Outcome { stop, usage });
         }
         if calls.is_empty() {
@@ -137,7 +144,8 @@ pub fn run_turn(turn: &Turn, history: &mut Vec<ChatMessage>, user_text: String) 
             if turn.cancel.is_cancelled() {
                 break;
             }
-            let result = tool_call::run(turn, call).map_err(|message| TurnFailure { message, usage })?;
+            let result =
+                tool_call::run(turn, call).map_err(|message| TurnFailure { message, usage })?;
             history.push(result);
         }
         if turn.cancel.is_cancelled() {
@@ -154,7 +162,11 @@ enum Step {
 }
 
 /// One LLM call: stream deltas out as events, account usage, keep partial text on cancel.
-fn request_completion(turn: &Turn, history: &mut Vec<ChatMessage>, usage: &mut TurnUsage) -> Result<Completion, Step> {
+fn request_completion(
+    turn: &Turn,
+    history: &mut Vec<ChatMessage>,
+    usage: &mut TurnUsage,
+) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
     let request = ChatRequest {
         model: &model,
@@ -196,7 +208,11 @@ fn request_completion(turn: &Turn, history: &mut Vec<ChatMessage>, usage: &mut T
         None => {
             let out_chars = completion.text.len()
                 + completion.thinking.len()
-                + completion.tool_calls.iter().map(|c| c.arguments.len() + c.name.len()).sum::<usize>();
+                + completion
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.arguments.len() + c.name.len())
+                    .sum::<usize>();
             (request_tokens, estimate_tokens(out_chars), true)
         }
     };
@@ -231,13 +247,18 @@ fn estimate_tokens(bytes: usize) -> u64 {
 fn estimate_request(request: &ChatRequest) -> u64 {
     let mut bytes = request.system.len();
     for message in request.messages {
-        bytes += 16 + match message {
-            ChatMessage::User { text } => text.len(),
-            ChatMessage::Assistant { text, tool_calls, .. } => {
-                text.len() + tool_calls.iter().map(|c| c.arguments.len() + c.name.len() + 16).sum::<usize>()
-            }
-            ChatMessage::ToolResult { content, .. } => content.len(),
-        };
+        bytes += 16
+            + match message {
+                ChatMessage::User { text } => text.len(),
+                ChatMessage::Assistant { text, tool_calls, .. } => {
+                    text.len()
+                        + tool_calls
+                            .iter()
+                            .map(|c| c.arguments.len() + c.name.len() + 16)
+                            .sum::<usize>()
+                }
+                ChatMessage::ToolResult { content, .. } => content.len(),
+            };
     }
     for tool in request.tools {
         bytes += tool.name.len() + tool.description.len() + tool.parameters.to_string().len();

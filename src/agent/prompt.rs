@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 const MAX_INSTRUCTIONS: usize = 32 << 10;
 
 /// Builds the system prompt for a turn.
-pub fn system_prompt(cwd: &Path, model: &str, instructions_file: &str, tool_names: &[&str]) -> String {
+pub fn system_prompt(
+    cwd: &Path,
+    model: &str,
+    instructions_file: &str,
+    tool_names: &[&str],
+) -> String {
     let mut out = String::with_capacity(4096);
     out.push_str(
         "You are iac-code, an AI coding agent for infrastructure-as-code: Terraform and \

@@ -7,7 +7,9 @@ use super::event::{AgentEvent, ToolCallEnd, ToolCallStart};
 use super::history::{ChatMessage, ToolCallRecord};
 use super::{CANCELLED_RESULT, Turn, lock};
 use crate::permission::{self, Answer, Decision, Question};
-use crate::tools::{MAX_TOOL_OUTPUT_CHARS, ToolContext, ToolError, ToolKind, ToolOutput, truncate_middle};
+use crate::tools::{
+    MAX_TOOL_OUTPUT_CHARS, ToolContext, ToolError, ToolKind, ToolOutput, truncate_middle,
+};
 
 /// Runs one call and returns its result message. `Err` only for a fatal tool error.
 pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, String> {
@@ -16,23 +18,51 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
     let args = parse_arguments(&call.arguments);
     let Some(tool) = turn.tools.get(&call.name) else {
         let names: Vec<&str> = turn.tools.iter().map(|t| t.name()).collect();
-        announce(turn, &id, call.name.clone(), ToolKind::Other, args.clone().unwrap_or(Value::Null), Vec::new());
-        let message = format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
+        announce(
+            turn,
+            &id,
+            call.name.clone(),
+            ToolKind::Other,
+            args.clone().unwrap_or(Value::Null),
+            Vec::new(),
+        );
+        let message =
+            format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
         return Ok(fail(turn, &id, call, message));
     };
     let args = match args {
         Ok(args) => args,
         Err(message) => {
-            announce(turn, &id, call.name.clone(), tool.kind(), Value::String(call.arguments.clone()), Vec::new());
+            announce(
+                turn,
+                &id,
+                call.name.clone(),
+                tool.kind(),
+                Value::String(call.arguments.clone()),
+                Vec::new(),
+            );
             return Ok(fail(turn, &id, call, message));
         }
     };
     let invocation = tool.describe(&args, &ctx);
-    announce(turn, &id, invocation.title.clone(), tool.kind(), args.clone(), invocation.locations.clone());
+    announce(
+        turn,
+        &id,
+        invocation.title.clone(),
+        tool.kind(),
+        args.clone(),
+        invocation.locations.clone(),
+    );
 
     let decision = {
         let settings = lock(turn.settings);
-        permission::decide(settings.mode, &settings.memory, tool.name(), tool.access(), invocation.outside_cwd)
+        permission::decide(
+            settings.mode,
+            &settings.memory,
+            tool.name(),
+            tool.access(),
+            invocation.outside_cwd,
+        )
     };
     match decision {
         Decision::Allow => {}
@@ -44,7 +74,7 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
                 title: invocation.title.clone(),
                 kind: tool.kind(),
                 input: args.clone(),
-                locations: invocation.locations.clone(),
+                locations: invocation.locations,
                 offer_always,
             };
             let answer = turn.asker.ask(&question, turn.cancel);
@@ -91,7 +121,13 @@ fn announce(
     input: Value,
     locations: Vec<(std::path::PathBuf, Option<u32>)>,
 ) {
-    turn.sink.emit(AgentEvent::ToolCall(ToolCallStart { id: id.to_string(), title, kind, input, locations }));
+    turn.sink.emit(AgentEvent::ToolCall(ToolCallStart {
+        id: id.to_string(),
+        title,
+        kind,
+        input,
+        locations,
+    }));
 }
 
 fn fail(turn: &Turn, id: &str, call: &ToolCallRecord, message: String) -> ChatMessage {

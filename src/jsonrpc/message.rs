@@ -115,7 +115,8 @@ pub fn parse(bytes: &[u8]) -> Result<Message, FrameError> {
 
 fn classify(value: Value) -> Result<Message, FrameError> {
     let Value::Object(mut obj) = value else {
-        let what = if value.is_array() { "batch requests are not supported" } else { "not an object" };
+        let what =
+            if value.is_array() { "batch requests are not supported" } else { "not an object" };
         return Err((None, RpcError::invalid_request(what)));
     };
     let id = match obj.remove("id") {
@@ -141,9 +142,10 @@ fn classify(value: Value) -> Result<Message, FrameError> {
             Some(id) => Message::Request(Request { id, method, params }),
             None => Message::Notification(Notification { method, params }),
         }),
-        Some(other) => {
-            Err((id, RpcError::invalid_request(format!("\"method\" must be a string, not {other}"))))
-        }
+        Some(other) => Err((
+            id,
+            RpcError::invalid_request(format!("\"method\" must be a string, not {other}")),
+        )),
         None => classify_response(id, obj),
     }
 }
@@ -200,7 +202,10 @@ mod tests {
         assert_eq!(err_code("{nope"), (None, -32700));
         assert_eq!(err_code("[]"), (None, -32600));
         assert_eq!(err_code("42"), (None, -32600));
-        assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1,"method":42}"#), (Some(RequestId::Num(1)), -32600));
+        assert_eq!(
+            err_code(r#"{"jsonrpc":"2.0","id":1,"method":42}"#),
+            (Some(RequestId::Num(1)), -32600)
+        );
         assert_eq!(err_code(r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#).1, -32600);
         assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#), (None, -32600));
         assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#).1, -32600);

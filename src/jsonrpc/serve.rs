@@ -4,9 +4,9 @@
 
 use crossbeam_channel::Receiver;
 
+use super::message::RequestId;
 use super::message::{Message, Notification, Request, RpcError};
 use super::outbox::Outbox;
-use super::message::RequestId;
 
 /// One inbound frame as the transport parsed it, or the error to answer.
 pub type Inbound = Result<Message, (Option<RequestId>, RpcError)>;

@@ -78,9 +78,12 @@ mod tests {
 
     #[test]
     fn parses_events_comments_and_multiline_data() {
-        let input = b": hi\n\ndata: {\"a\":1}\n\nevent: x\ndata:one\r\ndata: two\r\n\r\ndata: [DONE]";
+        let input =
+            b": hi\n\ndata: {\"a\":1}\n\nevent: x\ndata:one\r\ndata: two\r\n\r\ndata: [DONE]";
         let mut r = SseReader::new(&input[..]);
-        let ev = |e: Option<&str>, d: &str| Some(SseEvent { event: e.map(String::from), data: d.into() });
+        let ev = |e: Option<&str>, d: &str| {
+            Some(SseEvent { event: e.map(String::from), data: d.into() })
+        };
         assert_eq!(r.next_event().unwrap(), ev(None, "{\"a\":1}"));
         assert_eq!(r.next_event().unwrap(), ev(Some("x"), "one\ntwo"));
         assert_eq!(r.next_event().unwrap(), ev(None, "[DONE]"));

@@ -134,7 +134,11 @@ impl Manager {
             id: uuid::Uuid::new_v4().to_string(),
             cwd: cwd.to_string(),
             root,
-            settings: Mutex::new(Settings { mode: Mode::Default, model, memory: Memory::default() }),
+            settings: Mutex::new(Settings {
+                mode: Mode::Default,
+                model,
+                memory: Memory::default(),
+            }),
             state: Mutex::new(State {
                 history: Vec::new(),
                 running: None,
@@ -155,11 +159,11 @@ impl Manager {
     /// Cancels the running prompt of a session, if any. Unknown ids are ignored (cancel is a
     /// notification).
     pub fn cancel(&self, id: &str) {
-        if let Ok(session) = self.get(id) {
-            if let Some(token) = &lock(&session.state).running {
-                log::info!("session {id}: cancel");
-                token.cancel();
-            }
+        if let Ok(session) = self.get(id)
+            && let Some(token) = &lock(&session.state).running
+        {
+            log::info!("session {id}: cancel");
+            token.cancel();
         }
     }
 
@@ -253,7 +257,12 @@ fn run_prompt(
     let mut history = std::mem::take(&mut lock(&session.state).history);
     let model = lock(&session.settings).model.clone();
     let tool_names: Vec<&str> = services.tools.iter().map(|t| t.name()).collect();
-    let system = agent::prompt::system_prompt(&session.root, &model, &services.config.instructions_file, &tool_names);
+    let system = agent::prompt::system_prompt(
+        &session.root,
+        &model,
+        &services.config.instructions_file,
+        &tool_names,
+    );
     let turn = Turn {
         cwd: &session.root,
         system_prompt: &system,
@@ -266,7 +275,8 @@ fn run_prompt(
         cancel,
         limits: services.config.limits,
     };
-    let result = match catch_unwind(AssertUnwindSafe(|| agent::run_turn(&turn, &mut history, text))) {
+    let result = match catch_unwind(AssertUnwindSafe(|| agent::run_turn(&turn, &mut history, text)))
+    {
         Ok(Ok(outcome)) => Ok(outcome),
         Ok(Err(failure)) => Err(PromptFailure::Provider(failure)),
         Err(panic) => {
@@ -354,7 +364,12 @@ mod tests {
     #[test]
     fn cwd_must_be_an_absolute_existing_directory() {
         assert!(validate_cwd("relative/dir").unwrap_err().to_string().contains("absolute"));
-        assert!(validate_cwd("/definitely/not/here").unwrap_err().to_string().contains("does not exist"));
+        assert!(
+            validate_cwd("/definitely/not/here")
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
         assert!(validate_cwd("/etc/hostname").is_err() || !Path::new("/etc/hostname").exists());
         assert!(validate_cwd("/").is_ok());
     }

@@ -154,7 +154,12 @@ pub(crate) fn path_arg(args: &Value) -> Option<&str> {
 }
 
 /// Standard `describe` for a tool that touches one path.
-pub(crate) fn describe_path(verb: &str, args: &Value, ctx: &ToolContext, line: Option<u32>) -> Invocation {
+pub(crate) fn describe_path(
+    verb: &str,
+    args: &Value,
+    ctx: &ToolContext,
+    line: Option<u32>,
+) -> Invocation {
     let Some(raw) = path_arg(args) else {
         return Invocation { title: verb.to_string(), locations: Vec::new(), outside_cwd: false };
     };

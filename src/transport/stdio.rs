@@ -90,7 +90,11 @@ enum LineRead {
 }
 
 /// Reads one line into `buf` without ever holding more than `cap` bytes of it.
-fn read_capped_line(input: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> io::Result<LineRead> {
+fn read_capped_line(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<LineRead> {
     let mut too_long = false;
     let mut seen_any = false;
     loop {

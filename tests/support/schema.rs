@@ -1,5 +1,5 @@
 //! Validation of agent messages against the official ACP JSON Schema
-//! (`../shared/acp-schema/schema.json` and `schema.unstable.json`).
+//! (`tests/acp-schema/schema.json` (a copy of the official schema) and `schema.unstable.json`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use jsonschema::Validator;
 use serde_json::{Value, json};
 
-const STABLE_SCHEMA: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/acp-schema/schema.json");
+const STABLE_SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp-schema/schema.json");
 const UNSTABLE_SCHEMA: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/acp-schema/schema.unstable.json");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp-schema/schema.unstable.json");
 
 /// Compiled validators keyed by (unstable?, `$defs` name).
 type Cache = Mutex<HashMap<(bool, String), Arc<Validator>>>;
@@ -30,7 +29,7 @@ fn load_defs(path: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "cannot read the ACP JSON Schema at {path}: {e}\n\
-             (the tests need the shared schema directory `../shared/acp-schema/` next to the crate)"
+             (the tests need tests/acp-schema/)"
         )
     });
     let mut doc: Value = serde_json::from_str(&text)

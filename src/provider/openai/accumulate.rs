@@ -38,10 +38,13 @@ impl Accumulator {
                 .and_then(|m| m.as_str())
                 .map(str::to_string)
                 .unwrap_or_else(|| error.to_string());
-            return Err(AttemptError::Fatal(format!("the LLM reported an error mid-stream: {message}")));
+            return Err(AttemptError::Fatal(format!(
+                "the LLM reported an error mid-stream: {message}"
+            )));
         }
         if let Some(usage) = chunk.usage {
-            self.usage = Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
+            self.usage =
+                Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
         }
         for choice in chunk.choices {
             if choice.index.unwrap_or(0) != 0 {
@@ -58,7 +61,8 @@ impl Accumulator {
     }
 
     fn delta(&mut self, delta: WireDelta, on_delta: &mut dyn FnMut(Delta), streamed: &mut bool) {
-        if let Some(thought) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
+        if let Some(thought) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty())
+        {
             self.thinking.push_str(&thought);
             *streamed = true;
             on_delta(Delta::Thought(thought));
@@ -84,12 +88,18 @@ impl Accumulator {
             Some(index) => index,
             // No index: a new id starts a new call, otherwise it continues the last one.
             None => match &delta.id {
-                Some(id) if !id.is_empty() && !self.calls.iter().any(|c| &c.id == id) => self.calls.len(),
+                Some(id) if !id.is_empty() && !self.calls.iter().any(|c| &c.id == id) => {
+                    self.calls.len()
+                }
                 _ => self.calls.len().saturating_sub(1).max(position.min(self.calls.len())),
             },
         };
         while self.calls.len() <= index {
-            self.calls.push(ToolCallRecord { id: String::new(), name: String::new(), arguments: String::new() });
+            self.calls.push(ToolCallRecord {
+                id: String::new(),
+                name: String::new(),
+                arguments: String::new(),
+            });
         }
         let call = &mut self.calls[index];
         if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
@@ -118,13 +128,24 @@ impl Accumulator {
             (false, None) => Finish::Stop,
         };
         let tool_calls = self.calls.into_iter().filter(|c| !c.name.is_empty()).collect();
-        Completion { text: self.text, thinking: self.thinking, tool_calls, finish, usage: self.usage }
+        Completion {
+            text: self.text,
+            thinking: self.thinking,
+            tool_calls,
+            finish,
+            usage: self.usage,
+        }
     }
 
-    pub(super) fn whole(mut self, reply: WholeReply, on_delta: &mut dyn FnMut(Delta)) -> Completion {
+    pub(super) fn whole(
+        mut self,
+        reply: WholeReply,
+        on_delta: &mut dyn FnMut(Delta),
+    ) -> Completion {
         let mut streamed = false;
         if let Some(usage) = reply.usage {
-            self.usage = Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
+            self.usage =
+                Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
         }
         if let Some(choice) = reply.choices.into_iter().next() {
             let mut message = choice.message;

@@ -68,11 +68,17 @@ enum Item {
     Whole(Box<WholeReply>),
     Done,
     Eof,
-    Status { code: u16, body: String, retry_after: Option<Duration> },
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<Duration>,
+    },
     /// Failure before the head (connect, DNS, TLS, timeout).
     Connect(String),
-    /// Failure after the head (broken stream, bad event).
+    /// Failure after the head (broken connection).
     Broken(String),
+    /// The server sent something that is not a chat-completions event.
+    Malformed(String),
 }
 
 impl Provider for OpenAiChat {
@@ -99,7 +105,13 @@ impl Provider for OpenAiChat {
             let out_of_time = started.elapsed() >= policy.max_elapsed;
             if streamed || attempt >= policy.max_retries || out_of_time {
                 let tries = attempt + 1;
-                let note = if streamed { "" } else if tries > 1 { " (gave up after retries)" } else { "" };
+                let note = if streamed {
+                    ""
+                } else if tries > 1 {
+                    " (gave up after retries)"
+                } else {
+                    ""
+                };
                 return Err(ProviderError::Failed(format!(
                     "{message}{note} [{tries} attempt{}]",
                     if tries == 1 { "" } else { "s" }
@@ -203,6 +215,12 @@ impl OpenAiChat {
                 Item::Connect(message) => {
                     return Err(AttemptError::Retryable { message, retry_after: None });
                 }
+                Item::Malformed(message) => {
+                    agent.shutdown();
+                    return Err(AttemptError::Fatal(format!(
+                        "the LLM stream is not usable: {message}"
+                    )));
+                }
                 Item::Broken(message) => {
                     let message = format!("the LLM stream broke: {message}");
                     return Err(if acc.is_empty() && !*streamed {
@@ -256,7 +274,7 @@ fn read_response(
         let item = match response.body_mut().with_config().limit(JSON_BODY_LIMIT).read_to_string() {
             Ok(text) => match serde_json::from_str::<WholeReply>(&text) {
                 Ok(reply) => Item::Whole(Box::new(reply)),
-                Err(err) => Item::Broken(format!("unreadable JSON reply: {err}")),
+                Err(err) => Item::Malformed(format!("unreadable JSON reply: {err}")),
             },
             Err(err) => Item::Broken(err.to_string()),
         };
@@ -273,11 +291,13 @@ fn read_response(
             Ok(Some(event)) if event.data.trim() == "[DONE]" => Item::Done,
             Ok(Some(event)) => match serde_json::from_str::<Chunk>(&event.data) {
                 Ok(chunk) => Item::Chunk(Box::new(chunk)),
-                Err(err) => Item::Broken(format!("malformed event ({err}): {}", clip(&event.data))),
+                Err(err) => {
+                    Item::Malformed(format!("malformed event ({err}): {}", clip(&event.data)))
+                }
             },
             Err(err) => Item::Broken(err.to_string()),
         };
-        let last = matches!(item, Item::Eof | Item::Done | Item::Broken(_));
+        let last = matches!(item, Item::Eof | Item::Done | Item::Broken(_) | Item::Malformed(_));
         if tx.send(item).is_err() || last {
             return;
         }

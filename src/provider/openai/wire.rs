@@ -76,9 +76,12 @@ pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireReques
     });
     for message in req.messages {
         messages.push(match message {
-            ChatMessage::User { text } => {
-                WireMessage { role: "user", content: Some(text), tool_calls: Vec::new(), tool_call_id: None }
-            }
+            ChatMessage::User { text } => WireMessage {
+                role: "user",
+                content: Some(text),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+            },
             ChatMessage::Assistant { text, tool_calls, .. } => WireMessage {
                 role: "assistant",
                 content: if text.is_empty() && !tool_calls.is_empty() { None } else { Some(text) },
@@ -89,7 +92,11 @@ pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireReques
                         kind: "function",
                         function: WireFunction {
                             name: &c.name,
-                            arguments: if c.arguments.trim().is_empty() { "{}" } else { &c.arguments },
+                            arguments: if c.arguments.trim().is_empty() {
+                                "{}"
+                            } else {
+                                &c.arguments
+                            },
                         },
                     })
                     .collect(),
@@ -108,7 +115,11 @@ pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireReques
         .iter()
         .map(|t| WireTool {
             kind: "function",
-            function: WireToolDef { name: &t.name, description: &t.description, parameters: &t.parameters },
+            function: WireToolDef {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
         })
         .collect();
     let official = preset == "openai";
