@@ -218,9 +218,47 @@ fn stop_reasons_follow_the_model() {
         Reply::Stream(vec![Event::Text("cut".into()), Event::Finish("length"), Event::Done]);
     let refusal =
         Reply::Stream(vec![Event::Text("no".into()), Event::Finish("content_filter"), Event::Done]);
-    let (_ws, _llm, mut acp, session) = setup("stops", vec![length, refusal], &[]);
+    let (_ws, llm, mut acp, session) = setup("stops", vec![length, refusal, text_reply("ok")], &[]);
     assert_eq!(acp.prompt(&session, "a").1["result"]["stopReason"], "max_tokens");
     assert_eq!(acp.prompt(&session, "b").1["result"]["stopReason"], "refusal");
+    acp.prompt(&session, "c");
+    // ACP: a refused prompt and its reply leave the next context.
+    let users: Vec<String> = llm.requests()[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(users, ["a", "c"]);
+}
+
+#[test]
+fn special_files_are_refused_and_symlinks_are_written_through() {
+    let script = vec![
+        tool_reply("f1", "read_file", json!({"path": "pipe"})),
+        tool_reply("f2", "write_file", json!({"path": "link.tf", "content": "new\n"})),
+        text_reply("done"),
+    ];
+    let (ws, llm, mut acp, session) = setup("special-files", script, &[]);
+    let fifo = ws.project().join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    ws.write("real.tf", "old\n");
+    std::os::unix::fs::symlink(ws.project().join("real.tf"), ws.project().join("link.tf")).unwrap();
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "accept_edits"}));
+    let (_, response) = acp.prompt(&session, "go");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let tool_results: Vec<String> = llm.requests()[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(tool_results[0].contains("not a regular file"), "{}", tool_results[0]);
+    assert_eq!(ws.read("real.tf"), "new\n", "written through the link");
+    let link = std::fs::symlink_metadata(ws.project().join("link.tf")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link itself is kept");
 }
 
 #[test]

@@ -107,6 +107,7 @@ pub fn run_turn(
     history: &mut Vec<ChatMessage>,
     user_text: String,
 ) -> Result<Outcome, TurnFailure> {
+    let turn_start = history.len();
     history.push(ChatMessage::User { text: user_text });
     let mut usage = TurnUsage::default();
     for _ in 0..turn.limits.max_turn_requests {
@@ -116,6 +117,10 @@ pub fn run_turn(
         let completion = match request_completion(turn, history, &mut usage) {
             Ok(completion) => completion,
             Err(Step::Cancelled) => return Ok(Outcome { stop: StopReason::Cancelled, usage }),
+            // A failure racing a cancel is still a cancel: the client asked to stop.
+            Err(Step::Failed(_)) if turn.cancel.is_cancelled() => {
+                return Ok(Outcome { stop: StopReason::Cancelled, usage });
+            }
             Err(Step::Failed(message)) => return Err(TurnFailure { message, usage }),
         };
         let finish = completion.finish.clone();
@@ -125,11 +130,19 @@ pub fn run_turn(
             thinking: completion.thinking,
             tool_calls: completion.tool_calls,
         });
+        if turn.cancel.is_cancelled() {
+            close_unanswered(history, CANCELLED_RESULT);
+            return Ok(Outcome { stop: StopReason::Cancelled, usage });
+        }
         let stop = match finish {
             Finish::Length => Some(StopReason::MaxTokens),
             Finish::Refusal => Some(StopReason::Refusal),
             Finish::Stop | Finish::ToolCalls | Finish::Other(_) => None,
         };
+        if stop == Some(StopReason::Refusal) {
+            // ACP: after a refusal the prompt and what follows leave the next context.
+            history.truncate(turn_start);
+        }
         if let Some(stop) = stop {
             close_unanswered(
                 history,

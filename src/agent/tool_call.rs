@@ -90,6 +90,9 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
         }
     }
 
+    if turn.cancel.is_cancelled() {
+        return Ok(fail(turn, &id, call, CANCELLED_RESULT.to_string()));
+    }
     turn.sink.emit(AgentEvent::ToolRunning { id: id.clone() });
     log::debug!("tool {} running", tool.name());
     match tool.run(&args, &ctx) {

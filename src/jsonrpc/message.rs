@@ -130,6 +130,9 @@ fn classify(value: Value) -> Result<Message, FrameError> {
             }
         },
     };
+    if !obj.contains_key("method") {
+        return classify_response(id, obj);
+    }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err((id, RpcError::invalid_request("\"jsonrpc\" must be \"2.0\"")));
     }
@@ -150,22 +153,30 @@ fn classify(value: Value) -> Result<Message, FrameError> {
     }
 }
 
+/// A frame without `method` is a response. One with an id is never answered, even when
+/// malformed: the error goes to whoever waits for that id (answering would collide with
+/// the client's own request ids).
+
 fn classify_response(
     id: Option<RequestId>,
     mut obj: serde_json::Map<String, Value>,
 ) -> Result<Message, FrameError> {
-    let result = match (obj.remove("result"), obj.remove("error")) {
-        (Some(result), None) => Ok(result),
-        (None, Some(error)) => Err(serde_json::from_value::<RpcError>(error).map_err(|err| {
-            (None, RpcError::invalid_request(format!("invalid error object: {err}")))
-        })?),
-        _ => {
-            let msg = "a message needs \"method\", or exactly one of \"result\" and \"error\"";
-            return Err((id, RpcError::invalid_request(msg)));
-        }
-    };
     let Some(id) = id else {
-        return Err((None, RpcError::invalid_request("a response needs an id")));
+        let msg = "a message needs \"method\", or an id with \"result\" or \"error\"";
+        return Err((None, RpcError::invalid_request(msg)));
+    };
+    let result = if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        Err(RpcError::invalid_request("response without \"jsonrpc\": \"2.0\""))
+    } else {
+        match (obj.remove("result"), obj.remove("error")) {
+            (Some(result), None) => Ok(result),
+            (None, Some(error)) => {
+                Err(serde_json::from_value::<RpcError>(error).unwrap_or_else(|err| {
+                    RpcError::invalid_request(format!("invalid error object: {err}"))
+                }))
+            }
+            _ => Err(RpcError::invalid_request("a response needs exactly one of result and error")),
+        }
     };
     Ok(Message::Response(Response { id, result }))
 }
@@ -209,6 +220,23 @@ mod tests {
         assert_eq!(err_code(r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#).1, -32600);
         assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#), (None, -32600));
         assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#).1, -32600);
-        assert_eq!(err_code(r#"{"jsonrpc":"2.0","id":1}"#).1, -32600);
+        assert_eq!(err_code(r#"{"jsonrpc":"2.0","result":{}}"#), (None, -32600));
+    }
+
+    #[test]
+    fn malformed_responses_go_to_the_waiter_not_back_to_the_client() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+        ] {
+            let msg = parse(line.as_bytes()).unwrap();
+            let Message::Response(Response { id: RequestId::Num(1), result: Err(err) }) = msg
+            else {
+                panic!("{line}: {msg:?}");
+            };
+            assert_eq!(err.code, -32600, "{line}");
+        }
     }
 }

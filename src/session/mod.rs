@@ -216,6 +216,7 @@ impl Manager {
             }
         }
         let services = Arc::clone(&self.services);
+        let session_for_reset = Arc::clone(&session);
         let guard = RunningGuard::enter(Arc::clone(&self.running));
         let spawned = thread::Builder::new()
             .name(format!("prompt-{}", &id[..id.len().min(8)]))
@@ -223,7 +224,10 @@ impl Manager {
                 let _guard = guard;
                 run_prompt(&services, &session, provider.as_ref(), &cancel, text, io);
             });
-        spawned.map(|_| ()).map_err(|err| Error::Internal(format!("cannot start prompt: {err}")))
+        spawned.map(|_| ()).map_err(|err| {
+            lock(&session_for_reset.state).running = None;
+            Error::Internal(format!("cannot start prompt: {err}"))
+        })
     }
 
     /// Cancels every running prompt and waits (bounded) for their threads to finish.
@@ -278,7 +282,10 @@ fn run_prompt(
     let result = match catch_unwind(AssertUnwindSafe(|| agent::run_turn(&turn, &mut history, text)))
     {
         Ok(Ok(outcome)) => Ok(outcome),
-        Ok(Err(failure)) => Err(PromptFailure::Provider(failure)),
+        Ok(Err(failure)) => {
+            close_unanswered(&mut history, "Not run: the turn failed.");
+            Err(PromptFailure::Provider(failure))
+        }
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()

@@ -63,6 +63,12 @@ impl Tool for EditFile {
         if args.old_string == args.new_string {
             return Err(ToolError::Model("old_string and new_string are identical".into()));
         }
+        match std::fs::metadata(&path) {
+            Ok(meta) if !meta.is_file() => {
+                return Err(ToolError::Model(format!("{shown} is not a regular file; not edited")));
+            }
+            _ => {}
+        }
         let bytes = std::fs::read(&path)
             .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
         let old_text = String::from_utf8(bytes)

@@ -66,6 +66,9 @@ impl Tool for ReadFile {
         if meta.is_dir() {
             return Err(ToolError::Model(format!("{shown} is a directory; use list_files")));
         }
+        if !meta.is_file() {
+            return Err(ToolError::Model(format!("{shown} is not a regular file; not read")));
+        }
         let mut bytes = Vec::new();
         File::open(&path)
             .and_then(|f| f.take(MAX_READ_BYTES).read_to_end(&mut bytes))

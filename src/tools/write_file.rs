@@ -51,8 +51,15 @@ impl Tool for WriteFile {
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;
         let path = paths::resolve(ctx.cwd, &args.path);
-        if path.is_dir() {
-            return Err(ToolError::Model(format!("{} is a directory", path.display())));
+        match fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(ToolError::Model(format!("{} is a directory", path.display())));
+            }
+            Ok(meta) if !meta.is_file() => {
+                let msg = format!("{} is not a regular file; not written", path.display());
+                return Err(ToolError::Model(msg));
+            }
+            _ => {}
         }
         let old_text = match fs::read(&path) {
             Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
@@ -71,6 +78,13 @@ impl Tool for WriteFile {
 /// Replaces `path` with `contents` so that a crash leaves either the old or the new file,
 /// never half of one. Parent directories are created; an existing file keeps its mode.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ToolError> {
+    // Write through a symlink to its target (the permission check judged the target),
+    // instead of replacing the link with a file.
+    let resolved = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path).ok(),
+        _ => None,
+    };
+    let path = resolved.as_deref().unwrap_or(path);
     let fail = |what: &str, err: std::io::Error| {
         ToolError::Model(format!("cannot write {}: {what}: {err}", path.display()))
     };

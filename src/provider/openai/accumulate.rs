@@ -6,6 +6,9 @@ use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
 use crate::agent::history::ToolCallRecord;
 use crate::provider::{Completion, Delta, Finish, Usage};
 
+/// How far past the known tool calls a streamed `index` may jump.
+const MAX_INDEX_GAP: usize = 64;
+
 #[derive(Default)]
 pub(super) struct Accumulator {
     text: String,
@@ -94,6 +97,10 @@ impl Accumulator {
                 _ => self.calls.len().saturating_sub(1).max(position.min(self.calls.len())),
             },
         };
+        if index > self.calls.len() + MAX_INDEX_GAP {
+            log::warn!("ignoring a tool-call fragment with index {index}");
+            return;
+        }
         while self.calls.len() <= index {
             self.calls.push(ToolCallRecord {
                 id: String::new(),

@@ -45,7 +45,6 @@ impl OpenAiChat {
             .http_status_as_error(false)
             .timeout_connect(Some(self.config.timeouts.connect))
             .timeout_recv_response(Some(self.config.timeouts.response))
-            .timeout_per_read(Some(self.config.timeouts.idle))
             .user_agent(concat!("iac-code/", env!("CARGO_PKG_VERSION")))
             .build()
             .new_agent()
@@ -102,7 +101,8 @@ impl Provider for OpenAiChat {
                 Err(AttemptError::Retryable { message, retry_after }) => (message, retry_after),
             };
             let (message, retry_after) = err;
-            let out_of_time = started.elapsed() >= policy.max_elapsed;
+            let wait = retry::delay(&policy, attempt, retry_after);
+            let out_of_time = started.elapsed() + wait >= policy.max_elapsed;
             if streamed || attempt >= policy.max_retries || out_of_time {
                 let tries = attempt + 1;
                 let note = if streamed {
@@ -117,7 +117,6 @@ impl Provider for OpenAiChat {
                     if tries == 1 { "" } else { "s" }
                 )));
             }
-            let wait = retry::delay(&policy, attempt, retry_after);
             attempt += 1;
             log::warn!(
                 "LLM request failed: {message}; retry {attempt}/{} in {} ms",
