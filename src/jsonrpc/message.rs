@@ -156,7 +156,6 @@ fn classify(value: Value) -> Result<Message, FrameError> {
 /// A frame without `method` is a response. One with an id is never answered, even when
 /// malformed: the error goes to whoever waits for that id (answering would collide with
 /// the client's own request ids).
-
 fn classify_response(
     id: Option<RequestId>,
     mut obj: serde_json::Map<String, Value>,
