@@ -2,7 +2,7 @@
 //! cancel, so a `select!` wakes at once even while a stream or a child is silent.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -38,7 +38,7 @@ impl CancelToken {
     /// Cancels: sets the flag, then disconnects the channel to wake every waiter.
     pub fn cancel(&self) {
         self.inner.flag.store(true, Ordering::SeqCst);
-        self.inner.tx.lock().unwrap_or_else(PoisonError::into_inner).take();
+        crate::lock(&self.inner.tx).take();
     }
 
     /// Whether `cancel` was called.

@@ -21,7 +21,7 @@ Options for acp:
                              (default: 127.0.0.1)
   --port <N>                 port to bind with --transport http
                              (default: 8765)
-  --debug                    log at debug level
+  -d, --debug                log at debug level
   --log-file <PATH>          append logs to PATH instead of stderr
 
 Global options:

@@ -24,6 +24,12 @@ use cli::{AcpArgs, Transport};
 use config::{Config, ProcessEnv};
 use error::{Error, Result};
 
+/// Locks a mutex, recovering the data if a panicking thread poisoned it (a panic in one
+/// prompt must not take the rest of the server down).
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// How long running prompts get to answer `cancelled` when the client goes away.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 

@@ -201,13 +201,7 @@ fn edits_carry_a_diff_and_ambiguous_edits_are_refused() {
     );
     assert_eq!(done[1]["status"], "failed");
     assert_eq!(done[2]["status"], "failed");
-    let results: Vec<String> = llm.requests()[3].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect();
+    let results = contents(&llm, 3, "tool");
     assert!(results[1].contains("matches 2 places"), "{}", results[1]);
     assert!(results[2].contains("was not found"), "{}", results[2]);
 }
@@ -223,13 +217,7 @@ fn stop_reasons_follow_the_model() {
     assert_eq!(acp.prompt(&session, "b").1["result"]["stopReason"], "refusal");
     acp.prompt(&session, "c");
     // ACP: a refused prompt and its reply leave the next context.
-    let users: Vec<String> = llm.requests()[2].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect();
+    let users = contents(&llm, 2, "user");
     assert_eq!(users, ["a", "c"]);
 }
 
@@ -248,13 +236,7 @@ fn special_files_are_refused_and_symlinks_are_written_through() {
     acp.call("session/set_mode", json!({"sessionId": session, "modeId": "accept_edits"}));
     let (_, response) = acp.prompt(&session, "go");
     assert_eq!(response["result"]["stopReason"], "end_turn");
-    let tool_results: Vec<String> = llm.requests()[2].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect();
+    let tool_results = contents(&llm, 2, "tool");
     assert!(tool_results[0].contains("not a regular file"), "{}", tool_results[0]);
     assert_eq!(ws.read("real.tf"), "new\n", "written through the link");
     let link = std::fs::symlink_metadata(ws.project().join("link.tf")).unwrap();
@@ -314,6 +296,17 @@ fn every_kind_of_prompt_content_reaches_the_model() {
     ] {
         assert!(user.contains(want), "{want:?} not in {user}");
     }
+}
+
+/// The contents of the messages with `role` in the `n`-th LLM request.
+fn contents(llm: &FakeLlm, n: usize, role: &str) -> Vec<String> {
+    llm.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn acp_request(acp: &mut AcpProcess, session: &str, prompt: Value) -> Value {

@@ -15,6 +15,7 @@ use super::types::*;
 use crate::agent::{Outcome, StopReason};
 use crate::error::Error;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
+use crate::lock;
 use crate::permission::Mode;
 use crate::session::{Manager, PromptFailure, PromptIo, Services, Session};
 
@@ -129,7 +130,7 @@ impl AcpAgent {
         }
         let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
         let (current_mode_id, current_model) = {
-            let s = session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let s = lock(&session.settings);
             (s.mode.id().to_string(), s.model.clone())
         };
         let models = self.sessions.services().models();
@@ -235,8 +236,7 @@ impl AcpAgent {
                 format!("unknown model '{model}': available models are {}", models.join(", "));
             return Err(rpc_error(&Error::InvalidParams(detail)));
         }
-        session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).model =
-            model.to_string();
+        lock(&session.settings).model = model.to_string();
         log::info!("session {}: model set to {model}", session.id);
         Ok(())
     }
@@ -254,7 +254,7 @@ impl AcpAgent {
 
     fn config_options(&self, session: &Session) -> Vec<SessionConfigOption> {
         let (mode, model) = {
-            let s = session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let s = lock(&session.settings);
             (s.mode, s.model.clone())
         };
         let models = self.sessions.services().models();
@@ -329,7 +329,7 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
         let detail = format!("unknown mode '{mode_id}': expected one of {}", ids.join(", "));
         return Err(rpc_error(&Error::InvalidParams(detail)));
     };
-    session.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner).mode = mode;
+    lock(&session.settings).mode = mode;
     log::info!("session {}: mode set to {mode_id}", session.id);
     Ok(())
 }

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use crate::cancel::CancelToken;
 use crate::config::Limits;
+pub(crate) use crate::lock;
 use crate::permission::{Asker, Memory, Mode};
 use crate::provider::{ChatRequest, Completion, Delta, Finish, Provider, ProviderError, ToolDef};
 use crate::tools::Registry;
@@ -277,8 +278,4 @@ fn estimate_request(request: &ChatRequest) -> u64 {
         bytes += tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
     }
     estimate_tokens(bytes)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
@@ -122,7 +122,7 @@ impl Outbox {
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, ReplySender>> {
-        self.pending.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::lock(&self.pending.waiting)
     }
 
     fn send<T: Serialize>(&self, frame: &T, session: Option<&str>) {

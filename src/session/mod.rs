@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use crate::agent::{self, Outcome, Settings, Turn, TurnFailure};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::lock;
 use crate::permission::{Asker, Memory, Mode};
 use crate::provider::{self, Provider, ToolDef};
 use crate::tools::Registry;
@@ -358,10 +359,6 @@ fn title_of(text: &str) -> String {
         return line.to_string();
     }
     format!("{}…", line.chars().take(79).collect::<String>())
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
