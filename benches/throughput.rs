@@ -172,6 +172,55 @@ fn streaming() {
     );
 }
 
+/// From `session/cancel` to the `cancelled` response while a bash tool runs a process tree.
+fn bash_cancel() {
+    let runs = 20;
+    let command = "sleep 1000 & (setsid sleep 1001 &); echo ready; wait";
+    let script = (0..runs)
+        .map(|i| fake_llm::tool_reply(&format!("b{i}"), "bash", json!({"command": command})))
+        .collect();
+    let llm = FakeLlm::start(script);
+    let env = [("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "fake-model".to_string())];
+    let mut agent = Agent::spawn(&env);
+    agent.call("initialize", initialize_params());
+    let cwd = std::env::temp_dir();
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let session = agent.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        let session = session["result"]["sessionId"].as_str().unwrap().to_string();
+        let mode = json!({"sessionId": session, "modeId": "bypass_permissions"});
+        agent.call("session/set_mode", mode);
+        let id = agent.send(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        );
+        // Live output "ready" means the tree is up.
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(agent.stdout.read_line(&mut line).unwrap() > 0, "agent exited");
+            if line.contains("tool_call_update") && line.contains("ready") {
+                break;
+            }
+        }
+        let started = Instant::now();
+        let cancel =
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
+        writeln!(agent.stdin, "{cancel}").unwrap();
+        agent.stdin.flush().unwrap();
+        let (_, response) = agent.wait(id);
+        times.push(started.elapsed());
+        assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    }
+    times.sort();
+    println!(
+        "bash cancel -> stopReason cancelled (tree of 3 processes killed): median {:.1} ms, p90 {:.1} ms, max {:.1} ms ({runs} runs)",
+        percentile(&times, 0.5).as_secs_f64() * 1e3,
+        percentile(&times, 0.9).as_secs_f64() * 1e3,
+        times[times.len() - 1].as_secs_f64() * 1e3
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run quickly then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -181,4 +230,5 @@ fn main() {
     startup();
     memory();
     streaming();
+    bash_cancel();
 }

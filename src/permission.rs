@@ -88,14 +88,17 @@ pub enum Decision {
 /// The message the model gets when the user says no.
 pub const DENIED: &str = "Permission denied.";
 
-/// Decides for one call. `outside_cwd` is judged on the real path.
-pub fn decide(
-    mode: Mode,
-    memory: &Memory,
-    tool: &str,
-    access: Access,
-    outside_cwd: bool,
-) -> Decision {
+/// Where a call reaches, judged on real paths before it runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// A touched path lies outside the session cwd.
+    pub outside_cwd: bool,
+    /// A touched path is sensitive (credentials, `.git` internals, the config dir).
+    pub sensitive: bool,
+}
+
+/// Decides for one call.
+pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, reach: Reach) -> Decision {
     if mode == Mode::Plan && access != Access::Read {
         return Decision::Deny(format!(
             "Plan mode is read-only: {tool} was not run. Describe the change instead, or ask \
@@ -108,8 +111,9 @@ pub fn decide(
     if mode == Mode::BypassPermissions {
         return Decision::Allow;
     }
-    // Leaving the project is always a question of its own: never "always".
-    if outside_cwd {
+    // Leaving the project, or touching secrets, is always a question of its own: never
+    // "always", and asked even of read-only tools.
+    if reach.outside_cwd || reach.sensitive {
         return Decision::Ask { offer_always: false };
     }
     if memory.always_allow.contains(tool) {
@@ -191,28 +195,41 @@ pub trait Asker: Send + Sync {
 mod tests {
     use super::*;
 
+    const IN: Reach = Reach { outside_cwd: false, sensitive: false };
+    const OUT: Reach = Reach { outside_cwd: true, sensitive: false };
+    const SECRET: Reach = Reach { outside_cwd: false, sensitive: true };
+
+    #[test]
+    fn sensitive_paths_always_ask_without_always() {
+        let mut m = Memory::default();
+        m.record("read_file", Answer::AllowAlways);
+        m.record("write_file", Answer::AllowAlways);
+        let sticky = Decision::Ask { offer_always: false };
+        assert_eq!(decide(Mode::Default, &m, "read_file", Access::Read, SECRET), sticky);
+        assert_eq!(decide(Mode::AcceptEdits, &m, "write_file", Access::Write, SECRET), sticky);
+        assert_eq!(decide(Mode::Plan, &m, "grep", Access::Read, SECRET), sticky);
+        assert_eq!(decide(Mode::AcceptEdits, &m, "edit_file", Access::Write, OUT), sticky);
+    }
+
     #[test]
     fn modes_change_decisions() {
         let m = Memory::default();
         let ask = Decision::Ask { offer_always: true };
-        assert_eq!(decide(Mode::Default, &m, "read_file", Access::Read, false), Decision::Allow);
-        assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, false), ask);
-        assert_eq!(
-            decide(Mode::AcceptEdits, &m, "write_file", Access::Write, false),
-            Decision::Allow
-        );
-        assert_eq!(decide(Mode::AcceptEdits, &m, "bash", Access::Execute, false), ask);
+        assert_eq!(decide(Mode::Default, &m, "read_file", Access::Read, IN), Decision::Allow);
+        assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, IN), ask);
+        assert_eq!(decide(Mode::AcceptEdits, &m, "write_file", Access::Write, IN), Decision::Allow);
+        assert_eq!(decide(Mode::AcceptEdits, &m, "bash", Access::Execute, IN), ask);
         assert!(matches!(
-            decide(Mode::Plan, &m, "write_file", Access::Write, false),
+            decide(Mode::Plan, &m, "write_file", Access::Write, IN),
             Decision::Deny(_)
         ));
-        assert_eq!(decide(Mode::Plan, &m, "read_file", Access::Read, false), Decision::Allow);
+        assert_eq!(decide(Mode::Plan, &m, "read_file", Access::Read, IN), Decision::Allow);
         assert_eq!(
-            decide(Mode::BypassPermissions, &m, "bash", Access::Execute, true),
+            decide(Mode::BypassPermissions, &m, "bash", Access::Execute, OUT),
             Decision::Allow
         );
         assert_eq!(
-            decide(Mode::Default, &m, "read_file", Access::Read, true),
+            decide(Mode::Default, &m, "read_file", Access::Read, OUT),
             Decision::Ask { offer_always: false }
         );
     }
@@ -221,18 +238,18 @@ mod tests {
     fn always_answers_are_remembered_per_tool() {
         let mut m = Memory::default();
         m.record("write_file", Answer::AllowAlways);
-        assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, false), Decision::Allow);
+        assert_eq!(decide(Mode::Default, &m, "write_file", Access::Write, IN), Decision::Allow);
         assert_eq!(
-            decide(Mode::Default, &m, "edit_file", Access::Write, false),
+            decide(Mode::Default, &m, "edit_file", Access::Write, IN),
             Decision::Ask { offer_always: true }
         );
         assert_eq!(
-            decide(Mode::Default, &m, "write_file", Access::Write, true),
+            decide(Mode::Default, &m, "write_file", Access::Write, OUT),
             Decision::Ask { offer_always: false }
         );
         m.record("write_file", Answer::RejectAlways);
         assert_eq!(
-            decide(Mode::Default, &m, "write_file", Access::Write, false),
+            decide(Mode::Default, &m, "write_file", Access::Write, IN),
             Decision::Deny(DENIED.to_string())
         );
     }

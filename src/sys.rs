@@ -19,3 +19,42 @@ pub fn take_stdout() -> io::Result<File> {
     }
     Ok(File::from(proto))
 }
+
+/// Sends `signal` to every process in the group `pgid`. A group that no longer exists is
+/// not an error.
+pub fn kill_group(pgid: u32, signal: i32) -> io::Result<()> {
+    let Ok(pgid) = i32::try_from(pgid) else { return Ok(()) };
+    if pgid <= 1 {
+        // kill(0 or -1, …) would reach our own group or every process we may signal.
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "refusing to signal group <= 1"));
+    }
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
+    // names a process group, and pgid > 1 was checked above.
+    let rc = unsafe { libc::kill(-pgid, signal) };
+    checked(rc)
+}
+
+/// Sends `signal` to one process. A process that no longer exists is not an error.
+pub fn kill_process(pid: u32, signal: i32) -> io::Result<()> {
+    let Ok(pid) = i32::try_from(pid) else { return Ok(()) };
+    if pid <= 1 || pid == std::process::id() as i32 {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "refusing to signal that pid"));
+    }
+    // SAFETY: as above; pid > 1 and not ourselves.
+    let rc = unsafe { libc::kill(pid, signal) };
+    checked(rc)
+}
+
+fn checked(rc: i32) -> io::Result<()> {
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ESRCH) => Ok(()),
+        _ => Err(err),
+    }
+}
+
+/// SIGKILL, for callers that do not import libc.
+pub const SIGKILL: i32 = libc::SIGKILL;

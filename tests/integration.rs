@@ -14,6 +14,14 @@ mod prompt;
 mod permission;
 // Cancellation and shutdown.
 mod cancel;
+// The file and search tools, and path judgement.
+mod tools;
+// The bash tool: output, caps, timeout and cancel of whole process trees.
+mod bash;
+// web_fetch against a local HTTP fixture.
+mod web_fetch;
+// The agent tool and its sub-agents.
+mod sub_agent;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
 // Project rules checked over the source tree.

@@ -62,7 +62,20 @@ fn a_plain_reply_streams_and_reports_usage() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read_file", "list_files", "write_file", "edit_file"]);
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "list_files",
+            "glob",
+            "grep",
+            "write_file",
+            "edit_file",
+            "bash",
+            "web_fetch",
+            "agent"
+        ]
+    );
 }
 
 #[test]

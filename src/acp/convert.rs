@@ -49,11 +49,18 @@ pub fn update_of(event: AgentEvent) -> SessionUpdate {
             status: ToolCallStatus::Pending,
             raw_input: call.input,
             locations: locations(call.locations),
+            meta: call.parent.map(|id| json!({ "iacCode": { "parentToolCallId": id } })),
         },
         AgentEvent::ToolRunning { id } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
-            status: ToolCallStatus::InProgress,
+            status: Some(ToolCallStatus::InProgress),
             content: None,
+            raw_output: None,
+        },
+        AgentEvent::ToolProgress { id, text: live } => SessionUpdate::ToolCallUpdate {
+            tool_call_id: id,
+            status: None,
+            content: Some(vec![ToolCallContent::Content { content: text(live) }]),
             raw_output: None,
         },
         AgentEvent::ToolDone(end) => {
@@ -67,7 +74,11 @@ pub fn update_of(event: AgentEvent) -> SessionUpdate {
             }
             SessionUpdate::ToolCallUpdate {
                 tool_call_id: end.id,
-                status: if end.ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed },
+                status: Some(if end.ok {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                }),
                 content: Some(content),
                 raw_output: Some(end.raw),
             }

@@ -21,6 +21,13 @@ pub enum AgentEvent {
         /// Tool call id.
         id: String,
     },
+    /// Live output of a running tool call (replaces the previous progress text).
+    ToolProgress {
+        /// Tool call id.
+        id: String,
+        /// The output so far (a bounded tail).
+        text: String,
+    },
     /// The tool call finished.
     ToolDone(ToolCallEnd),
     /// Context use after an LLM call.
@@ -42,6 +49,8 @@ pub struct ToolCallStart {
     pub input: Value,
     /// Paths it touches.
     pub locations: Vec<(PathBuf, Option<u32>)>,
+    /// The `agent` tool call this call belongs to, for calls made by a sub-agent.
+    pub parent: Option<String>,
 }
 
 /// The end of a tool call.

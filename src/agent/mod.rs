@@ -5,6 +5,7 @@
 pub mod event;
 pub mod history;
 pub mod prompt;
+mod sub_agent;
 mod tool_call;
 
 use std::path::Path;
@@ -96,6 +97,32 @@ pub struct Turn<'a> {
     pub cancel: &'a CancelToken,
     /// Limits.
     pub limits: Limits,
+    /// The configuration directory (sensitive for tools).
+    pub config_dir: &'a Path,
+    /// Whether this is a sub-agent's turn (which may not start another).
+    pub nested: bool,
+    /// Tokens spent by sub-agents during this turn, added to the turn's usage at its end.
+    pub sub_usage: &'a Mutex<TurnUsage>,
+}
+
+impl TurnUsage {
+    fn add(&mut self, other: TurnUsage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.estimated |= other.estimated;
+    }
+}
+
+/// The definitions sent to the model for `tools`.
+pub fn tool_defs(tools: &Registry) -> Vec<ToolDef> {
+    tools
+        .iter()
+        .map(|t| ToolDef {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            parameters: t.schema(),
+        })
+        .collect()
 }
 
 /// What the model sees for a call that was cut short by a cancel.
@@ -104,6 +131,25 @@ pub const CANCELLED_RESULT: &str = "Tool call cancelled by the user.";
 /// Runs one prompt turn to its end. `history` gains the user message, the replies and the
 /// tool results; it is left well formed (every tool call answered) however the turn ends.
 pub fn run_turn(
+    turn: &Turn,
+    history: &mut Vec<ChatMessage>,
+    user_text: String,
+) -> Result<Outcome, TurnFailure> {
+    let result = run_steps(turn, history, user_text);
+    let spent = std::mem::take(&mut *lock(turn.sub_usage));
+    match result {
+        Ok(mut outcome) => {
+            outcome.usage.add(spent);
+            Ok(outcome)
+        }
+        Err(mut failure) => {
+            failure.usage.add(spent);
+            Err(failure)
+        }
+    }
+}
+
+fn run_steps(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     user_text: String,

@@ -35,6 +35,12 @@ pub fn system_prompt(
          - Read a file before you edit it; prefer edit_file for targeted changes and \
          write_file for new files.\n\
          - Paths are relative to the working directory unless absolute.\n\
+         - Search with glob (file names) and grep (contents) rather than bash find/grep; \
+         use bash for programs: terraform fmt/validate/plan, kubectl --dry-run, \
+         ansible-lint, tests, git. Commands get no stdin: pass -auto-approve style flags \
+         only when the user asked for the change.\n\
+         - Hand a self-contained search or investigation to the agent tool (explore) to \
+         keep your own context small.\n\
          - Some tools need the user's permission. If a call is denied, do not retry it \
          unchanged: ask the user or take another approach.\n\
          - A tool error is information: read it, fix the arguments or the plan, and go on.\n\

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::event::{AgentEvent, ToolCallEnd, ToolCallStart};
 use super::history::{ChatMessage, ToolCallRecord};
+use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn, lock};
 use crate::permission::{self, Answer, Decision, Question};
 use crate::tools::{
@@ -14,7 +15,15 @@ use crate::tools::{
 /// Runs one call and returns its result message. `Err` only for a fatal tool error.
 pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
-    let ctx = ToolContext { cwd: turn.cwd, cancel: turn.cancel };
+    let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
+    let sub_agents = SubAgents { parent: turn, call_id: &id };
+    let ctx = ToolContext {
+        cwd: turn.cwd,
+        cancel: turn.cancel,
+        config_dir: turn.config_dir,
+        progress: &progress,
+        delegate: if turn.nested { None } else { Some(&sub_agents) },
+    };
     let args = parse_arguments(&call.arguments);
     let Some(tool) = turn.tools.get(&call.name) else {
         let names: Vec<&str> = turn.tools.iter().map(|t| t.name()).collect();
@@ -61,17 +70,29 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
             &settings.memory,
             tool.name(),
             tool.access(),
-            invocation.outside_cwd,
+            permission::Reach {
+                outside_cwd: invocation.outside_cwd,
+                sensitive: invocation.sensitive.is_some(),
+            },
         )
     };
     match decision {
         Decision::Allow => {}
         Decision::Deny(message) => return Ok(fail(turn, &id, call, message)),
         Decision::Ask { offer_always } => {
+            let mut title = invocation.title.clone();
+            let mut reasons = Vec::new();
+            if invocation.outside_cwd {
+                reasons.push("outside the project".to_string());
+            }
+            reasons.extend(invocation.sensitive.clone());
+            if !reasons.is_empty() {
+                title = format!("{title} ({})", reasons.join("; "));
+            }
             let question = Question {
                 tool_call_id: id.clone(),
                 tool: tool.name().to_string(),
-                title: invocation.title.clone(),
+                title,
                 kind: tool.kind(),
                 input: args.clone(),
                 locations: invocation.locations,
@@ -130,6 +151,7 @@ fn announce(
         kind,
         input,
         locations,
+        parent: None,
     }));
 }
 

@@ -37,14 +37,7 @@ impl Services {
     pub fn new(config: Config) -> Services {
         let provider = config.provider.as_ref().map(provider::build).map_err(Clone::clone);
         let tools = Registry::builtin();
-        let tool_defs = tools
-            .iter()
-            .map(|t| ToolDef {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: t.schema(),
-            })
-            .collect();
+        let tool_defs = agent::tool_defs(&tools);
         Services { config, provider, tools, tool_defs }
     }
 
@@ -268,6 +261,7 @@ fn run_prompt(
         &services.config.instructions_file,
         &tool_names,
     );
+    let sub_usage = Mutex::new(agent::TurnUsage::default());
     let turn = Turn {
         cwd: &session.root,
         system_prompt: &system,
@@ -279,6 +273,9 @@ fn run_prompt(
         sink: io.sink.as_ref(),
         cancel,
         limits: services.config.limits,
+        config_dir: &services.config.config_dir,
+        nested: false,
+        sub_usage: &sub_usage,
     };
     let result = match catch_unwind(AssertUnwindSafe(|| agent::run_turn(&turn, &mut history, text)))
     {

@@ -1,14 +1,23 @@
 //! The `Tool` trait, the registry, and what tools return. One tool per file. Tools never
 //! import `agent` or `acp`; they see a `ToolContext` and return `ToolOutput`/`ToolError`.
 
+mod agent;
+mod bash;
 mod edit_file;
+mod glob;
+mod grep;
+mod html;
 mod limits;
 mod list_files;
 pub mod paths;
+mod process;
 mod read_file;
+mod walk;
+mod web_fetch;
 mod write_file;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -51,6 +60,70 @@ pub struct ToolContext<'a> {
     pub cwd: &'a Path,
     /// Cancellation of the running turn.
     pub cancel: &'a CancelToken,
+    /// The configuration directory (a sensitive path).
+    pub config_dir: &'a Path,
+    /// Shows live output of a running call to the client (the text replaces the previous
+    /// one). Callers keep the rate bounded.
+    pub progress: &'a dyn Fn(String),
+    /// Runs a sub-agent; `None` inside a sub-agent (no nesting).
+    pub delegate: Option<&'a dyn Delegate>,
+}
+
+/// The kinds of sub-agent the `agent` tool can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubAgentType {
+    /// Every tool but `agent`.
+    GeneralPurpose,
+    /// Read-only tools, to find things.
+    Explore,
+    /// Read-only tools, to design a change.
+    Plan,
+}
+
+impl SubAgentType {
+    /// The wire name.
+    pub fn id(self) -> &'static str {
+        match self {
+            SubAgentType::GeneralPurpose => "general-purpose",
+            SubAgentType::Explore => "explore",
+            SubAgentType::Plan => "plan",
+        }
+    }
+}
+
+/// A sub-agent task.
+#[derive(Debug, Clone)]
+pub struct SubAgentRequest {
+    /// Which kind.
+    pub kind: SubAgentType,
+    /// The task.
+    pub prompt: String,
+    /// A short description (for titles).
+    pub description: String,
+}
+
+/// What a sub-agent did.
+#[derive(Debug, Clone)]
+pub struct SubAgentReport {
+    /// Its final answer.
+    pub text: String,
+    /// Why it stopped (`end_turn`, `max_turn_requests`, ...).
+    pub stop: &'static str,
+    /// LLM requests made.
+    pub requests: u32,
+    /// Tool calls made, by tool name, in first-use order.
+    pub tool_calls: Vec<(String, u32)>,
+    /// Tool calls that failed or were denied.
+    pub failed_calls: u32,
+    /// Tokens used (input, output).
+    pub tokens: (u64, u64),
+}
+
+/// Runs sub-agents for the `agent` tool; implemented by the agent loop, so that tools never
+/// import `agent`. The sub-agent's text streams into the calling tool call's progress.
+pub trait Delegate {
+    /// Runs a sub-agent to its end. Blocks; honours the turn's cancel token.
+    fn run(&self, request: SubAgentRequest) -> Result<SubAgentReport, ToolError>;
 }
 
 /// How a particular call will be presented before it runs.
@@ -62,6 +135,20 @@ pub struct Invocation {
     pub locations: Vec<(PathBuf, Option<u32>)>,
     /// Whether a touched path lies outside the session cwd (judged on the real path).
     pub outside_cwd: bool,
+    /// Why a touched path is sensitive (credentials, `.git` internals, ...), if it is.
+    pub sensitive: Option<String>,
+}
+
+impl Invocation {
+    /// A call that touches no path.
+    pub fn plain(title: impl Into<String>) -> Invocation {
+        Invocation {
+            title: title.into(),
+            locations: Vec::new(),
+            outside_cwd: false,
+            sensitive: None,
+        }
+    }
 }
 
 /// A file change, for clients that render diffs.
@@ -114,8 +201,9 @@ pub trait Tool: Send + Sync {
 }
 
 /// The tools offered to the model.
+#[derive(Clone)]
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Registry {
@@ -123,12 +211,30 @@ impl Registry {
     pub fn builtin() -> Registry {
         Registry {
             tools: vec![
-                Box::new(read_file::ReadFile),
-                Box::new(list_files::ListFiles),
-                Box::new(write_file::WriteFile),
-                Box::new(edit_file::EditFile),
+                Arc::new(read_file::ReadFile),
+                Arc::new(list_files::ListFiles),
+                Arc::new(glob::Glob),
+                Arc::new(grep::Grep),
+                Arc::new(write_file::WriteFile),
+                Arc::new(edit_file::EditFile),
+                Arc::new(bash::Bash),
+                Arc::new(web_fetch::WebFetch),
+                Arc::new(agent::Agent),
             ],
         }
+    }
+
+    /// The tools a sub-agent of `kind` gets: never `agent`; only readers unless
+    /// general-purpose.
+    pub fn for_sub_agent(&self, kind: SubAgentType) -> Registry {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| t.name() != "agent")
+            .filter(|t| kind == SubAgentType::GeneralPurpose || t.access() == Access::Read)
+            .cloned()
+            .collect();
+        Registry { tools }
     }
 
     /// Looks a tool up by name.
@@ -161,12 +267,25 @@ pub(crate) fn describe_path(
     line: Option<u32>,
 ) -> Invocation {
     let Some(raw) = path_arg(args) else {
-        return Invocation { title: verb.to_string(), locations: Vec::new(), outside_cwd: false };
+        return Invocation::plain(verb);
     };
     let path = paths::resolve(ctx.cwd, raw);
-    let outside_cwd = !paths::is_inside(&paths::real(&path), ctx.cwd);
     let shown = paths::display_relative(&path, ctx.cwd);
-    Invocation { title: format!("{verb} {shown}"), locations: vec![(path, line)], outside_cwd }
+    judged(format!("{verb} {shown}"), path, line, ctx)
+}
+
+/// An invocation touching `path`, judged on where it really points.
+pub(crate) fn judged(
+    title: String,
+    path: PathBuf,
+    line: Option<u32>,
+    ctx: &ToolContext,
+) -> Invocation {
+    let real = paths::real(&path);
+    let outside_cwd = !paths::is_inside(&real, ctx.cwd);
+    let sensitive = paths::sensitive(&path, ctx.cwd, ctx.config_dir)
+        .or_else(|| paths::sensitive(&real, ctx.cwd, ctx.config_dir));
+    Invocation { title, locations: vec![(path, line)], outside_cwd, sensitive }
 }
 
 #[cfg(test)]
@@ -185,10 +304,17 @@ mod tests {
             assert!(Path::new(&file).exists(), "{name} must live in {file}");
             assert!(!tool.description().is_empty() && tool.description().len() <= 1024);
             let schema = tool.schema();
+            if let Err(err) = jsonschema::meta::validate(&schema) {
+                panic!("{name}: its schema is not a valid JSON Schema: {err}");
+            }
+            assert!(jsonschema::validator_for(&schema).is_ok(), "{name}");
             assert_eq!(schema["type"], "object", "{name}");
             let props = schema["properties"].as_object().expect("properties");
             for req in schema["required"].as_array().into_iter().flatten() {
                 assert!(props.contains_key(req.as_str().unwrap()), "{name}: {req}");
+            }
+            for (prop, spec) in props {
+                assert!(spec["description"].is_string(), "{name}.{prop} has no description");
             }
         }
     }

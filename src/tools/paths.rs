@@ -54,6 +54,96 @@ pub fn real(path: &Path) -> PathBuf {
     }
 }
 
+/// Directories whose contents hold credentials or history: any path through one asks.
+const SENSITIVE_DIRS: &[&str] = &[
+    ".git",
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".iac-code",
+    ".aliyun",
+    ".alibabacloud",
+    ".terraform.d",
+    ".password-store",
+];
+
+/// Files that hold credentials or run at every shell start.
+const SENSITIVE_FILES: &[&str] = &[
+    ".env",
+    ".bashrc",
+    ".zshrc",
+    ".profile",
+    ".bash_profile",
+    ".bash_login",
+    ".zprofile",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".terraformrc",
+    "credentials.tfrc.json",
+    "id_rsa",
+    "id_ecdsa",
+    "id_ed25519",
+];
+
+/// `.env` variants that are templates, not secrets.
+const ENV_TEMPLATES: &[&str] = &[".example", ".sample", ".template", ".dist"];
+
+/// Why `path` is sensitive, if it is. Inside `cwd`, only the part below `cwd` is judged (a
+/// project may itself live under such a directory); `config_dir` always counts.
+pub fn sensitive(path: &Path, cwd: &Path, config_dir: &Path) -> Option<String> {
+    if !config_dir.as_os_str().is_empty() && path.starts_with(config_dir) {
+        return Some(format!("{} is the iac-code configuration directory", config_dir.display()));
+    }
+    let judged = path.strip_prefix(cwd).unwrap_or(path);
+    let mut components = judged.components().peekable();
+    while let Some(component) = components.next() {
+        let Component::Normal(name) = component else { continue };
+        let name = name.to_string_lossy();
+        let is_last = components.peek().is_none();
+        if !is_last && SENSITIVE_DIRS.contains(&name.as_ref()) {
+            return Some(format!("it is inside {name}/"));
+        }
+        if is_last && SENSITIVE_DIRS.contains(&name.as_ref()) && name != ".git" {
+            return Some(format!("{name}/ holds credentials"));
+        }
+        if is_last && name == ".git" {
+            return Some(".git/ is repository internals".to_string());
+        }
+        if is_last && SENSITIVE_FILES.contains(&name.as_ref()) {
+            return Some(format!("{name} may hold credentials"));
+        }
+        if is_last
+            && let Some(variant) = name.strip_prefix(".env.")
+            && !ENV_TEMPLATES.iter().any(|t| t.trim_start_matches('.') == variant)
+        {
+            return Some(format!("{name} may hold credentials"));
+        }
+    }
+    let text = judged.to_string_lossy();
+    if text.contains(".config/gcloud") || text.ends_with(".config/gh/hosts.yml") {
+        return Some("it holds cloud credentials".to_string());
+    }
+    None
+}
+
+/// Whether a directory entry should be skipped by recursive walks (glob, grep) because
+/// reading it would need a question.
+pub fn skip_in_walk(name: &str, is_dir: bool) -> bool {
+    if is_dir {
+        return SENSITIVE_DIRS.contains(&name);
+    }
+    SENSITIVE_FILES.contains(&name)
+        || name
+            .strip_prefix(".env.")
+            .is_some_and(|v| !ENV_TEMPLATES.iter().any(|t| t.trim_start_matches('.') == v))
+}
+
 /// Whether `path` (already real) lies in `root` (already canonical).
 pub fn is_inside(path: &Path, root: &Path) -> bool {
     path.starts_with(root)
@@ -80,6 +170,42 @@ mod tests {
         assert_eq!(resolve(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
         assert!(!is_inside(&resolve(cwd, "../p2/f"), cwd));
         assert_eq!(display_relative(&resolve(cwd, "m/main.tf"), cwd), "m/main.tf");
+    }
+
+    #[test]
+    fn sensitive_paths_are_named() {
+        let cwd = Path::new("/w/p");
+        let conf = Path::new("/home/u/.iac-code");
+        let judge = |p: &str| sensitive(&resolve(cwd, p), cwd, conf);
+        for bad in [
+            ".env",
+            "app/.env.production",
+            ".git/config",
+            ".git",
+            "../../home/u/.ssh/id_rsa",
+            "/home/u/.aws/credentials",
+            "/home/u/.iac-code/settings.json",
+            "/root/.bashrc",
+            "/home/u/.config/gcloud/credentials.db",
+            "/home/u/.kube/config",
+        ] {
+            assert!(judge(bad).is_some(), "{bad} should be sensitive");
+        }
+        for fine in [
+            "main.tf",
+            ".env.example",
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            "env/prod.tf",
+            "modules/git/main.tf",
+        ] {
+            assert_eq!(judge(fine), None, "{fine}");
+        }
+        // A project that itself lives under such a directory is judged below its root.
+        let inner = Path::new("/home/u/.docker/proj");
+        assert_eq!(sensitive(&inner.join("main.tf"), inner, conf), None);
+        assert!(skip_in_walk(".git", true) && skip_in_walk(".env", false));
+        assert!(!skip_in_walk(".github", true) && !skip_in_walk(".env.sample", false));
     }
 
     #[test]

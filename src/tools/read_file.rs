@@ -14,6 +14,8 @@ use super::{describe_path, parse_args, paths};
 const MAX_READ_BYTES: u64 = 10 << 20;
 /// Lines returned by one call when no `end_line` narrows it.
 const DEFAULT_MAX_LINES: usize = 2000;
+/// Characters of one line shown at most (minified JSON, bundled scripts).
+const MAX_LINE_CHARS: usize = 2000;
 /// Bytes sniffed for NUL to call a file binary.
 const BINARY_SNIFF: usize = 8192;
 
@@ -103,8 +105,20 @@ impl Tool for ReadFile {
                 "start_line {start} is past the end of {shown} ({total} lines)"
             )));
         }
+        let mut long_lines = 0;
         for (idx, line) in lines.iter().enumerate().take(end).skip(start - 1) {
-            out.push_str(&format!("{:>6}\t{line}\n", idx + 1));
+            match line.char_indices().nth(MAX_LINE_CHARS) {
+                None => out.push_str(&format!("{:>6}\t{line}\n", idx + 1)),
+                Some((cut, _)) => {
+                    long_lines += 1;
+                    let rest = line[cut..].chars().count();
+                    out.push_str(&format!(
+                        "{:>6}\t{} [... line truncated, {rest} more characters]\n",
+                        idx + 1,
+                        &line[..cut]
+                    ));
+                }
+            }
         }
         let window_cut = end < total && args.end_line.is_none();
         if window_cut {
@@ -121,7 +135,7 @@ impl Tool for ReadFile {
         }
         let raw = json!({
             "path": path, "totalLines": total, "startLine": start, "endLine": end,
-            "truncated": window_cut || size_cut,
+            "truncated": window_cut || size_cut || long_lines > 0,
         });
         Ok(ToolOutput { text: out, raw, diff: None })
     }

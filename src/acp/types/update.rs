@@ -44,14 +44,18 @@ pub enum SessionUpdate {
         /// Paths touched.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         locations: Vec<ToolCallLocation>,
+        /// Extension data (`iacCode.parentToolCallId` for a sub-agent's calls).
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
     },
     /// A change to a tool call.
     #[serde(rename_all = "camelCase")]
     ToolCallUpdate {
         /// Id.
         tool_call_id: String,
-        /// New status.
-        status: ToolCallStatus,
+        /// New status, if it changed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<ToolCallStatus>,
         /// New content (replaces the old).
         #[serde(skip_serializing_if = "Option::is_none")]
         content: Option<Vec<ToolCallContent>>,

@@ -1,0 +1,145 @@
+//! The bash tool: output and exit codes, caps, live output, and a timeout or cancel that
+//! kills the whole process tree (checked in /proc, not by sleeping).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::acp_client::{AcpProcess, Permission};
+use crate::support::fake_llm::{FakeLlm, text_reply, tool_reply};
+use crate::support::workspace::Workspace;
+use crate::tools::{ToolRun, run_tool};
+
+/// A command that starts background processes in every way that escapes a naive kill
+/// (plain `&`, `nohup`, `setsid`, a double fork), writes their pids to `pids`, says
+/// `ready`, and waits.
+const SPAWNER: &str = "sleep 1000 & echo $! > pids; \
+    nohup sleep 1001 >/dev/null 2>&1 & echo $! >> pids; \
+    (setsid sleep 1002 >/dev/null 2>&1 & echo $! >> pids); \
+    ( (sleep 1003 >/dev/null 2>&1 & echo $! >> pids) & ); \
+    while [ $(wc -l < pids) -lt 4 ]; do :; done; echo ready; wait";
+
+fn bash(ws: &Workspace, args: Value) -> ToolRun {
+    run_tool(ws, "bash", args, Permission::AllowOnce)
+}
+
+/// Whether `pid` is still a live process (a zombie waiting for its reaper counts as dead).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            !matches!(state, Some("Z") | Some("X"))
+        }
+        Err(_) => false,
+    }
+}
+
+fn pids(ws: &Workspace) -> Vec<u32> {
+    ws.read("pids").lines().map(|l| l.trim().parse().unwrap()).collect()
+}
+
+#[test]
+fn output_and_exit_codes_reach_the_model() {
+    let ws = Workspace::new("bash-basic");
+    let run = bash(&ws, json!({"command": "echo out; echo err >&2; pwd"}));
+    assert_eq!(run.status, "completed");
+    let cwd = ws.project().display().to_string();
+    assert_eq!(run.result, format!("STDOUT:\nout\n{cwd}\nSTDERR:\nerr\nExit code: 0"));
+    assert_eq!(run.asked.len(), 1, "bash asks first");
+    assert_eq!(run.asked[0]["params"]["toolCall"]["kind"], "execute");
+
+    let run = bash(&ws, json!({"command": "read x; echo \"got[$x]\"; exit 3"}));
+    assert_eq!(run.status, "failed", "a non-zero exit is an error result");
+    assert_eq!(run.result, "STDOUT:\ngot[]\nExit code: 3", "stdin is empty, not inherited");
+}
+
+#[test]
+fn huge_output_keeps_head_and_tail() {
+    let ws = Workspace::new("bash-huge");
+    let run = bash(
+        &ws,
+        json!({"command": "echo START; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo END"}),
+    );
+    assert_eq!(run.status, "completed");
+    assert!(run.result.starts_with("STDOUT:\nSTART\nxxx"), "{}", &run.result[..40]);
+    assert!(
+        run.result.ends_with("xxx\nEND\nExit code: 0"),
+        "{}",
+        &run.result[run.result.len() - 40..]
+    );
+    assert!(run.result.contains("bytes omitted"));
+    assert!(run.result.len() < 50_000, "{}", run.result.len());
+}
+
+#[test]
+fn timeout_kills_the_whole_tree() {
+    let ws = Workspace::new("bash-timeout");
+    let run = bash(&ws, json!({"command": SPAWNER, "timeout": 1}));
+    assert_eq!(run.status, "failed");
+    assert!(run.result.starts_with("Command timed out after 1 s"), "{}", run.result);
+    assert!(run.result.contains("ready"), "output before the timeout is kept: {}", run.result);
+    let pids = pids(&ws);
+    assert_eq!(pids.len(), 4);
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} survived the timeout");
+    }
+}
+
+#[test]
+fn cancel_kills_the_whole_tree_and_streams_output_before() {
+    let ws = Workspace::new("bash-cancel");
+    let llm = FakeLlm::start(vec![
+        tool_reply("b1", "bash", json!({"command": format!("echo starting; {SPAWNER}")})),
+        text_reply("after"),
+    ]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    // Live output arrives while the command runs; "ready" means every process exists.
+    loop {
+        let msg = acp.recv();
+        let update = &msg["params"]["update"];
+        if update["sessionUpdate"] == "tool_call_update" && update.get("status").is_none() {
+            let text = update["content"][0]["content"]["text"].as_str().unwrap_or("");
+            assert!(text.starts_with("starting"), "{text}");
+            if text.contains("ready") {
+                break;
+            }
+        }
+    }
+    let pids = pids(&ws);
+    assert!(pids.iter().all(|p| alive(*p)), "all four are running before the cancel");
+    let started = Instant::now();
+    acp.notify("session/cancel", json!({"sessionId": session}));
+    let (msgs, response) = acp.until_response(&id);
+    let latency = started.elapsed();
+    assert_eq!(response["result"]["stopReason"], "cancelled");
+    assert!(latency < Duration::from_secs(5), "{latency:?}");
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} survived the cancel");
+    }
+    let last =
+        msgs.iter().rev().find(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update");
+    assert_eq!(last.unwrap()["params"]["update"]["status"], "failed");
+    assert_eq!(llm.requests().len(), 1, "no LLM request after the cancel");
+}
+
+#[test]
+fn a_background_process_holding_the_pipes_does_not_hang_the_call() {
+    let ws = Workspace::new("bash-background");
+    // The shell exits at once; its child keeps stdout open for a long time.
+    let run = bash(&ws, json!({"command": "sleep 300 & echo $! > pids; echo done"}));
+    assert_eq!(run.status, "completed");
+    assert!(run.result.starts_with("STDOUT:\ndone\n"), "{}", run.result);
+    assert!(run.result.contains("background processes still hold the output open"));
+    // Not killed after a normal exit; the test cleans it up.
+    for pid in pids(&ws) {
+        assert!(alive(pid));
+        let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+}
