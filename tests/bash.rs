@@ -11,13 +11,14 @@ use crate::support::workspace::Workspace;
 use crate::tools::{ToolRun, run_tool};
 
 /// A command that starts background processes in every way that escapes a naive kill
-/// (plain `&`, `nohup`, `setsid`, a double fork), writes their pids to `pids`, says
-/// `ready`, and waits.
+/// (plain `&`, `nohup`, `setsid` with an orphaned parent, a double fork, `setsid` with a
+/// cleared environment), writes their pids to `pids`, says `ready`, and waits.
 const SPAWNER: &str = "sleep 1000 & echo $! > pids; \
     nohup sleep 1001 >/dev/null 2>&1 & echo $! >> pids; \
     (setsid sleep 1002 >/dev/null 2>&1 & echo $! >> pids); \
     ( (sleep 1003 >/dev/null 2>&1 & echo $! >> pids) & ); \
-    while [ $(wc -l < pids) -lt 4 ]; do :; done; echo ready; wait";
+    setsid env -i sleep 1004 >/dev/null 2>&1 & echo $! >> pids; \
+    while [ $(wc -l < pids) -lt 5 ]; do :; done; echo ready; wait";
 
 fn bash(ws: &Workspace, args: Value) -> ToolRun {
     run_tool(ws, "bash", args, Permission::AllowOnce)
@@ -46,7 +47,16 @@ fn output_and_exit_codes_reach_the_model() {
     let cwd = ws.project().display().to_string();
     assert_eq!(run.result, format!("STDOUT:\nout\n{cwd}\nSTDERR:\nerr\nExit code: 0"));
     assert_eq!(run.asked.len(), 1, "bash asks first");
-    assert_eq!(run.asked[0]["params"]["toolCall"]["kind"], "execute");
+    let question = &run.asked[0]["params"];
+    assert_eq!(question["toolCall"]["kind"], "execute");
+    assert_eq!(question["toolCall"]["title"], "echo out; echo err >&2; pwd");
+    let options: Vec<&str> = question["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["allow_once", "reject_once"], "no blanket 'always' for commands");
 
     let run = bash(&ws, json!({"command": "read x; echo \"got[$x]\"; exit 3"}));
     assert_eq!(run.status, "failed", "a non-zero exit is an error result");
@@ -79,7 +89,7 @@ fn timeout_kills_the_whole_tree() {
     assert!(run.result.starts_with("Command timed out after 1 s"), "{}", run.result);
     assert!(run.result.contains("ready"), "output before the timeout is kept: {}", run.result);
     let pids = pids(&ws);
-    assert_eq!(pids.len(), 4);
+    assert_eq!(pids.len(), 5);
     for pid in pids {
         assert!(!alive(pid), "pid {pid} survived the timeout");
     }
@@ -113,7 +123,7 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
         }
     }
     let pids = pids(&ws);
-    assert!(pids.iter().all(|p| alive(*p)), "all four are running before the cancel");
+    assert!(pids.iter().all(|p| alive(*p)), "all five are running before the cancel");
     let started = Instant::now();
     acp.notify("session/cancel", json!({"sessionId": session}));
     let (msgs, response) = acp.until_response(&id);
@@ -130,16 +140,17 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
 }
 
 #[test]
-fn a_background_process_holding_the_pipes_does_not_hang_the_call() {
+fn background_processes_holding_the_output_are_stopped_but_daemons_survive() {
     let ws = Workspace::new("bash-background");
-    // The shell exits at once; its child keeps stdout open for a long time.
-    let run = bash(&ws, json!({"command": "sleep 300 & echo $! > pids; echo done"}));
+    // The shell exits at once; one child keeps stdout open, the other redirected it.
+    let command =
+        "sleep 300 & echo $! > pids; nohup sleep 301 >/dev/null 2>&1 & echo $! >> pids; echo done";
+    let run = bash(&ws, json!({"command": command}));
     assert_eq!(run.status, "completed");
     assert!(run.result.starts_with("STDOUT:\ndone\n"), "{}", run.result);
-    assert!(run.result.contains("background processes still hold the output open"));
-    // Not killed after a normal exit; the test cleans it up.
-    for pid in pids(&ws) {
-        assert!(alive(pid));
-        let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
-    }
+    assert!(run.result.contains("stopped 1 background process(es)"), "{}", run.result);
+    let pids = pids(&ws);
+    assert!(!alive(pids[0]), "the pipe holder was stopped");
+    assert!(alive(pids[1]), "a redirected daemon keeps running");
+    let _ = std::process::Command::new("kill").arg("-9").arg(pids[1].to_string()).status();
 }

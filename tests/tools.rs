@@ -128,6 +128,9 @@ fn glob_is_recursive_gitignore_aware_and_newest_first() {
     ws.write("terraform.tfstate", "{}");
     ws.write(".github/workflows/plan.yml", "");
     ws.write(".env", "SECRET=1");
+    ws.write(".config/gh/hosts.yml", "oauth_token: x");
+    std::os::unix::fs::symlink(ws.root(), ws.path("rootlink")).unwrap();
+    std::fs::write(ws.root().join("outside.tf"), "").unwrap();
     let run = run_tool(&ws, "glob", json!({"pattern": "**/*.tf"}), Permission::AllowOnce);
     let files: Vec<&str> = run.result.lines().skip(1).collect();
     assert_eq!(files, ["modules/vpc/vpc.tf", "env/prod/prod.tf", "main.tf"], "{}", run.result);
@@ -137,6 +140,9 @@ fn glob_is_recursive_gitignore_aware_and_newest_first() {
     let run = run_tool(&ws, "glob", json!({"pattern": "**/*"}), Permission::AllowOnce);
     assert!(run.result.contains(".github/workflows/plan.yml"), "hidden files are searched");
     assert!(!run.result.contains(".env") && !run.result.contains("tfstate"), "{}", run.result);
+    assert!(!run.result.contains("hosts.yml") && !run.result.contains("outside"), "{}", run.result);
+    let run = run_tool(&ws, "grep", json!({"pattern": "oauth_token"}), Permission::AllowOnce);
+    assert!(run.result.starts_with("No matches"), "secrets are not searched: {}", run.result);
     let run = run_tool(&ws, "glob", json!({"pattern": "*.yaml"}), Permission::AllowOnce);
     assert!(run.result.starts_with("No files found"), "{}", run.result);
     assert!(run.result.contains("**/*.yaml"), "suggests a recursive pattern");
@@ -217,6 +223,8 @@ fn reads_outside_the_project_or_of_secrets_ask_every_time() {
         ("list_files", json!({"path": ".."})),
         ("grep", json!({"pattern": "outside", "path": ".."})),
         ("glob", json!({"pattern": "../*.txt"})),
+        ("glob", json!({"pattern": " \n../*.txt"})),
+        ("glob", json!({"pattern": "*", "path": ws.root()})),
     ];
     for (tool, args) in cases {
         let run = run_tool(&ws, tool, args.clone(), Permission::RejectOnce);

@@ -39,7 +39,16 @@ fn errors_caps_and_binary_content() {
         ("/logo.png", Route::ok("image/png", b"\x89PNG\r\n\x1a\n\0\0".to_vec())),
         ("/loop", Route::redirect("/loop")),
         ("/gone", Route::status(410, "this page is gone")),
+        ("/huge.txt", Route::ok("text/plain", "z".repeat(11 << 20))),
     ]);
+    let run = run_tool(
+        &ws,
+        "web_fetch",
+        json!({"url": site.url("/huge.txt"), "max_length": 10}),
+        Permission::AllowOnce,
+    );
+    assert!(run.result.contains("[truncated: 10 of 10485760 characters shown"), "{}", run.result);
+    assert!(run.result.ends_with("[the download stopped at 10 MiB]"), "{}", run.result);
     let run = run_tool(
         &ws,
         "web_fetch",

@@ -17,10 +17,11 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
     let sub_agents = SubAgents { parent: turn, call_id: &id };
+    let config_dir = crate::tools::paths::real(turn.config_dir);
     let ctx = ToolContext {
         cwd: turn.cwd,
         cancel: turn.cancel,
-        config_dir: turn.config_dir,
+        config_dir: &config_dir,
         progress: &progress,
         delegate: if turn.nested { None } else { Some(&sub_agents) },
     };
@@ -96,7 +97,7 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
                 kind: tool.kind(),
                 input: args.clone(),
                 locations: invocation.locations,
-                offer_always,
+                offer_always: offer_always && tool.offers_always(),
             };
             let answer = turn.asker.ask(&question, turn.cancel);
             lock(turn.settings).memory.record(tool.name(), answer);
@@ -156,6 +157,7 @@ fn announce(
 }
 
 fn fail(turn: &Turn, id: &str, call: &ToolCallRecord, message: String) -> ChatMessage {
+    let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
     let raw = serde_json::json!({ "error": message });
     turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
         id: id.to_string(),

@@ -13,6 +13,7 @@ use crossbeam_channel::{Receiver, after, never, select, tick};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::limits::{Capture, KEEP_HEAD, KEEP_TAIL, push_tail};
 use super::process::{MARKER_VAR, Tree};
 use super::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
 
@@ -24,9 +25,8 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 const IO_DRAIN: Duration = Duration::from_secs(2);
 /// How often live output is sent to the client at most.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
-/// Bytes kept from the start and from the end of each stream.
-const KEEP_HEAD: usize = 12 * 1024;
-const KEEP_TAIL: usize = 12 * 1024;
+/// Characters of the command shown in the title.
+const MAX_TITLE_CHARS: usize = 500;
 /// Bytes of recent output shown live.
 const LIVE_TAIL: usize = 4 * 1024;
 
@@ -66,11 +66,16 @@ impl Tool for Bash {
     fn access(&self) -> Access {
         Access::Execute
     }
+    fn offers_always(&self) -> bool {
+        // One "always" would let every later command run unseen, `rm -rf` included.
+        false
+    }
     fn describe(&self, args: &Value, _ctx: &ToolContext) -> Invocation {
-        let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-        let first = command.lines().next().unwrap_or("");
-        let mut title: String = first.chars().take(120).collect();
-        if title.len() < command.trim_end().len() {
+        let command = args.get("command").and_then(Value::as_str).unwrap_or("").trim();
+        // The whole command, so that a client showing only the title shows all of it.
+        let flat = command.replace('\n', " ⏎ ");
+        let mut title: String = flat.chars().take(MAX_TITLE_CHARS).collect();
+        if title.len() < flat.len() {
             title.push('…');
         }
         Invocation::plain(if title.is_empty() { "bash".to_string() } else { title })
@@ -100,43 +105,6 @@ fn timeout_of(requested: Option<f64>) -> Result<(Duration, Option<String>), Tool
     Ok((Duration::from_secs_f64(secs), None))
 }
 
-/// What one stream produced: the head and the tail, and how much was dropped between.
-#[derive(Default)]
-struct Capture {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    total: u64,
-}
-
-impl Capture {
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        let room = KEEP_HEAD - self.head.len();
-        let take = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..take]);
-        bytes = &bytes[take..];
-        push_tail(&mut self.tail, bytes, KEEP_TAIL);
-    }
-
-    fn text(&self) -> String {
-        let kept = (self.head.len() + self.tail.len()) as u64;
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
-        if self.total > kept {
-            out.push_str(&format!("\n[... {} bytes omitted ...]\n", self.total - kept));
-        }
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        out.push_str(&String::from_utf8_lossy(&tail));
-        out
-    }
-}
-
-fn push_tail(tail: &mut VecDeque<u8>, bytes: &[u8], cap: usize) {
-    let bytes = &bytes[bytes.len().saturating_sub(cap)..];
-    let overflow = (tail.len() + bytes.len()).saturating_sub(cap);
-    tail.drain(..overflow);
-    tail.extend(bytes);
-}
-
 enum End {
     Exited(ExitStatus),
     TimedOut,
@@ -147,8 +115,9 @@ struct Run {
     end: End,
     stdout: Capture,
     stderr: Capture,
-    /// Background processes kept the pipes open after the shell exited.
-    pipes_left_open: bool,
+    /// Background processes that kept the pipes open after the shell exited, and were
+    /// stopped.
+    pipe_holders: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -174,7 +143,11 @@ fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, T
         .env("TF_INPUT", "0")
         .spawn()
         .map_err(|err| ToolError::Model(format!("cannot start /bin/sh: {err}")))?;
-    let tree = Tree { pgid: child.id(), marker };
+    let pipes = [
+        child.stdout.as_ref().and_then(super::process::pipe_name),
+        child.stderr.as_ref().and_then(super::process::pipe_name),
+    ];
+    let tree = Tree { pgid: child.id(), marker, pipes: pipes.into_iter().flatten().collect() };
     let (chunk_tx, chunks) = crossbeam_channel::bounded::<(Stream, Vec<u8>)>(64);
     let pipes: [(Stream, Option<Box<dyn Read + Send>>); 2] = [
         (Stream::Out, child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
@@ -225,7 +198,7 @@ fn supervise(
         end: End::Cancelled,
         stdout: Capture::default(),
         stderr: Capture::default(),
-        pipes_left_open: false,
+        pipe_holders: 0,
     };
     let mut live = VecDeque::new();
     let mut dirty = false;
@@ -265,7 +238,9 @@ fn supervise(
                 drain = after(IO_DRAIN);
             },
             recv(drain) -> _ => {
-                run.pipes_left_open = true;
+                // Background children hold the output open: stop them, take what is left.
+                run.pipe_holders = tree.kill_pipe_holders().max(1);
+                collect_rest(&mut run, &chunks, None);
                 break;
             },
             recv(ctx.cancel.channel()) -> _ => {
@@ -275,7 +250,7 @@ fn supervise(
             },
             recv(deadline) -> _ => {
                 tree.kill();
-                collect_rest(&mut run, &chunks, &exit_rx);
+                collect_rest(&mut run, &chunks, Some(&exit_rx));
                 run.end = End::TimedOut;
                 return run;
             },
@@ -296,7 +271,7 @@ fn supervise(
 fn collect_rest(
     run: &mut Run,
     chunks: &Receiver<(Stream, Vec<u8>)>,
-    exit_rx: &Receiver<std::io::Result<ExitStatus>>,
+    exit_rx: Option<&Receiver<std::io::Result<ExitStatus>>>,
 ) {
     let stop = after(IO_DRAIN);
     loop {
@@ -309,7 +284,11 @@ fn collect_rest(
             recv(stop) -> _ => break,
         }
     }
-    let _ = exit_rx.recv_timeout(IO_DRAIN);
+    if let Some(exit_rx) = exit_rx
+        && exit_rx.recv_timeout(IO_DRAIN).is_err()
+    {
+        log::debug!("bash: no exit status after the kill");
+    }
 }
 
 fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutput, ToolError> {
@@ -347,10 +326,13 @@ fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutpu
             (None, None) => 255,
         },
     };
-    if run.pipes_left_open {
-        text.push_str(
-            "(background processes still hold the output open; later output is not shown)\n",
-        );
+    if run.pipe_holders > 0 {
+        text.push_str(&format!(
+            "(stopped {} background process(es) that kept the output open {} s after the \
+             command exited; redirect the output of processes meant to keep running)\n",
+            run.pipe_holders,
+            IO_DRAIN.as_secs()
+        ));
     }
     text.push_str(&format!("Exit code: {code}"));
     let truncated = run.stdout.total > (KEEP_HEAD + KEEP_TAIL) as u64
@@ -370,19 +352,6 @@ fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutpu
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn capture_keeps_head_and_tail() {
-        let mut c = Capture::default();
-        c.push(&vec![b'a'; KEEP_HEAD]);
-        c.push(&vec![b'b'; 100_000]);
-        c.push(b"END");
-        let text = c.text();
-        assert!(text.starts_with(&"a".repeat(KEEP_HEAD)));
-        assert!(text.ends_with("bbbEND"));
-        let omitted = 100_003 - KEEP_TAIL as u64;
-        assert!(text.contains(&format!("[... {omitted} bytes omitted ...]")), "{}", &text[..100]);
-    }
 
     #[test]
     fn timeouts_are_bounded() {

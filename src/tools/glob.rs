@@ -53,7 +53,7 @@ impl Tool for Glob {
         Access::Read
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
-        let Some(pattern) = args.get("pattern").and_then(Value::as_str) else {
+        let Some(pattern) = args.get("pattern").and_then(Value::as_str).map(str::trim) else {
             return Invocation::plain("Glob");
         };
         let path = super::path_arg(args);
@@ -75,7 +75,7 @@ impl Tool for Glob {
             return Err(ToolError::Model(format!("directory not found: {}", base.display())));
         }
         let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
-        let complete = walk::files(&base, ctx.cancel, &|entry| {
+        let complete = walk::files(&base, ctx, &|entry| {
             let Ok(rel) = entry.path().strip_prefix(&base) else { return };
             if matcher.is_match(rel) {
                 let mtime = entry

@@ -126,7 +126,7 @@ impl Tool for Grep {
         }
         let hits: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
         let skipped = AtomicUsize::new(0);
-        let complete = walk::files(&base, ctx.cancel, &|entry| {
+        let complete = walk::files(&base, ctx, &|entry| {
             let path = entry.path();
             if let Some(filter) = &filter
                 && !filter.accepts(path, &base)

@@ -138,15 +138,28 @@ fn tag_end(s: &str) -> Option<usize> {
 
 /// Skips to just after `</name>`, or to the end.
 fn skip_element<'a>(rest: &'a str, name: &str) -> &'a str {
-    let lower = rest.to_ascii_lowercase();
-    let close = format!("</{name}");
-    match lower.find(&close) {
+    match find_ascii_ci(rest, &format!("</{name}")) {
         Some(at) => {
             let after = &rest[at..];
             after.find('>').map_or("", |end| &after[end + 1..])
         }
         None => "",
     }
+}
+
+/// The first index of `needle` (ASCII) in `haystack`, ignoring ASCII case; linear in the
+/// haystack, no copy.
+fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    let first = n.first()?.to_ascii_lowercase();
+    let mut i = 0;
+    while i + n.len() <= h.len() {
+        if h[i].to_ascii_lowercase() == first && h[i..i + n.len()].eq_ignore_ascii_case(n) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 fn attribute(tag: &str, name: &str) -> Option<String> {
@@ -161,10 +174,9 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 }
 
 fn element_text(html: &str, name: &str) -> Option<String> {
-    let lower = html.to_ascii_lowercase();
-    let start = lower.find(&format!("<{name}"))?;
+    let start = find_ascii_ci(html, &format!("<{name}"))?;
     let open_end = start + tag_end(&html[start..])?;
-    let close = lower[open_end..].find(&format!("</{name}"))? + open_end;
+    let close = find_ascii_ci(&html[open_end..], &format!("</{name}"))? + open_end;
     let text = decode_entities(&html[open_end + 1..close]);
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!text.is_empty()).then_some(text)
@@ -305,6 +317,12 @@ mod tests {
         let text = to_text(html);
         let expected = "# AWS & Terraform\n\n# Provider\n\nUse the docs (https://x.io/doc) wisely.\n\n- one\n- two <3>\n\n  indented\n    code\n\ncafé ☺";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn many_skipped_elements_stay_linear() {
+        let page = "<SVG></svg>x".repeat(200_000);
+        assert_eq!(to_text(&page).len(), 200_000);
     }
 
     #[test]

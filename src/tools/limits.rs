@@ -1,6 +1,12 @@
 //! Output caps shared by every tool: head and tail kept, with a marker saying how much was
 //! left out.
 
+use std::collections::VecDeque;
+
+/// Bytes a `Capture` keeps from the start and from the end of a stream.
+pub(super) const KEEP_HEAD: usize = 12 * 1024;
+pub(super) const KEEP_TAIL: usize = 12 * 1024;
+
 /// Longest tool output handed to the model, in characters.
 pub const MAX_TOOL_OUTPUT_CHARS: usize = 50_000;
 
@@ -22,9 +28,64 @@ pub fn truncate_middle(text: &str, max_chars: usize) -> String {
     )
 }
 
+/// What one stream produced: the head and the tail, and how much was dropped between,
+/// in bounded memory however long the stream.
+#[derive(Default)]
+pub(super) struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    /// Bytes seen in all.
+    pub total: u64,
+}
+
+impl Capture {
+    /// Adds bytes.
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = KEEP_HEAD - self.head.len();
+        let take = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        push_tail(&mut self.tail, bytes, KEEP_TAIL);
+    }
+
+    /// The head, a marker for what was dropped, and the tail.
+    pub fn text(&self) -> String {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if self.total > kept {
+            out.push_str(&format!("\n[... {} bytes omitted ...]\n", self.total - kept));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+}
+
+/// Appends to a bounded tail buffer.
+pub(super) fn push_tail(tail: &mut VecDeque<u8>, bytes: &[u8], cap: usize) {
+    let bytes = &bytes[bytes.len().saturating_sub(cap)..];
+    let overflow = (tail.len() + bytes.len()).saturating_sub(cap);
+    tail.drain(..overflow);
+    tail.extend(bytes);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Capture::default();
+        c.push(&vec![b'a'; KEEP_HEAD]);
+        c.push(&vec![b'b'; 100_000]);
+        c.push(b"END");
+        let text = c.text();
+        assert!(text.starts_with(&"a".repeat(KEEP_HEAD)));
+        assert!(text.ends_with("bbbEND"));
+        let omitted = 100_003 - KEEP_TAIL as u64;
+        assert!(text.contains(&format!("[... {omitted} bytes omitted ...]")), "{}", &text[..100]);
+    }
 
     #[test]
     fn keeps_head_and_tail() {

@@ -194,6 +194,10 @@ pub trait Tool: Send + Sync {
     fn kind(&self) -> ToolKind;
     /// What it may do.
     fn access(&self) -> Access;
+    /// Whether a question about it may offer "always" (per tool, for the session).
+    fn offers_always(&self) -> bool {
+        true
+    }
     /// Title and locations of a call, computed before it runs (never fails).
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation;
     /// Runs the call.

@@ -54,9 +54,8 @@ pub fn real(path: &Path) -> PathBuf {
     }
 }
 
-/// Directories whose contents hold credentials or history: any path through one asks.
-const SENSITIVE_DIRS: &[&str] = &[
-    ".git",
+/// Credential stores: any path through one asks, wherever the project is.
+const CREDENTIAL_DIRS: &[&str] = &[
     ".ssh",
     ".gnupg",
     ".aws",
@@ -92,56 +91,55 @@ const SENSITIVE_FILES: &[&str] = &[
 ];
 
 /// `.env` variants that are templates, not secrets.
-const ENV_TEMPLATES: &[&str] = &[".example", ".sample", ".template", ".dist"];
+const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist"];
 
-/// Why `path` is sensitive, if it is. Inside `cwd`, only the part below `cwd` is judged (a
-/// project may itself live under such a directory); `config_dir` always counts.
+/// Why `path` is sensitive, if it is. Credential stores and the config dir count anywhere;
+/// `.git` internals are judged below `cwd` (the project root itself may sit anywhere).
 pub fn sensitive(path: &Path, cwd: &Path, config_dir: &Path) -> Option<String> {
     if !config_dir.as_os_str().is_empty() && path.starts_with(config_dir) {
         return Some(format!("{} is the iac-code configuration directory", config_dir.display()));
     }
-    let judged = path.strip_prefix(cwd).unwrap_or(path);
-    let mut components = judged.components().peekable();
-    while let Some(component) = components.next() {
-        let Component::Normal(name) = component else { continue };
-        let name = name.to_string_lossy();
-        let is_last = components.peek().is_none();
-        if !is_last && SENSITIVE_DIRS.contains(&name.as_ref()) {
-            return Some(format!("it is inside {name}/"));
-        }
-        if is_last && SENSITIVE_DIRS.contains(&name.as_ref()) && name != ".git" {
-            return Some(format!("{name}/ holds credentials"));
-        }
-        if is_last && name == ".git" {
-            return Some(".git/ is repository internals".to_string());
-        }
-        if is_last && SENSITIVE_FILES.contains(&name.as_ref()) {
-            return Some(format!("{name} may hold credentials"));
-        }
-        if is_last
-            && let Some(variant) = name.strip_prefix(".env.")
-            && !ENV_TEMPLATES.iter().any(|t| t.trim_start_matches('.') == variant)
+    for component in path.components() {
+        if let Component::Normal(name) = component
+            && CREDENTIAL_DIRS.contains(&name.to_string_lossy().as_ref())
         {
-            return Some(format!("{name} may hold credentials"));
+            return Some(format!("{} holds credentials", name.to_string_lossy()));
         }
     }
-    let text = judged.to_string_lossy();
-    if text.contains(".config/gcloud") || text.ends_with(".config/gh/hosts.yml") {
+    let text = path.to_string_lossy();
+    if text.contains("/.config/gcloud") || text.contains("/.config/gh/") {
         return Some("it holds cloud credentials".to_string());
+    }
+    if let Some(name) = path.file_name().map(|n| n.to_string_lossy())
+        && sensitive_file(&name)
+    {
+        return Some(format!("{name} may hold credentials"));
+    }
+    let below = path.strip_prefix(cwd).unwrap_or(path);
+    if below.components().any(|c| c.as_os_str() == ".git") {
+        return Some(".git/ is repository internals".to_string());
     }
     None
 }
 
-/// Whether a directory entry should be skipped by recursive walks (glob, grep) because
-/// reading it would need a question.
-pub fn skip_in_walk(name: &str, is_dir: bool) -> bool {
-    if is_dir {
-        return SENSITIVE_DIRS.contains(&name);
+/// Whether a walk (glob, grep) must skip this entry. Judges only the entry's own name: its
+/// parents were judged when the walk entered them.
+pub fn skip_in_walk(path: &Path, config_dir: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+    if CREDENTIAL_DIRS.contains(&name) || name == ".git" || sensitive_file(name) {
+        return true;
     }
+    if (name == "gcloud" || name == "gh")
+        && path.parent().and_then(Path::file_name).is_some_and(|p| p == ".config")
+    {
+        return true;
+    }
+    path == config_dir
+}
+
+fn sensitive_file(name: &str) -> bool {
     SENSITIVE_FILES.contains(&name)
-        || name
-            .strip_prefix(".env.")
-            .is_some_and(|v| !ENV_TEMPLATES.iter().any(|t| t.trim_start_matches('.') == v))
+        || name.strip_prefix(".env.").is_some_and(|variant| !ENV_TEMPLATES.contains(&variant))
 }
 
 /// Whether `path` (already real) lies in `root` (already canonical).
@@ -201,11 +199,19 @@ mod tests {
         ] {
             assert_eq!(judge(fine), None, "{fine}");
         }
-        // A project that itself lives under such a directory is judged below its root.
-        let inner = Path::new("/home/u/.docker/proj");
-        assert_eq!(sensitive(&inner.join("main.tf"), inner, conf), None);
-        assert!(skip_in_walk(".git", true) && skip_in_walk(".env", false));
-        assert!(!skip_in_walk(".github", true) && !skip_in_walk(".env.sample", false));
+        // Credential stores count even when the project is one; `.git` only below the root.
+        let aws = Path::new("/home/u/.aws");
+        assert!(sensitive(&aws.join("credentials"), aws, conf).is_some());
+        for skipped in
+            ["/p/.git", "/p/a/.env.prod", "/p/.aws", "/h/.config/gh", "/home/u/.iac-code"]
+        {
+            assert!(skip_in_walk(Path::new(skipped), conf), "{skipped}");
+        }
+        for walked in ["/p/.github", "/p/.env.example", "/p/gh", "/p/main.tf"] {
+            assert!(!skip_in_walk(Path::new(walked), conf), "{walked}");
+        }
+        let odd = Path::new("/srv/x.git/proj");
+        assert_eq!(sensitive(&odd.join("main.tf"), odd, conf), None);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The process tree of one bash call. The shell starts in a new process group with a
-//! marker in its environment; killing the tree signals the group and then every process
-//! that still carries the marker (which catches children that left the group with
-//! `setsid`, double forks and `nohup`), and waits until they are gone.
+//! marker in its environment; killing the tree signals the group, every descendant of the
+//! shell, and every process that still carries the marker (which catches children that
+//! left the group with `setsid`, double forks and `nohup`), and waits until they are gone.
+//! Only a process that leaves the group, loses its parent and clears its environment
+//! escapes; catching that needs a cgroup.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -20,28 +23,51 @@ pub(super) struct Tree {
     pub pgid: u32,
     /// The marker value (unique per call).
     pub marker: String,
+    /// `pipe:[inode]` of the call's stdout and stderr pipes.
+    pub pipes: Vec<String>,
+}
+
+/// What /proc says about one process.
+struct Proc {
+    pid: u32,
+    ppid: u32,
+    pgid: u32,
 }
 
 impl Tree {
     /// Kills every process of the tree with SIGKILL and waits (bounded) until none is
-    /// left running. Returns how many processes were signalled.
+    /// left running. The tree is read before anything is signalled, so children do not
+    /// get lost when their parents die first. Returns how many processes were signalled.
     pub fn kill(&self) -> usize {
+        let mut known: HashSet<u32> = self.members().into_iter().collect();
         let _ = sys::kill_group(self.pgid, sys::SIGKILL);
+        for pid in &known {
+            let _ = sys::kill_process(*pid, sys::SIGKILL);
+        }
         let deadline = Instant::now() + KILL_WAIT;
-        let mut signalled = std::collections::HashSet::new();
         loop {
-            let alive = self.members();
-            if alive.is_empty() {
-                return signalled.len().max(1);
-            }
-            for pid in alive {
-                if signalled.insert(pid) || Instant::now() + KILL_WAIT / 2 > deadline {
-                    let _ = sys::kill_process(pid, sys::SIGKILL);
+            let live: HashSet<u32> = live_processes().iter().map(|p| p.pid).collect();
+            let mut pending: Vec<u32> =
+                known.iter().filter(|p| live.contains(p)).copied().collect();
+            // Anything forked while the kill was under way.
+            for pid in self.members() {
+                if known.insert(pid) {
+                    pending.push(pid);
                 }
             }
+            if pending.is_empty() {
+                return known.len();
+            }
+            for pid in &pending {
+                let _ = sys::kill_process(*pid, sys::SIGKILL);
+            }
             if Instant::now() >= deadline {
-                log::warn!("bash: processes of group {} survived SIGKILL", self.pgid);
-                return signalled.len();
+                log::warn!(
+                    "bash: {} process(es) of group {} survived SIGKILL",
+                    pending.len(),
+                    self.pgid
+                );
+                return known.len();
             }
             // A killed process needs a scheduler tick to die; this loop runs only on
             // cancel or timeout.
@@ -49,45 +75,90 @@ impl Tree {
         }
     }
 
-    /// Live (non-zombie) processes in the group or carrying the marker.
+    /// Live (non-zombie) processes of the tree: in the group, descended from the shell,
+    /// or carrying the marker.
     pub fn members(&self) -> Vec<u32> {
-        let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
         let needle = format!("{MARKER_VAR}={}", self.marker);
-        let me = std::process::id();
-        let mut found = Vec::new();
-        for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid == me {
-                continue;
+        let procs = live_processes();
+        let mut found: Vec<u32> = procs
+            .iter()
+            .filter(|p| p.pgid == self.pgid || p.pid == self.pgid || environ_has(p.pid, &needle))
+            .map(|p| p.pid)
+            .collect();
+        // Descendants of anything found so far (children that moved to their own session).
+        let mut i = 0;
+        while i < found.len() {
+            let parent = found[i];
+            for p in &procs {
+                if p.ppid == parent && !found.contains(&p.pid) {
+                    found.push(p.pid);
+                }
             }
-            let Some((state, pgid)) = stat_of(&entry.path()) else { continue };
-            if state == 'Z' || state == 'X' {
-                continue;
-            }
-            if pgid == self.pgid || environ_has(&entry.path(), &needle) {
-                found.push(pid);
-            }
+            i += 1;
         }
         found
     }
+
+    /// Kills the processes that still hold the call's output pipes open (background
+    /// processes after the shell exited). Returns how many there were.
+    pub fn kill_pipe_holders(&self) -> usize {
+        let me = std::process::id();
+        let mut holders = Vec::new();
+        for p in live_processes() {
+            if p.pid == me {
+                continue;
+            }
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", p.pid)) else { continue };
+            let holds = fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|link| {
+                    self.pipes.iter().any(|pipe| link.as_os_str() == pipe.as_str())
+                })
+            });
+            if holds {
+                holders.push(p.pid);
+            }
+        }
+        for pid in &holders {
+            let _ = sys::kill_process(*pid, sys::SIGKILL);
+        }
+        holders.len()
+    }
 }
 
-/// State and process group of `/proc/<pid>`.
-fn stat_of(dir: &Path) -> Option<(char, u32)> {
+/// The `pipe:[inode]` name of one of our descriptors.
+pub(super) fn pipe_name(fd: &impl std::os::fd::AsRawFd) -> Option<String> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let name = link.to_string_lossy().into_owned();
+    name.starts_with("pipe:").then_some(name)
+}
+
+/// Every live (non-zombie) process but this one.
+fn live_processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let me = std::process::id();
+    dir.flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let (state, ppid, pgid) = stat_of(&entry.path())?;
+            (pid != me && state != 'Z' && state != 'X').then_some(Proc { pid, ppid, pgid })
+        })
+        .collect()
+}
+
+/// State, parent and process group of `/proc/<pid>`.
+fn stat_of(dir: &Path) -> Option<(char, u32, u32)> {
     let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
     // The command name is in parentheses and may itself contain spaces or ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
-    Some((state, pgid))
+    Some((state, ppid, pgid))
 }
 
-fn environ_has(dir: &Path, needle: &str) -> bool {
-    match std::fs::read(dir.join("environ")) {
+fn environ_has(pid: u32, needle: &str) -> bool {
+    match std::fs::read(format!("/proc/{pid}/environ")) {
         Ok(bytes) => bytes.split(|b| *b == 0).any(|var| var == needle.as_bytes()),
         Err(_) => false,
     }
@@ -100,9 +171,9 @@ mod tests {
     #[test]
     fn reads_our_own_stat() {
         let me = Path::new("/proc/self");
-        let (state, pgid) = stat_of(me).expect("stat");
+        let (state, ppid, pgid) = stat_of(me).expect("stat");
         assert!(state == 'R' || state == 'S', "{state}");
-        assert!(pgid > 0);
-        assert!(!environ_has(me, "IAC_CODE_TOOL_RUN=nothing-has-this"));
+        assert!(pgid > 0 && ppid > 0);
+        assert!(!environ_has(std::process::id(), "IAC_CODE_TOOL_RUN=nothing-has-this"));
     }
 }

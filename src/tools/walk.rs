@@ -8,12 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
-use super::paths;
-use crate::cancel::CancelToken;
+use super::{ToolContext, paths};
 
 /// Calls `visit` for every file under `root` (or `root` itself when it is a file), from
-/// several threads. Returns `false` if the walk was cancelled.
-pub(super) fn files(root: &Path, cancel: &CancelToken, visit: &(dyn Fn(&DirEntry) + Sync)) -> bool {
+/// several threads. Sensitive entries are skipped unless `root` itself is sensitive (then
+/// the user was asked). Returns `false` if the walk was cancelled.
+pub(super) fn files(root: &Path, ctx: &ToolContext, visit: &(dyn Fn(&DirEntry) + Sync)) -> bool {
+    let cancel = ctx.cancel;
+    let config_dir = ctx.config_dir.to_path_buf();
+    let root_sensitive = paths::sensitive(&paths::real(root), ctx.cwd, &config_dir).is_some();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     let stopped = AtomicBool::new(false);
     WalkBuilder::new(root)
@@ -25,12 +28,8 @@ pub(super) fn files(root: &Path, cancel: &CancelToken, visit: &(dyn Fn(&DirEntry
         .require_git(false)
         .follow_links(false)
         .threads(threads)
-        .filter_entry(|entry| {
-            entry.depth() == 0
-                || !paths::skip_in_walk(
-                    &entry.file_name().to_string_lossy(),
-                    entry.file_type().is_some_and(|t| t.is_dir()),
-                )
+        .filter_entry(move |entry| {
+            entry.depth() == 0 || root_sensitive || !paths::skip_in_walk(entry.path(), &config_dir)
         })
         .build_parallel()
         .run(|| {
