@@ -221,6 +221,103 @@ fn bash_cancel() {
     );
 }
 
+/// Writes a session straight to disk in the journal format.
+fn write_session(config: &std::path::Path, id: &str, updated: &str, journal: &str) {
+    let dir = config.join("sessions").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let meta = json!({"v": 1, "sessionId": id, "cwd": "/tmp", "title": "bench",
+        "createdAt": updated, "updatedAt": updated, "messages": 0});
+    std::fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+    std::fs::write(dir.join("journal.jsonl"), journal).unwrap();
+}
+
+/// session/list over 10,000 sessions; session/load of a 5,000-message session.
+fn sessions() {
+    let config = std::env::temp_dir().join("iac-code-bench-sessions");
+    let _ = std::fs::remove_dir_all(&config);
+    for n in 0..10_000u64 {
+        let updated = format!("2026-01-01T{:02}:{:02}:{:02}Z", n / 3600, n / 60 % 60, n % 60);
+        write_session(&config, &format!("00000000-0000-4000-8000-{n:012x}"), &updated, "");
+    }
+    let mut journal = String::new();
+    for i in 0..1250 {
+        journal.push_str(&format!(
+            "{{\"v\":1,\"ts\":\"t\",\"type\":\"user\",\"text\":\"step {i}: check the module\"}}\n"
+        ));
+        journal.push_str(&format!("{{\"v\":1,\"ts\":\"t\",\"type\":\"assistant\",\"text\":\"Reading it.\",\"toolCalls\":[{{\"id\":\"c{i}\",\"name\":\"read_file\",\"arguments\":\"{{\\\"path\\\":\\\"m{i}.tf\\\"}}\"}}]}}\n"));
+        journal.push_str(&format!("{{\"v\":1,\"ts\":\"t\",\"type\":\"tool_result\",\"callId\":\"c{i}\",\"content\":\"{}\",\"isError\":false}}\n", "resource x {} ".repeat(20)));
+        journal.push_str("{\"v\":1,\"ts\":\"t\",\"type\":\"assistant\",\"text\":\"The module looks fine; nothing to change there.\"}\n");
+    }
+    let big = "10000000-0000-4000-8000-000000000000";
+    write_session(&config, big, "2025-01-01T00:00:00Z", &journal);
+    let env = [("IAC_CODE_CONFIG_DIR", config.display().to_string())];
+    let mut agent = Agent::spawn(&env);
+    agent.call("initialize", initialize_params());
+    let mut list = Vec::new();
+    for _ in 0..7 {
+        let started = Instant::now();
+        let page = agent.call("session/list", json!({}));
+        list.push(started.elapsed());
+        assert_eq!(page["result"]["sessions"].as_array().unwrap().len(), 100);
+    }
+    list.sort();
+    let mut load = Vec::new();
+    for _ in 0..7 {
+        let started = Instant::now();
+        let id =
+            agent.send("session/load", json!({"sessionId": big, "cwd": "/tmp", "mcpServers": []}));
+        let (replayed, response) = agent.wait(id);
+        load.push(started.elapsed());
+        assert!(response["result"].is_object(), "{response}");
+        assert!(replayed >= 5000, "{replayed}");
+        agent.call("session/close", json!({"sessionId": big}));
+    }
+    load.sort();
+    println!(
+        "session/list over 10,000 sessions: median {:.1} ms; session/load of a 5,000-message session (replay included): median {:.1} ms (7 runs each)",
+        percentile(&list, 0.5).as_secs_f64() * 1e3,
+        percentile(&load, 0.5).as_secs_f64() * 1e3
+    );
+    let _ = std::fs::remove_dir_all(&config);
+}
+
+/// The cost of one journal record, against the time one streamed update takes.
+fn journal_append() {
+    use iac_code::session::record::Record;
+    use iac_code::session::store::{Meta, Store};
+    let config = std::env::temp_dir().join("iac-code-bench-journal");
+    let _ = std::fs::remove_dir_all(&config);
+    let store = Store::new(&config);
+    let meta = Meta {
+        v: 1,
+        session_id: "20000000-0000-4000-8000-000000000000".into(),
+        cwd: "/tmp".into(),
+        title: None,
+        created_at: "t".into(),
+        updated_at: "t".into(),
+        forked_from: None,
+        messages: 0,
+    };
+    let journal = store.create(meta).unwrap();
+    let record = Record::Assistant {
+        text: "x".repeat(200),
+        thinking: String::new(),
+        tool_calls: Vec::new(),
+    };
+    let n = 20_000;
+    let started = Instant::now();
+    for _ in 0..n {
+        journal.append(&record).unwrap();
+    }
+    let per = started.elapsed() / n;
+    println!(
+        "journal append (200-byte message, no fsync): {:.2} us per record",
+        per.as_secs_f64() * 1e6
+    );
+    drop(journal);
+    let _ = std::fs::remove_dir_all(&config);
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run quickly then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -231,4 +328,6 @@ fn main() {
     memory();
     streaming();
     bash_cancel();
+    sessions();
+    journal_append();
 }

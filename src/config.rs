@@ -29,6 +29,8 @@ pub struct Limits {
     pub max_tokens: u32,
     /// Context window of the model, reported in `usage_update.size`.
     pub context_window: u64,
+    /// Share of the context window (percent) past which older turns are compacted.
+    pub compact_percent: u64,
 }
 
 /// Which wire API the endpoint speaks.
@@ -180,6 +182,7 @@ impl Config {
             max_turn_requests: number(env, "IAC_CODE_MAX_TURN_REQUESTS", 100, 1, 10_000)? as u32,
             max_tokens: number(env, "IAC_CODE_MAX_TOKENS", 8192, 1, 1_000_000)? as u32,
             context_window: number(env, "IAC_CODE_CONTEXT_WINDOW", 128_000, 1024, 100_000_000)?,
+            compact_percent: number(env, "IAC_CODE_COMPACT_THRESHOLD", 90, 10, 100)?,
         };
         let provider = provider(env)?;
         let instructions_file =

@@ -19,6 +19,8 @@ pub enum Error {
     InvalidParams(String),
     /// No session with this id is open on this connection (maps to -32602).
     UnknownSession(String),
+    /// The session is driven by another process or connection (its lock is held).
+    Busy(String),
     /// The LLM provider failed; the message is meant for the user.
     Provider(String),
     /// The LLM provider is not configured; the message names what to set.
@@ -41,6 +43,7 @@ impl fmt::Display for Error {
             Error::Stream(source) => write!(f, "{source}"),
             Error::InvalidParams(msg) => write!(f, "{msg}"),
             Error::UnknownSession(id) => write!(f, "session not found: {id}"),
+            Error::Busy(msg) => write!(f, "{msg}"),
             Error::Provider(msg) => write!(f, "{msg}"),
             Error::NotConfigured(msg) => write!(f, "{msg}"),
             Error::Cancelled => write!(f, "cancelled"),
@@ -57,6 +60,7 @@ impl std::error::Error for Error {
             | Error::Config(_)
             | Error::InvalidParams(_)
             | Error::UnknownSession(_)
+            | Error::Busy(_)
             | Error::Provider(_)
             | Error::NotConfigured(_)
             | Error::Cancelled

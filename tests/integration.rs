@@ -22,6 +22,8 @@ mod bash;
 mod web_fetch;
 // The agent tool and its sub-agents.
 mod sub_agent;
+// Durable sessions: journal, load, resume, fork, delete, list, commands, compaction.
+mod sessions;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
 // Project rules checked over the source tree.

@@ -39,10 +39,10 @@ fn initialize_advertises_only_what_works() {
         json!({
             "protocolVersion": 1,
             "agentCapabilities": {
-                "loadSession": false,
+                "loadSession": true,
                 "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
                 "mcpCapabilities": {"http": false, "sse": false},
-                "sessionCapabilities": {"list": {}, "close": {}},
+                "sessionCapabilities": {"list": {}, "close": {}, "resume": {}, "fork": {}, "delete": {}},
             },
             "agentInfo": {"name": "iac-code", "title": "IaC Code", "version": env!("CARGO_PKG_VERSION")},
             "authMethods": [],
@@ -223,7 +223,7 @@ fn config_options_modes_and_models_change_and_report_the_full_list() {
 }
 
 #[test]
-fn list_filters_pages_and_close_forgets() {
+fn list_filters_pages_and_close_keeps_the_files() {
     let (ws, mut acp) = started("list");
     let other = ws.path("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -248,7 +248,7 @@ fn list_filters_pages_and_close_forgets() {
     assert_eq!(code, -32602);
     assert_eq!(acp.call("session/close", json!({"sessionId": b}))["result"], json!({}));
     let after = acp.call("session/list", json!({}));
-    assert_eq!(after["result"]["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(after["result"]["sessions"].as_array().unwrap().len(), 2, "close keeps the files");
     let (code, msg) = error_of(&acp.call(
         "session/prompt",
         json!({"sessionId": b, "prompt": [{"type": "text", "text": "still there?"}]}),

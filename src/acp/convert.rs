@@ -38,6 +38,7 @@ fn text(text: String) -> ContentBlock {
 /// Converts one event.
 pub fn update_of(event: AgentEvent) -> SessionUpdate {
     match event {
+        AgentEvent::UserText(t) => SessionUpdate::UserMessageChunk { content: text(t) },
         AgentEvent::Text(t) | AgentEvent::Notice(t) => {
             SessionUpdate::AgentMessageChunk { content: text(t) }
         }

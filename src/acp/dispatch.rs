@@ -12,23 +12,23 @@ use super::content::prompt_text;
 use super::convert::{AcpAsker, AcpSink};
 use super::error::{bad_params, rpc_error};
 use super::types::*;
+use crate::agent::event::EventSink;
 use crate::agent::{Outcome, StopReason};
 use crate::error::Error;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
-use crate::lock;
 use crate::permission::Mode;
-use crate::session::{Manager, PromptFailure, PromptIo, Services, Session};
+use crate::session::{Manager, PromptFailure, PromptIo, Services, Session, replay};
 
 /// Sessions listed per page.
 const LIST_PAGE: usize = 100;
 
 /// The ACP agent of one connection.
 pub struct AcpAgent {
-    sessions: Manager,
+    pub(super) sessions: Manager,
     initialized: bool,
 }
 
-type Reply = Result<Option<Value>, RpcError>;
+pub(super) type Reply = Result<Option<Value>, RpcError>;
 
 impl AcpAgent {
     /// An agent over shared services.
@@ -54,7 +54,47 @@ impl AcpAgent {
         let params = &request.params;
         match method {
             "authenticate" => Ok(Some(json!({}))),
-            "session/new" => self.new_session(method, params),
+            "session/new" => {
+                let p: NewSessionRequest = decode(method, params)?;
+                warn_mcp(&p.mcp_servers);
+                let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
+                self.opened(request, outbox, &session, true)
+            }
+            "session/load" => {
+                let p: LoadSessionRequest = decode(method, params)?;
+                warn_mcp(&p.mcp_servers);
+                let (session, all) =
+                    self.sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                // ACP: the whole conversation is replayed before the response.
+                let services = self.sessions.services();
+                let sink = AcpSink { outbox: outbox.clone(), session_id: session.id.clone() };
+                for event in replay::events(
+                    &all,
+                    &services.tools,
+                    &session.root,
+                    &services.config.config_dir,
+                ) {
+                    sink.emit(event);
+                }
+                self.opened(request, outbox, &session, false)
+            }
+            "session/resume" => {
+                let p: LoadSessionRequest = decode(method, params)?;
+                let session =
+                    self.sessions.resume(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                self.opened(request, outbox, &session, false)
+            }
+            "session/fork" => {
+                let p: LoadSessionRequest = decode(method, params)?;
+                let session =
+                    self.sessions.fork(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                self.opened(request, outbox, &session, true)
+            }
+            "session/delete" => {
+                let p: SessionIdParams = decode(method, params)?;
+                self.sessions.delete(&p.session_id).map_err(|e| rpc_error(&e))?;
+                Ok(Some(json!({})))
+            }
             "session/prompt" => self.prompt(method, request, outbox),
             "session/cancel" => {
                 let p: SessionIdParams = decode(method, params)?;
@@ -99,7 +139,7 @@ impl AcpAgent {
         to_reply(&InitializeResponse {
             protocol_version: 1,
             agent_capabilities: AgentCapabilities {
-                load_session: false,
+                load_session: true,
                 prompt_capabilities: PromptCapabilities {
                     image: false,
                     audio: false,
@@ -109,6 +149,9 @@ impl AcpAgent {
                 session_capabilities: SessionCapabilities {
                     list: Some(Empty {}),
                     close: Some(Empty {}),
+                    resume: Some(Empty {}),
+                    fork: Some(Empty {}),
+                    delete: Some(Empty {}),
                 },
             },
             agent_info: Implementation {
@@ -117,48 +160,6 @@ impl AcpAgent {
                 version: env!("CARGO_PKG_VERSION"),
             },
             auth_methods: Vec::new(),
-        })
-    }
-
-    fn new_session(&mut self, method: &str, params: &Value) -> Reply {
-        let p: NewSessionRequest = decode(method, params)?;
-        if !p.mcp_servers.is_empty() {
-            log::warn!(
-                "{} MCP server(s) given; MCP is not supported yet, ignoring",
-                p.mcp_servers.len()
-            );
-        }
-        let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
-        let (current_mode_id, current_model) = {
-            let s = lock(&session.settings);
-            (s.mode.id().to_string(), s.model.clone())
-        };
-        let models = self.sessions.services().models();
-        to_reply(&NewSessionResponse {
-            session_id: session.id.clone(),
-            modes: SessionModeState {
-                current_mode_id,
-                available_modes: Mode::ALL
-                    .iter()
-                    .map(|m| SessionMode {
-                        id: m.id().into(),
-                        name: m.name().into(),
-                        description: m.description().into(),
-                    })
-                    .collect(),
-            },
-            config_options: self.config_options(&session),
-            models: SessionModelState {
-                current_model_id: current_model,
-                available_models: models
-                    .iter()
-                    .map(|m| ModelInfo {
-                        model_id: m.clone(),
-                        name: m.clone(),
-                        description: self.model_description(),
-                    })
-                    .collect(),
-            },
         })
     }
 
@@ -204,6 +205,7 @@ impl AcpAgent {
                 cwd: s.cwd.clone(),
                 title: s.title.clone(),
                 updated_at: s.updated_at.clone(),
+                meta: json!({ "messageCount": s.messages }),
             })
             .collect();
         let next_cursor = (end < all.len()).then(|| format!("offset:{end}"));
@@ -236,62 +238,13 @@ impl AcpAgent {
                 format!("unknown model '{model}': available models are {}", models.join(", "));
             return Err(rpc_error(&Error::InvalidParams(detail)));
         }
-        lock(&session.settings).model = model.to_string();
+        session.set_model(model);
         log::info!("session {}: model set to {model}", session.id);
         Ok(())
     }
 
     fn session(&self, id: &str) -> Result<Arc<Session>, RpcError> {
         self.sessions.get(id).map_err(|e| rpc_error(&e))
-    }
-
-    fn model_description(&self) -> String {
-        match &self.sessions.services().config.provider {
-            Ok(p) => format!("via {} at {}", p.preset, p.base_url),
-            Err(_) => String::new(),
-        }
-    }
-
-    fn config_options(&self, session: &Session) -> Vec<SessionConfigOption> {
-        let (mode, model) = {
-            let s = lock(&session.settings);
-            (s.mode, s.model.clone())
-        };
-        let models = self.sessions.services().models();
-        vec![
-            SessionConfigOption {
-                id: "mode".into(),
-                name: "Mode".into(),
-                description: "How much the agent may do without asking".into(),
-                category: "mode".into(),
-                kind: "select",
-                current_value: mode.id().into(),
-                options: Mode::ALL
-                    .iter()
-                    .map(|m| SessionConfigSelectOption {
-                        value: m.id().into(),
-                        name: m.name().into(),
-                        description: Some(m.description().into()),
-                    })
-                    .collect(),
-            },
-            SessionConfigOption {
-                id: "model".into(),
-                name: "Model".into(),
-                description: "The model used for the next request".into(),
-                category: "model".into(),
-                kind: "select",
-                current_value: model,
-                options: models
-                    .into_iter()
-                    .map(|m| SessionConfigSelectOption {
-                        value: m.clone(),
-                        name: m,
-                        description: None,
-                    })
-                    .collect(),
-            },
-        ]
     }
 }
 
@@ -329,7 +282,7 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
         let detail = format!("unknown mode '{mode_id}': expected one of {}", ids.join(", "));
         return Err(rpc_error(&Error::InvalidParams(detail)));
     };
-    lock(&session.settings).mode = mode;
+    session.set_mode(mode);
     log::info!("session {}: mode set to {mode_id}", session.id);
     Ok(())
 }
@@ -359,11 +312,17 @@ fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptRespons
     }
 }
 
+fn warn_mcp(servers: &[Value]) {
+    if !servers.is_empty() {
+        log::warn!("{} MCP server(s) given; MCP is not supported yet, ignoring", servers.len());
+    }
+}
+
 fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {
     let params = if params.is_null() { Value::Object(Default::default()) } else { params.clone() };
     serde_json::from_value(params).map_err(|err| bad_params(method, &err))
 }
 
-fn to_reply<T: Serialize>(value: &T) -> Reply {
+pub(super) fn to_reply<T: Serialize>(value: &T) -> Reply {
     serde_json::to_value(value).map(Some).map_err(|err| RpcError::internal(err.to_string()))
 }

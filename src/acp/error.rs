@@ -16,6 +16,9 @@ pub fn rpc_error(err: &Error) -> RpcError {
             &format!("Invalid params: session not found: {id}"),
             Some(json!({ "sessionId": id })),
         ),
+        Error::Busy(detail) => {
+            RpcError::new(-32001, detail, Some(json!({ "reason": "session_busy" })))
+        }
         Error::NotConfigured(detail) => {
             RpcError::new(-32603, detail, Some(json!({ "reason": "provider_not_configured" })))
         }

@@ -6,6 +6,7 @@ mod content;
 mod convert;
 mod dispatch;
 mod error;
+mod setup;
 pub mod types;
 
 pub use dispatch::AcpAgent;

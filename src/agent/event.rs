@@ -10,6 +10,8 @@ use crate::tools::{FileDiff, ToolKind};
 /// One thing that happened during a turn.
 #[derive(Debug, Clone)]
 pub enum AgentEvent {
+    /// What the user said (only in a replay).
+    UserText(String),
     /// A piece of the reply text.
     Text(String),
     /// A piece of reasoning.

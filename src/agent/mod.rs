@@ -2,6 +2,7 @@
 //! (after the permission gate), repeat until it stops or a limit is hit. Plain blocking
 //! code on the prompt thread. Never imports `acp`.
 
+pub mod compact;
 pub mod event;
 pub mod history;
 pub mod prompt;
@@ -19,6 +20,39 @@ use crate::provider::{ChatRequest, Completion, Delta, Finish, Provider, Provider
 use crate::tools::Registry;
 use event::{AgentEvent, ContextUsage, EventSink};
 use history::{ChatMessage, close_unanswered};
+
+/// Keeps a durable copy of the history as it grows; the session journal implements it.
+pub trait Recorder: Send + Sync {
+    /// A message was added to the history.
+    fn message(&self, message: &ChatMessage);
+    /// The context was cut back to its first `len` messages.
+    fn rewind(&self, len: usize);
+    /// The context was compacted: `summary` replaced all but the last `keep` messages.
+    fn compacted(&self, summary: &str, keep: usize, before: u64, after: u64);
+}
+
+/// Records nothing (sub-agents, whose history is their own).
+pub struct NoRecorder;
+
+impl Recorder for NoRecorder {
+    fn message(&self, _: &ChatMessage) {}
+    fn rewind(&self, _: usize) {}
+    fn compacted(&self, _: &str, _: usize, _: u64, _: u64) {}
+}
+
+/// Adds a message to the history and the record.
+fn push(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage) {
+    turn.recorder.message(&message);
+    history.push(message);
+}
+
+/// Answers unanswered tool calls with `reason`, in the history and the record.
+pub fn close(turn: &Turn, history: &mut Vec<ChatMessage>, reason: &str) {
+    let added = close_unanswered(history, reason);
+    for message in &history[history.len() - added..] {
+        turn.recorder.message(message);
+    }
+}
 
 /// Per-session settings the client can change at any time (read at each step).
 #[derive(Debug, Clone)]
@@ -103,6 +137,8 @@ pub struct Turn<'a> {
     pub nested: bool,
     /// Tokens spent by sub-agents during this turn, added to the turn's usage at its end.
     pub sub_usage: &'a Mutex<TurnUsage>,
+    /// Keeps the history durable.
+    pub recorder: &'a dyn Recorder,
 }
 
 impl TurnUsage {
@@ -155,11 +191,17 @@ fn run_steps(
     user_text: String,
 ) -> Result<Outcome, TurnFailure> {
     let turn_start = history.len();
-    history.push(ChatMessage::User { text: user_text });
+    push(turn, history, ChatMessage::User { text: user_text });
     let mut usage = TurnUsage::default();
     for _ in 0..turn.limits.max_turn_requests {
         if turn.cancel.is_cancelled() {
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
+        }
+        if let Err(message) = compact::if_needed(turn, history) {
+            if turn.cancel.is_cancelled() {
+                return Ok(Outcome { stop: StopReason::Cancelled, usage });
+            }
+            return Err(TurnFailure { message, usage });
         }
         let completion = match request_completion(turn, history, &mut usage) {
             Ok(completion) => completion,
@@ -172,13 +214,14 @@ fn run_steps(
         };
         let finish = completion.finish.clone();
         let calls = completion.tool_calls.clone();
-        history.push(ChatMessage::Assistant {
+        let reply = ChatMessage::Assistant {
             text: completion.text,
             thinking: completion.thinking,
             tool_calls: completion.tool_calls,
-        });
+        };
+        push(turn, history, reply);
         if turn.cancel.is_cancelled() {
-            close_unanswered(history, CANCELLED_RESULT);
+            close(turn, history, CANCELLED_RESULT);
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
         }
         let stop = match finish {
@@ -189,12 +232,10 @@ fn run_steps(
         if stop == Some(StopReason::Refusal) {
             // ACP: after a refusal the prompt and what follows leave the next context.
             history.truncate(turn_start);
+            turn.recorder.rewind(turn_start);
         }
         if let Some(stop) = stop {
-            close_unanswered(
-                history,
-                "Not run: the reply was cut off before the call was complete.",
-            );
+            close(turn, history, "Not run: the reply was cut off before the call was complete.");
             return Ok(Outcome { stop, usage });
         }
         if calls.is_empty() {
@@ -206,10 +247,10 @@ fn run_steps(
             }
             let result =
                 tool_call::run(turn, call).map_err(|message| TurnFailure { message, usage })?;
-            history.push(result);
+            push(turn, history, result);
         }
         if turn.cancel.is_cancelled() {
-            close_unanswered(history, CANCELLED_RESULT);
+            close(turn, history, CANCELLED_RESULT);
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
         }
     }
@@ -253,11 +294,12 @@ fn request_completion(
         Err(ProviderError::Cancelled) => {
             // Keep what the user already saw, so the model knows what it said.
             if !partial_text.is_empty() || !partial_thinking.is_empty() {
-                history.push(ChatMessage::Assistant {
+                let partial = ChatMessage::Assistant {
                     text: partial_text,
                     thinking: partial_thinking,
                     tool_calls: Vec::new(),
-                });
+                };
+                push(turn, history, partial);
             }
             return Err(Step::Cancelled);
         }
@@ -304,7 +346,7 @@ fn estimate_tokens(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
 
-fn estimate_request(request: &ChatRequest) -> u64 {
+pub(super) fn estimate_request(request: &ChatRequest) -> u64 {
     let mut bytes = request.system.len();
     for message in request.messages {
         bytes += 16

@@ -57,6 +57,7 @@ impl Delegate for SubAgents<'_> {
         let turn = Turn {
             system_prompt: &system,
             sub_usage: &own_sub_usage,
+            recorder: &super::NoRecorder,
             tools: &tools,
             tool_defs: &defs,
             sink: &sink,
@@ -176,7 +177,7 @@ impl EventSink for SubSink<'_> {
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::ToolDone(_) => self.parent.emit(event),
             // The sub-agent's reasoning and context use are its own business.
-            AgentEvent::Thought(_) | AgentEvent::Usage(_) => {}
+            AgentEvent::Thought(_) | AgentEvent::Usage(_) | AgentEvent::UserText(_) => {}
         }
     }
 }

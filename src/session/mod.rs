@@ -1,26 +1,35 @@
 //! Sessions of one connection: the table, one prompt at a time per session, cancel, close,
-//! list. Runs each prompt on its own thread; hands results back through callbacks so this
-//! module never builds wire JSON.
+//! and the durable side (journal, load, resume, fork, delete, list) in `lifecycle`. Runs
+//! each prompt on its own thread; hands results back through callbacks so this module never
+//! builds wire JSON.
+
+mod commands;
+mod lifecycle;
+mod prompt;
+pub mod record;
+pub mod replay;
+pub mod store;
 
 use std::collections::HashMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::agent::event::EventSink;
-use crate::agent::history::{ChatMessage, close_unanswered};
-use crate::agent::{self, Outcome, Settings, Turn, TurnFailure};
+use crate::agent::history::ChatMessage;
+use crate::agent::{self, Outcome, Recorder, Settings, TurnFailure};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::lock;
-use crate::permission::{Asker, Memory, Mode};
+use crate::permission::{Asker, Mode};
 use crate::provider::{self, Provider, ToolDef};
 use crate::tools::Registry;
+pub use commands::COMMANDS;
+use record::Record;
+use store::{Journal, Store};
 
-/// What every connection shares: configuration, the provider, the tools.
+/// What every connection shares: configuration, the provider, the tools, the store.
 pub struct Services {
     /// Validated configuration.
     pub config: Config,
@@ -30,6 +39,8 @@ pub struct Services {
     pub tools: Registry,
     /// Tool definitions as sent to the model.
     pub tool_defs: Vec<ToolDef>,
+    /// Sessions on disk.
+    pub store: Store,
 }
 
 impl Services {
@@ -38,7 +49,8 @@ impl Services {
         let provider = config.provider.as_ref().map(provider::build).map_err(Clone::clone);
         let tools = Registry::builtin();
         let tool_defs = agent::tool_defs(&tools);
-        Services { config, provider, tools, tool_defs }
+        let store = Store::new(&config.config_dir);
+        Services { config, provider, tools, tool_defs, store }
     }
 
     /// The models offered to clients (the default first).
@@ -50,7 +62,7 @@ impl Services {
     }
 }
 
-/// One session.
+/// One open session.
 pub struct Session {
     /// Its id (a UUID).
     pub id: String,
@@ -60,14 +72,52 @@ pub struct Session {
     pub root: PathBuf,
     /// Mode, model and permission memory.
     pub settings: Mutex<Settings>,
+    journal: Journal,
     state: Mutex<State>,
 }
 
 struct State {
+    /// What the model sees next.
     history: Vec<ChatMessage>,
     running: Option<CancelToken>,
-    title: Option<String>,
-    updated_at: String,
+}
+
+impl Session {
+    /// Sets the permission mode (journalled).
+    pub fn set_mode(&self, mode: Mode) {
+        lock(&self.settings).mode = mode;
+        self.record(&Record::Mode { mode: mode.id().to_string() });
+    }
+
+    /// Sets the model (journalled).
+    pub fn set_model(&self, model: &str) {
+        lock(&self.settings).model = model.to_string();
+        self.record(&Record::Model { model: model.to_string() });
+    }
+
+    fn record(&self, record: &Record) {
+        if let Err(err) = self.journal.append(record) {
+            log::error!("session {}: journal write failed: {err}", self.id);
+        }
+    }
+
+    fn touch(&self, change: impl FnOnce(&mut store::Meta)) {
+        if let Err(err) = self.journal.update_meta(change) {
+            log::error!("session {}: metadata write failed: {err}", self.id);
+        }
+    }
+}
+
+impl Recorder for Session {
+    fn message(&self, message: &ChatMessage) {
+        self.record(&Record::of(message));
+    }
+    fn rewind(&self, len: usize) {
+        self.record(&Record::Rewind { len });
+    }
+    fn compacted(&self, summary: &str, keep: usize, before: u64, after: u64) {
+        self.record(&Record::Compact { summary: summary.to_string(), keep, before, after });
+    }
 }
 
 /// A summary for `session/list`.
@@ -77,10 +127,12 @@ pub struct Summary {
     pub id: String,
     /// Cwd as given.
     pub cwd: String,
-    /// Title (the first prompt).
+    /// Title (the first prompt, or a `/rename`).
     pub title: Option<String>,
     /// RFC 3339 time of the last change.
     pub updated_at: String,
+    /// Messages in the journal.
+    pub messages: u64,
 }
 
 /// How a prompt talks back: events, permission questions, and the final result.
@@ -120,32 +172,7 @@ impl Manager {
         &self.services
     }
 
-    /// Creates a session in `cwd` (absolute, an existing directory).
-    pub fn create(&self, cwd: &str) -> Result<Arc<Session>> {
-        let root = validate_cwd(cwd)?;
-        let model = self.services.models().into_iter().next().unwrap_or_default();
-        let session = Arc::new(Session {
-            id: uuid::Uuid::new_v4().to_string(),
-            cwd: cwd.to_string(),
-            root,
-            settings: Mutex::new(Settings {
-                mode: Mode::Default,
-                model,
-                memory: Memory::default(),
-            }),
-            state: Mutex::new(State {
-                history: Vec::new(),
-                running: None,
-                title: None,
-                updated_at: crate::time::now_rfc3339(),
-            }),
-        });
-        lock(&self.sessions).insert(session.id.clone(), Arc::clone(&session));
-        log::info!("session {} created in {cwd}", session.id);
-        Ok(session)
-    }
-
-    /// Looks a session up.
+    /// Looks an open session up.
     pub fn get(&self, id: &str) -> Result<Arc<Session>> {
         lock(&self.sessions).get(id).cloned().ok_or_else(|| Error::UnknownSession(id.to_string()))
     }
@@ -161,173 +188,75 @@ impl Manager {
         }
     }
 
-    /// Closes a session: cancels its prompt and forgets it.
+    /// Closes a session: cancels its prompt, syncs its journal and forgets it. The files
+    /// stay; the lock goes when the last prompt thread using the session ends.
     pub fn close(&self, id: &str) -> Result<()> {
         self.cancel(id);
         match lock(&self.sessions).remove(id) {
-            Some(_) => Ok(()),
+            Some(session) => {
+                let _ = session.journal.sync();
+                Ok(())
+            }
             None => Err(Error::UnknownSession(id.to_string())),
         }
     }
 
-    /// Sessions, optionally only those in `cwd`, most recently updated first.
+    /// Sessions on disk, optionally only those in `cwd`, most recently updated first.
     pub fn list(&self, cwd: Option<&str>) -> Vec<Summary> {
-        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
-        let mut out: Vec<Summary> = sessions
-            .iter()
-            .filter(|s| cwd.is_none_or(|c| same_dir(c, &s.cwd, &s.root)))
-            .map(|s| {
-                let state = lock(&s.state);
-                Summary {
-                    id: s.id.clone(),
-                    cwd: s.cwd.clone(),
-                    title: state.title.clone(),
-                    updated_at: state.updated_at.clone(),
+        let filter = cwd.map(|c| (c.to_string(), Path::new(c).canonicalize().ok()));
+        let mut out: Vec<Summary> = self
+            .services
+            .store
+            .list()
+            .into_iter()
+            .filter(|m| match &filter {
+                None => true,
+                Some((given, canonical)) => {
+                    m.cwd == *given
+                        || canonical.as_ref().is_some_and(|c| Path::new(&m.cwd) == c.as_path())
                 }
+            })
+            .map(|m| Summary {
+                id: m.session_id,
+                cwd: m.cwd,
+                title: m.title,
+                updated_at: m.updated_at,
+                messages: m.messages,
             })
             .collect();
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
         out
     }
 
-    /// Starts a prompt on its own thread. Fails at once if the session is unknown, busy, or
-    /// no provider is configured; otherwise `io.done` is called exactly once, later.
-    pub fn prompt(&self, id: &str, text: String, io: PromptIo) -> Result<()> {
-        let session = self.get(id)?;
-        let provider = self.services.provider.clone().map_err(Error::NotConfigured)?;
-        let cancel = CancelToken::new();
-        {
-            let mut state = lock(&session.state);
-            if state.running.is_some() {
-                return Err(Error::InvalidParams(format!(
-                    "session {id} is already running a prompt; send session/cancel or wait \
-                     for it to finish"
-                )));
-            }
-            state.running = Some(cancel.clone());
-            if state.title.is_none() {
-                state.title = Some(title_of(&text));
-            }
+    /// Cancels every running prompt, waits (bounded) for their threads, syncs journals.
+    pub fn shutdown(&self, deadline: Duration) {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        for session in &sessions {
+            self.cancel(&session.id);
         }
-        let services = Arc::clone(&self.services);
-        let session_for_reset = Arc::clone(&session);
-        let guard = RunningGuard::enter(Arc::clone(&self.running));
-        let spawned = thread::Builder::new()
-            .name(format!("prompt-{}", &id[..id.len().min(8)]))
-            .spawn(move || {
-                let _guard = guard;
-                run_prompt(&services, &session, provider.as_ref(), &cancel, text, io);
-            });
-        spawned.map(|_| ()).map_err(|err| {
-            lock(&session_for_reset.state).running = None;
-            Error::Internal(format!("cannot start prompt: {err}"))
-        })
+        self.wait_idle(deadline, || true);
+        for session in &sessions {
+            let _ = session.journal.sync();
+        }
     }
 
-    /// Cancels every running prompt and waits (bounded) for their threads to finish.
-    pub fn shutdown(&self, deadline: Duration) {
-        let ids: Vec<String> = lock(&self.sessions).keys().cloned().collect();
-        for id in &ids {
-            self.cancel(id);
-        }
+    /// Waits until `done()` holds or no prompt thread runs, at most `deadline`.
+    fn wait_idle(&self, deadline: Duration, done: impl Fn() -> bool) {
         let (count, cvar) = &*self.running;
         let end = Instant::now() + deadline;
         let mut running = lock(count);
-        while *running > 0 {
+        while *running > 0 && !done() {
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                log::warn!("{} prompt(s) still running at shutdown", *running);
+                log::warn!("{} prompt(s) still running", *running);
                 return;
             }
             running = cvar.wait_timeout(running, left).unwrap_or_else(PoisonError::into_inner).0;
         }
     }
-}
 
-fn run_prompt(
-    services: &Services,
-    session: &Session,
-    provider: &dyn Provider,
-    cancel: &CancelToken,
-    text: String,
-    io: PromptIo,
-) {
-    let mut history = std::mem::take(&mut lock(&session.state).history);
-    let model = lock(&session.settings).model.clone();
-    let tool_names: Vec<&str> = services.tools.iter().map(|t| t.name()).collect();
-    let system = agent::prompt::system_prompt(
-        &session.root,
-        &model,
-        &services.config.instructions_file,
-        &tool_names,
-    );
-    let sub_usage = Mutex::new(agent::TurnUsage::default());
-    let turn = Turn {
-        cwd: &session.root,
-        system_prompt: &system,
-        provider,
-        tools: &services.tools,
-        tool_defs: &services.tool_defs,
-        settings: &session.settings,
-        asker: io.asker.as_ref(),
-        sink: io.sink.as_ref(),
-        cancel,
-        limits: services.config.limits,
-        config_dir: &services.config.config_dir,
-        nested: false,
-        sub_usage: &sub_usage,
-    };
-    let result = match catch_unwind(AssertUnwindSafe(|| agent::run_turn(&turn, &mut history, text)))
-    {
-        Ok(Ok(outcome)) => Ok(outcome),
-        Ok(Err(failure)) => {
-            close_unanswered(&mut history, "Not run: the turn failed.");
-            Err(PromptFailure::Provider(failure))
-        }
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
-            log::error!("session {}: prompt thread panicked: {what}", session.id);
-            close_unanswered(&mut history, "Interrupted by an internal error.");
-            Err(PromptFailure::Internal(what))
-        }
-    };
-    if let Ok(outcome) = &result {
-        log::info!(
-            "session {}: turn ended: {:?}, {} in / {} out tokens",
-            session.id,
-            outcome.stop,
-            outcome.usage.input,
-            outcome.usage.output
-        );
-    }
-    {
-        let mut state = lock(&session.state);
-        state.history = history;
-        state.running = None;
-        state.updated_at = crate::time::now_rfc3339();
-    }
-    (io.done)(result);
-}
-
-/// Counts running prompt threads; decrements on drop, even when the thread panics.
-struct RunningGuard(Arc<(Mutex<usize>, Condvar)>);
-
-impl RunningGuard {
-    fn enter(running: Arc<(Mutex<usize>, Condvar)>) -> RunningGuard {
-        *lock(&running.0) += 1;
-        RunningGuard(running)
-    }
-}
-
-impl Drop for RunningGuard {
-    fn drop(&mut self) {
-        let (count, cvar) = &*self.0;
-        *lock(count) -= 1;
-        cvar.notify_all();
+    fn insert(&self, session: Arc<Session>) {
+        lock(&self.sessions).insert(session.id.clone(), session);
     }
 }
 
@@ -343,10 +272,6 @@ fn validate_cwd(cwd: &str) -> Result<PathBuf> {
         Ok(_) => Err(Error::InvalidParams(format!("cwd '{cwd}' is not a directory"))),
         Err(err) => Err(Error::InvalidParams(format!("cwd '{cwd}' does not exist: {err}"))),
     }
-}
-
-fn same_dir(filter: &str, cwd: &str, root: &Path) -> bool {
-    filter == cwd || Path::new(filter).canonicalize().is_ok_and(|f| f == root)
 }
 
 /// A session title from its first prompt: one line, at most 80 characters.

@@ -295,9 +295,51 @@ impl AcpProcess {
         let cwd = cwd.to_string_lossy().into_owned();
         let response = self.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
         match response.pointer("/result/sessionId").and_then(Value::as_str) {
-            Some(session) => session.to_owned(),
+            Some(session) => {
+                let session = session.to_owned();
+                self.expect_commands(&session);
+                session
+            }
             None => panic!("session/new failed: {response}{}", self.context()),
         }
+    }
+
+    /// `session/load`, `session/resume` or `session/fork` of `session` in `cwd`: returns the
+    /// messages before the response (the replay) and the response. After a success, the
+    /// `available_commands_update` that follows the response is checked and consumed.
+    pub fn open_session(&mut self, method: &str, session: &str, cwd: &Path) -> (Vec<Value>, Value) {
+        let params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+        let id = self.request(method, params);
+        let (before, response) = self.until_response(&id);
+        if response.get("result").is_some() {
+            let opened = response
+                .pointer("/result/sessionId")
+                .and_then(Value::as_str)
+                .unwrap_or(session)
+                .to_owned();
+            self.expect_commands(&opened);
+        }
+        (before, response)
+    }
+
+    /// The next message must announce the slash commands of `session`.
+    pub fn expect_commands(&mut self, session: &str) {
+        let msg = self.recv();
+        let update = &msg["params"]["update"];
+        assert!(
+            msg["method"] == "session/update"
+                && msg["params"]["sessionId"] == session
+                && update["sessionUpdate"] == "available_commands_update",
+            "expected available_commands_update for {session}, got {msg}{}",
+            self.context()
+        );
+        let names: Vec<&str> = update["availableCommands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["compact", "clear", "rename", "help"]);
     }
 
     /// Sends a text `session/prompt`; returns (messages before the response, the response).
@@ -433,7 +475,8 @@ impl AcpProcess {
         self.respond(id, json!({"outcome": outcome}));
     }
 
-    fn kill(&mut self) {
+    /// Kills the agent with SIGKILL and reaps it.
+    pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

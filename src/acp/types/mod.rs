@@ -86,6 +86,15 @@ pub struct SessionCapabilities {
     /// `session/close`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub close: Option<Empty>,
+    /// `session/resume`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Empty>,
+    /// `session/fork` (unstable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork: Option<Empty>,
+    /// `session/delete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<Empty>,
 }
 
 /// Name and version.

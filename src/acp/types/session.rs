@@ -18,8 +18,9 @@ pub struct NewSessionRequest {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewSessionResponse {
-    /// The new session's id.
-    pub session_id: String,
+    /// The new session's id (new and fork; absent for load and resume).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// Modes (legacy API, kept in step with `configOptions`).
     pub modes: SessionModeState,
     /// Mode and model selectors.
@@ -183,6 +184,9 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// Last change (RFC 3339).
     pub updated_at: String,
+    /// Extension data (`messageCount`).
+    #[serde(rename = "_meta")]
+    pub meta: Value,
 }
 
 /// `session/set_mode` params.
@@ -223,4 +227,17 @@ pub struct SetSessionModelRequest {
     pub session_id: String,
     /// The model.
     pub model_id: String,
+}
+
+/// `session/load`, `session/resume` and `session/fork` params.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadSessionRequest {
+    /// The session.
+    pub session_id: String,
+    /// Absolute working directory.
+    pub cwd: String,
+    /// MCP servers (accepted; not connected yet).
+    #[serde(default)]
+    pub mcp_servers: Vec<Value>,
 }

@@ -18,6 +18,11 @@ pub struct SessionNotification<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "sessionUpdate", rename_all = "snake_case")]
 pub enum SessionUpdate {
+    /// User text (replayed history).
+    UserMessageChunk {
+        /// The chunk.
+        content: ContentBlock,
+    },
     /// Reply text.
     AgentMessageChunk {
         /// The chunk.
@@ -63,6 +68,12 @@ pub enum SessionUpdate {
         #[serde(skip_serializing_if = "Option::is_none")]
         raw_output: Option<Value>,
     },
+    /// The slash commands the session understands.
+    #[serde(rename_all = "camelCase")]
+    AvailableCommandsUpdate {
+        /// The commands.
+        available_commands: Vec<AvailableCommand>,
+    },
     /// Context use.
     UsageUpdate {
         /// Tokens in context.
@@ -73,6 +84,25 @@ pub enum SessionUpdate {
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Value>,
     },
+}
+
+/// A slash command.
+#[derive(Debug, Serialize)]
+pub struct AvailableCommand {
+    /// Name, without the slash.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its input, if it takes one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<CommandInput>,
+}
+
+/// The input hint of a command.
+#[derive(Debug, Serialize)]
+pub struct CommandInput {
+    /// Shown to the user.
+    pub hint: String,
 }
 
 /// A content block (we only send text).

@@ -1,0 +1,122 @@
+//! Answers to the requests that open a session (new, load, resume, fork): modes, config
+//! options, models, then the slash commands; and the option list `set_config_option`
+//! returns.
+
+use super::dispatch::{AcpAgent, Reply, to_reply};
+use super::types::*;
+use crate::jsonrpc::{Outbox, Request};
+use crate::lock;
+use crate::permission::Mode;
+use crate::session::{COMMANDS, Session};
+
+impl AcpAgent {
+    /// Answers a request that opened a session (new, load, resume, fork) with the session's
+    /// modes, options and models, then announces the slash commands: after the response,
+    /// so that the client knows the session id.
+    pub(super) fn opened(
+        &self,
+        request: &Request,
+        outbox: &Outbox,
+        session: &Session,
+        with_id: bool,
+    ) -> Reply {
+        let (current_mode_id, current_model) = {
+            let s = lock(&session.settings);
+            (s.mode.id().to_string(), s.model.clone())
+        };
+        let models = self.sessions.services().models();
+        let response = to_reply(&NewSessionResponse {
+            session_id: with_id.then(|| session.id.clone()),
+            modes: SessionModeState {
+                current_mode_id,
+                available_modes: Mode::ALL
+                    .iter()
+                    .map(|m| SessionMode {
+                        id: m.id().into(),
+                        name: m.name().into(),
+                        description: m.description().into(),
+                    })
+                    .collect(),
+            },
+            config_options: self.config_options(session),
+            models: SessionModelState {
+                current_model_id: current_model,
+                available_models: models
+                    .iter()
+                    .map(|m| ModelInfo {
+                        model_id: m.clone(),
+                        name: m.clone(),
+                        description: self.model_description(),
+                    })
+                    .collect(),
+            },
+        })?
+        .unwrap_or_default();
+        let route = Some(session.id.as_str());
+        outbox.respond(&request.id, &response, route);
+        let commands = COMMANDS
+            .iter()
+            .map(|(name, description, hint)| AvailableCommand {
+                name: name.to_string(),
+                description: description.to_string(),
+                input: hint.map(|h| CommandInput { hint: h.to_string() }),
+            })
+            .collect();
+        let update = SessionUpdate::AvailableCommandsUpdate { available_commands: commands };
+        outbox.notify(
+            "session/update",
+            &SessionNotification { session_id: &session.id, update },
+            route,
+        );
+        Ok(None)
+    }
+
+    pub(super) fn model_description(&self) -> String {
+        match &self.sessions.services().config.provider {
+            Ok(p) => format!("via {} at {}", p.preset, p.base_url),
+            Err(_) => String::new(),
+        }
+    }
+
+    pub(super) fn config_options(&self, session: &Session) -> Vec<SessionConfigOption> {
+        let (mode, model) = {
+            let s = lock(&session.settings);
+            (s.mode, s.model.clone())
+        };
+        let models = self.sessions.services().models();
+        vec![
+            SessionConfigOption {
+                id: "mode".into(),
+                name: "Mode".into(),
+                description: "How much the agent may do without asking".into(),
+                category: "mode".into(),
+                kind: "select",
+                current_value: mode.id().into(),
+                options: Mode::ALL
+                    .iter()
+                    .map(|m| SessionConfigSelectOption {
+                        value: m.id().into(),
+                        name: m.name().into(),
+                        description: Some(m.description().into()),
+                    })
+                    .collect(),
+            },
+            SessionConfigOption {
+                id: "model".into(),
+                name: "Model".into(),
+                description: "The model used for the next request".into(),
+                category: "model".into(),
+                kind: "select",
+                current_value: model,
+                options: models
+                    .into_iter()
+                    .map(|m| SessionConfigSelectOption {
+                        value: m.clone(),
+                        name: m,
+                        description: None,
+                    })
+                    .collect(),
+            },
+        ]
+    }
+}

@@ -1,0 +1,173 @@
+//! Context compaction: when the next request would pass a share of the context window, the
+//! older part of the history is summarised by the LLM and replaced by that summary. The
+//! last turns stay whole and a tool call never loses its result; the journal keeps
+//! everything, and the client sees `[Context compacted: X -> Y tokens]`.
+
+use super::event::AgentEvent;
+use super::history::ChatMessage;
+use super::{Turn, estimate_request, lock};
+use crate::provider::{ChatRequest, ProviderError};
+use crate::tools::truncate_middle;
+
+/// Share of the context window (percent) the kept recent messages may take.
+const KEEP_PERCENT: u64 = 25;
+/// Longest summary requested, in tokens.
+const SUMMARY_TOKENS: u32 = 4096;
+
+const INSTRUCTIONS: &str = "You compact the conversation of an infrastructure-as-code \
+    coding agent. Summarise the transcript below so that the agent can continue the work \
+    without it: the user's requests and constraints (verbatim where precise), decisions \
+    taken, files read or changed (with paths), commands run and their outcomes, errors \
+    still open, and what remains to be done. Be complete and concrete; omit pleasantries. \
+    Answer with the summary only.";
+
+/// Compacts when the next request would pass the configured share of the window.
+pub(super) fn if_needed(turn: &Turn, history: &mut Vec<ChatMessage>) -> Result<(), String> {
+    let threshold = turn.limits.context_window * turn.limits.compact_percent / 100;
+    if estimate(turn, history) <= threshold {
+        return Ok(());
+    }
+    let keep_budget = turn.limits.context_window * KEEP_PERCENT / 100;
+    compact(turn, history, keep_budget).map(|_| ())
+}
+
+/// Summarises the older part of `history` now, keeping recent whole groups within
+/// `keep_budget` tokens (at least the last one). Returns the estimated tokens before and
+/// after, or `None` when there is nothing old enough to summarise.
+pub fn compact(
+    turn: &Turn,
+    history: &mut Vec<ChatMessage>,
+    keep_budget: u64,
+) -> Result<Option<(u64, u64)>, String> {
+    let before = estimate(turn, history);
+    let split = split_point(history, keep_budget);
+    if split == 0 {
+        return Ok(None);
+    }
+    let max_chars = (turn.limits.context_window * 2) as usize;
+    let transcript = truncate_middle(&render(&history[..split]), max_chars);
+    let model = lock(turn.settings).model.clone();
+    let messages = [ChatMessage::User { text: transcript }];
+    let request = ChatRequest {
+        model: &model,
+        system: INSTRUCTIONS,
+        messages: &messages,
+        tools: &[],
+        max_tokens: turn.limits.max_tokens.min(SUMMARY_TOKENS),
+    };
+    let completion = match turn.provider.stream(&request, turn.cancel, &mut |_| {}) {
+        Ok(completion) => completion,
+        Err(ProviderError::Cancelled) => return Err("cancelled".to_string()),
+        Err(ProviderError::Failed(message)) => {
+            return Err(format!("compacting the context failed: {message}"));
+        }
+    };
+    let summary = format!(
+        "[Summary of the earlier conversation; the context was compacted]\n{}",
+        completion.text.trim()
+    );
+    let keep = history.len() - split;
+    history.drain(..split);
+    history.insert(0, ChatMessage::User { text: summary.clone() });
+    let after = estimate(turn, history);
+    turn.recorder.compacted(&summary, keep, before, after);
+    turn.sink
+        .emit(AgentEvent::Notice(format!("[Context compacted: {before} -> {after} tokens]\n\n")));
+    log::info!("context compacted: {before} -> {after} tokens, {keep} messages kept");
+    Ok(Some((before, after)))
+}
+
+fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {
+    let model = lock(turn.settings).model.clone();
+    let request = ChatRequest {
+        model: &model,
+        system: turn.system_prompt,
+        messages: history,
+        tools: turn.tool_defs,
+        max_tokens: turn.limits.max_tokens,
+    };
+    estimate_request(&request)
+}
+
+/// Where the kept suffix starts: the earliest message that begins a group (a user or an
+/// assistant message, never a tool result) such that the suffix fits `budget`; at least the
+/// last group is kept. 0 means there is nothing before it to summarise.
+fn split_point(history: &[ChatMessage], budget: u64) -> usize {
+    let starts: Vec<usize> = (0..history.len())
+        .filter(|&i| !matches!(history[i], ChatMessage::ToolResult { .. }))
+        .collect();
+    let Some(&last) = starts.last() else { return 0 };
+    let mut split = last;
+    for &start in starts.iter().rev() {
+        if tokens(&history[start..]) > budget {
+            break;
+        }
+        split = start;
+    }
+    split
+}
+
+fn tokens(messages: &[ChatMessage]) -> u64 {
+    (render(messages).len() as u64).div_ceil(4)
+}
+
+/// The transcript the summariser reads.
+fn render(messages: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for message in messages {
+        match message {
+            ChatMessage::User { text } => out.push_str(&format!("## User\n{text}\n\n")),
+            ChatMessage::Assistant { text, tool_calls, .. } => {
+                out.push_str(&format!("## Assistant\n{text}\n"));
+                for call in tool_calls {
+                    out.push_str(&format!("[tool call {} {}]\n", call.name, call.arguments));
+                }
+                out.push('\n');
+            }
+            ChatMessage::ToolResult { content, is_error, .. } => {
+                let status = if *is_error { "error" } else { "ok" };
+                out.push_str(&format!("## Tool result ({status})\n{content}\n\n"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::history::ToolCallRecord;
+
+    #[test]
+    fn never_splits_a_call_from_its_result() {
+        let call = |id: &str| ChatMessage::Assistant {
+            text: String::new(),
+            thinking: String::new(),
+            tool_calls: vec![ToolCallRecord {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+        };
+        let result = |id: &str| ChatMessage::ToolResult {
+            call_id: id.into(),
+            content: "x".repeat(400),
+            is_error: false,
+        };
+        let history = vec![
+            ChatMessage::User { text: "u1".into() },
+            call("a"),
+            result("a"),
+            ChatMessage::User { text: "u2".into() },
+            call("b"),
+            result("b"),
+        ];
+        // Room for one call and its result: the suffix starts at that call.
+        assert_eq!(split_point(&history, tokens(&history[4..])), 4);
+        assert_eq!(split_point(&history, tokens(&history[3..])), 3);
+        // Room for nothing: still the last group, never the result alone.
+        assert_eq!(split_point(&history, 1), 4);
+        // Room for everything: nothing to summarise.
+        assert_eq!(split_point(&history, 10_000), 0);
+    }
+}

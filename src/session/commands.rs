@@ -1,0 +1,124 @@
+//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/help`. They arrive as prompt
+//! text, run on the prompt thread like a turn (so they queue behind nothing and can be
+//! cancelled), and answer with a message. Anything else starting with `/` is a prompt.
+
+use super::prompt::done_without_llm;
+use super::record::Record;
+use super::{PromptFailure, Session};
+use crate::agent::event::{AgentEvent, EventSink};
+use crate::agent::history::ChatMessage;
+use crate::agent::{Outcome, StopReason, Turn, TurnFailure, TurnUsage, compact};
+
+/// Every command: name, description, input hint.
+pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
+    ("compact", "Summarise the older conversation to free context", None),
+    ("clear", "Start the model afresh (the conversation stays in the session)", None),
+    ("rename", "Set the session's title", Some("new title")),
+    ("help", "List the commands", None),
+];
+
+/// Longest title kept, in characters.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// A parsed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Command {
+    Compact,
+    Clear,
+    Rename(String),
+    Help,
+}
+
+impl Command {
+    /// Whether it calls the LLM.
+    pub fn needs_llm(&self) -> bool {
+        matches!(self, Command::Compact)
+    }
+}
+
+/// The command in a prompt, if the prompt is one.
+pub(super) fn parse(text: &str) -> Option<Command> {
+    let rest = text.trim().strip_prefix('/')?;
+    let (name, arg) = match rest.split_once(char::is_whitespace) {
+        Some((name, arg)) => (name, arg.trim()),
+        None => (rest, ""),
+    };
+    match name {
+        "compact" => Some(Command::Compact),
+        "clear" => Some(Command::Clear),
+        "rename" => Some(Command::Rename(arg.to_string())),
+        "help" => Some(Command::Help),
+        _ => None,
+    }
+}
+
+/// Runs a command. `turn` is there when an LLM is configured.
+pub(super) fn run(
+    command: Command,
+    session: &Session,
+    turn: Option<&Turn>,
+    history: &mut Vec<ChatMessage>,
+    sink: &dyn EventSink,
+) -> Result<Outcome, PromptFailure> {
+    let say = |text: String| sink.emit(AgentEvent::Notice(text));
+    match command {
+        Command::Help => {
+            let mut text = String::from("Commands:\n");
+            for (name, description, hint) in COMMANDS {
+                let arg = hint.map(|h| format!(" <{h}>")).unwrap_or_default();
+                text.push_str(&format!("- `/{name}{arg}`: {description}\n"));
+            }
+            say(text);
+        }
+        Command::Rename(title) if title.is_empty() => say("Usage: `/rename <title>`".to_string()),
+        Command::Rename(title) => {
+            let title: String =
+                title.lines().next().unwrap_or("").chars().take(MAX_TITLE_CHARS).collect();
+            session.record(&Record::Title { title: title.clone() });
+            session.touch(|m| m.title = Some(title.clone()));
+            say(format!("Session renamed to \"{title}\"."));
+        }
+        Command::Clear => {
+            history.clear();
+            session.record(&Record::Clear);
+            say("Context cleared: the model starts afresh; the conversation stays in the session's history.".to_string());
+        }
+        Command::Compact => {
+            let Some(turn) = turn else {
+                return Err(PromptFailure::Internal("no LLM provider".to_string()));
+            };
+            // Keep only the latest exchange whole; summarise the rest.
+            match compact::compact(turn, history, 0) {
+                Ok(Some(_)) => {}
+                Ok(None) => say("Nothing to compact yet: the conversation is short.".to_string()),
+                Err(_) if turn.cancel.is_cancelled() => {
+                    return Ok(Outcome {
+                        stop: StopReason::Cancelled,
+                        usage: TurnUsage::default(),
+                    });
+                }
+                Err(message) => {
+                    return Err(PromptFailure::Provider(TurnFailure {
+                        message,
+                        usage: TurnUsage::default(),
+                    }));
+                }
+            }
+        }
+    }
+    done_without_llm()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_known_commands_are_commands() {
+        assert_eq!(parse(" /rename  Prod VPC \n"), Some(Command::Rename("Prod VPC".into())));
+        assert_eq!(parse("/compact"), Some(Command::Compact));
+        assert_eq!(parse("/etc/hosts looks wrong"), None);
+        assert_eq!(parse("please /clear"), None);
+        assert!(Command::Compact.needs_llm() && !Command::Clear.needs_llm());
+    }
+}

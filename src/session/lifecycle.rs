@@ -1,0 +1,128 @@
+//! Opening and removing sessions: new, load (returning the history to replay), resume,
+//! fork (a full copy of the journal, `forkedFrom` recorded), delete. Every id is checked
+//! before it touches a path; a session held by another process or connection is refused.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::record::Rebuilt;
+use super::store::{self, Journal, Meta};
+use super::{Manager, Session, State, validate_cwd};
+use crate::agent::Settings;
+use crate::agent::history::ChatMessage;
+use crate::error::{Error, Result};
+use crate::permission::{Memory, Mode};
+
+/// How long `delete` waits for a cancelled prompt to let go of the session.
+const RELEASE_WAIT: Duration = Duration::from_secs(5);
+
+impl Manager {
+    /// Creates a session in `cwd` (absolute, an existing directory).
+    pub fn create(&self, cwd: &str) -> Result<Arc<Session>> {
+        let root = validate_cwd(cwd)?;
+        let now = crate::time::now_rfc3339();
+        let meta = Meta {
+            v: 1,
+            session_id: uuid::Uuid::new_v4().to_string(),
+            cwd: cwd.to_string(),
+            title: None,
+            created_at: now.clone(),
+            updated_at: now,
+            forked_from: None,
+            messages: 0,
+        };
+        let journal = self.services.store.create(meta)?;
+        let session = self.build(journal, root, Rebuilt::default());
+        log::info!("session {} created in {cwd}", session.id);
+        Ok(session)
+    }
+
+    /// Opens a session from disk (or finds it open on this connection) and returns it with
+    /// every message it ever had, for replay.
+    pub fn load(&self, id: &str, cwd: &str) -> Result<(Arc<Session>, Vec<ChatMessage>)> {
+        let id = store::check_id(id)?;
+        let root = validate_cwd(cwd)?;
+        if let Ok(session) = self.get(&id) {
+            let all = self.services.store.peek(&id)?.map(|(_, r)| r.all).unwrap_or_default();
+            return Ok((session, all));
+        }
+        let (journal, rebuilt) =
+            self.services.store.open(&id)?.ok_or_else(|| Error::UnknownSession(id.clone()))?;
+        let rebuilt = repair(&journal, rebuilt)?;
+        if journal.meta().cwd != cwd {
+            journal.update_meta(|m| m.cwd = cwd.to_string())?;
+        }
+        let all = rebuilt.all.clone();
+        let session = self.build(journal, root, rebuilt);
+        log::info!("session {id} loaded ({} messages)", all.len());
+        Ok((session, all))
+    }
+
+    /// Opens a session without replay.
+    pub fn resume(&self, id: &str, cwd: &str) -> Result<Arc<Session>> {
+        let id = store::check_id(id)?;
+        if let Ok(session) = self.get(&id) {
+            return Ok(session);
+        }
+        self.load(&id, cwd).map(|(session, _)| session)
+    }
+
+    /// Copies a session, its whole journal included, under a new id, and opens the copy.
+    pub fn fork(&self, id: &str, cwd: &str) -> Result<Arc<Session>> {
+        let source = store::check_id(id)?;
+        let root = validate_cwd(cwd)?;
+        let new_id = uuid::Uuid::new_v4().to_string();
+        let (journal, rebuilt) = self
+            .services
+            .store
+            .fork(&source, &new_id, cwd)?
+            .ok_or_else(|| Error::UnknownSession(source.clone()))?;
+        let rebuilt = repair(&journal, rebuilt)?;
+        let session = self.build(journal, root, rebuilt);
+        log::info!("session {source} forked as {new_id}");
+        Ok(session)
+    }
+
+    /// Deletes a session's files, closing it first if it is open here. Unknown ids are not
+    /// an error; a session held elsewhere is.
+    pub fn delete(&self, id: &str) -> Result<()> {
+        let id = store::check_id(id)?;
+        let open = super::lock(&self.sessions).get(&id).cloned();
+        if let Some(session) = open {
+            self.close(&id)?;
+            // A cancelled prompt thread still holds the session (and its lock) for a moment.
+            self.wait_idle(RELEASE_WAIT, || Arc::strong_count(&session) == 1);
+        }
+        self.services.store.delete(&id)?;
+        log::info!("session {id} deleted");
+        Ok(())
+    }
+
+    fn build(&self, journal: Journal, root: std::path::PathBuf, rebuilt: Rebuilt) -> Arc<Session> {
+        let models = self.services.models();
+        let default_model = models.first().cloned().unwrap_or_default();
+        let model = rebuilt.model.filter(|m| models.contains(m)).unwrap_or(default_model);
+        let mode = rebuilt.mode.as_deref().and_then(Mode::from_id).unwrap_or(Mode::Default);
+        let meta = journal.meta();
+        let session = Arc::new(Session {
+            id: meta.session_id.clone(),
+            cwd: meta.cwd,
+            root,
+            settings: Mutex::new(Settings { mode, model, memory: Memory::default() }),
+            journal,
+            state: Mutex::new(State { history: rebuilt.context, running: None }),
+        });
+        self.insert(Arc::clone(&session));
+        session
+    }
+}
+
+/// Journals an error result for every tool call a crash left unanswered (once: the next
+/// load finds them answered).
+fn repair(journal: &Journal, mut rebuilt: Rebuilt) -> Result<Rebuilt> {
+    for record in rebuilt.repairs() {
+        journal.append(&record)?;
+        rebuilt.apply(&record);
+    }
+    Ok(rebuilt)
+}

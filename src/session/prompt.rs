@@ -1,0 +1,189 @@
+//! Running a prompt: one thread per prompt; the turn (or a slash command) runs there, the
+//! history goes back into the session, the journal is synced, and the result goes to a
+//! callback. A panic on the thread is caught and answered as an internal error.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+
+use super::commands::{self, Command};
+use super::{Manager, PromptFailure, PromptIo, Services, Session, title_of};
+use crate::agent::{self, Outcome, Turn, TurnUsage};
+use crate::cancel::CancelToken;
+use crate::error::{Error, Result};
+use crate::lock;
+use crate::provider::Provider;
+
+impl Manager {
+    /// Starts a prompt (or a slash command) on its own thread. Fails at once if the session
+    /// is unknown or busy, or if it needs the LLM and none is configured; otherwise
+    /// `io.done` is called exactly once, later.
+    pub fn prompt(&self, id: &str, text: String, io: PromptIo) -> Result<()> {
+        let session = self.get(id)?;
+        let command = commands::parse(&text);
+        let provider = match self.services.provider.clone() {
+            Ok(provider) => Some(provider),
+            Err(_) if command.as_ref().is_some_and(|c| !c.needs_llm()) => None,
+            Err(reason) => return Err(Error::NotConfigured(reason)),
+        };
+        let cancel = CancelToken::new();
+        {
+            let mut state = lock(&session.state);
+            if state.running.is_some() {
+                return Err(Error::InvalidParams(format!(
+                    "session {id} is already running a prompt; send session/cancel or wait \
+                     for it to finish"
+                )));
+            }
+            state.running = Some(cancel.clone());
+        }
+        if command.is_none() && session.journal.meta().title.is_none() {
+            session.touch(|m| m.title = Some(title_of(&text)));
+        }
+        let services = Arc::clone(&self.services);
+        let session_for_reset = Arc::clone(&session);
+        let guard = RunningGuard::enter(Arc::clone(&self.running));
+        let spawned = thread::Builder::new()
+            .name(format!("prompt-{}", &id[..id.len().min(8)]))
+            .spawn(move || {
+                let _guard = guard;
+                run(&services, &session, provider.as_deref(), &cancel, text, command, io);
+                // Let go of the session (and its lock) before the guard says we are done.
+                drop(session);
+            });
+        spawned.map(|_| ()).map_err(|err| {
+            lock(&session_for_reset.state).running = None;
+            Error::Internal(format!("cannot start prompt: {err}"))
+        })
+    }
+}
+
+fn run(
+    services: &Services,
+    session: &Session,
+    provider: Option<&dyn Provider>,
+    cancel: &CancelToken,
+    text: String,
+    command: Option<Command>,
+    io: PromptIo,
+) {
+    let mut history = std::mem::take(&mut lock(&session.state).history);
+    let attempt = catch_unwind(AssertUnwindSafe(|| match (command, provider) {
+        (Some(command), provider) => {
+            let turn = provider.map(|p| TurnParts::new(services, session, p));
+            let turn = turn.as_ref().map(|parts| parts.turn(services, session, cancel, &io));
+            commands::run(command, session, turn.as_ref(), &mut history, io.sink.as_ref())
+        }
+        (None, Some(provider)) => {
+            let parts = TurnParts::new(services, session, provider);
+            let turn = parts.turn(services, session, cancel, &io);
+            agent::run_turn(&turn, &mut history, text).map_err(|failure| {
+                agent::close(&turn, &mut history, "Not run: the turn failed.");
+                PromptFailure::Provider(failure)
+            })
+        }
+        (None, None) => Err(PromptFailure::Internal("no LLM provider".to_string())),
+    }));
+    let result = attempt.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        log::error!("session {}: prompt thread panicked: {what}", session.id);
+        let before = history.len();
+        agent::history::close_unanswered(&mut history, "Interrupted by an internal error.");
+        for message in &history[before..] {
+            agent::Recorder::message(session, message);
+        }
+        Err(PromptFailure::Internal(what))
+    });
+    if let Ok(outcome) = &result {
+        log::info!(
+            "session {}: turn ended: {:?}, {} in / {} out tokens",
+            session.id,
+            outcome.stop,
+            outcome.usage.input,
+            outcome.usage.output
+        );
+    }
+    {
+        let mut state = lock(&session.state);
+        state.history = history;
+        state.running = None;
+    }
+    session.touch(|_| {});
+    if let Err(err) = session.journal.sync() {
+        log::error!("session {}: journal sync failed: {err}", session.id);
+    }
+    (io.done)(result);
+}
+
+/// What a turn borrows that must outlive it.
+struct TurnParts<'a> {
+    provider: &'a dyn Provider,
+    system: String,
+    sub_usage: Mutex<TurnUsage>,
+}
+
+impl<'a> TurnParts<'a> {
+    fn new(services: &Services, session: &Session, provider: &'a dyn Provider) -> TurnParts<'a> {
+        let model = lock(&session.settings).model.clone();
+        let tool_names: Vec<&str> = services.tools.iter().map(|t| t.name()).collect();
+        let system = agent::prompt::system_prompt(
+            &session.root,
+            &model,
+            &services.config.instructions_file,
+            &tool_names,
+        );
+        TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()) }
+    }
+
+    fn turn<'t>(
+        &'t self,
+        services: &'t Services,
+        session: &'t Session,
+        cancel: &'t CancelToken,
+        io: &'t PromptIo,
+    ) -> Turn<'t> {
+        Turn {
+            cwd: &session.root,
+            system_prompt: &self.system,
+            provider: self.provider,
+            tools: &services.tools,
+            tool_defs: &services.tool_defs,
+            settings: &session.settings,
+            asker: io.asker.as_ref(),
+            sink: io.sink.as_ref(),
+            cancel,
+            limits: services.config.limits,
+            config_dir: &services.config.config_dir,
+            nested: false,
+            sub_usage: &self.sub_usage,
+            recorder: session,
+        }
+    }
+}
+
+/// An empty outcome for commands that make no LLM request.
+pub(super) fn done_without_llm() -> std::result::Result<Outcome, PromptFailure> {
+    Ok(Outcome { stop: agent::StopReason::EndTurn, usage: TurnUsage::default() })
+}
+
+/// Counts running prompt threads; decrements on drop, even when the thread panics.
+pub(super) struct RunningGuard(Arc<(Mutex<usize>, Condvar)>);
+
+impl RunningGuard {
+    fn enter(running: Arc<(Mutex<usize>, Condvar)>) -> RunningGuard {
+        *lock(&running.0) += 1;
+        RunningGuard(running)
+    }
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        let (count, cvar) = &*self.0;
+        *lock(count) -= 1;
+        cvar.notify_all();
+    }
+}

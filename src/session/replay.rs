@@ -1,0 +1,73 @@
+//! Replay for `session/load`: the stored conversation as the events a live turn produced
+//! (user text, thoughts, replies, each tool call and its final result), so a client can
+//! rebuild its view. Titles and kinds come from the tools, as they did live.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use crate::agent::history::ChatMessage;
+use crate::cancel::CancelToken;
+use crate::tools::{Registry, ToolContext, ToolKind};
+
+/// The events that replay `all`.
+pub fn events(
+    all: &[ChatMessage],
+    tools: &Registry,
+    cwd: &Path,
+    config_dir: &Path,
+) -> Vec<AgentEvent> {
+    let cancel = CancelToken::new();
+    let progress = |_: String| {};
+    let ctx = ToolContext { cwd, cancel: &cancel, config_dir, progress: &progress, delegate: None };
+    let mut out = Vec::new();
+    let mut ids: HashMap<&str, String> = HashMap::new();
+    for (index, message) in all.iter().enumerate() {
+        match message {
+            ChatMessage::User { text } => out.push(AgentEvent::UserText(text.clone())),
+            ChatMessage::Assistant { text, thinking, tool_calls } => {
+                if !thinking.is_empty() {
+                    out.push(AgentEvent::Thought(thinking.clone()));
+                }
+                if !text.is_empty() {
+                    out.push(AgentEvent::Text(text.clone()));
+                }
+                for call in tool_calls {
+                    let id = format!("replay-{index}-{}", call.id);
+                    let input = serde_json::from_str::<Value>(&call.arguments)
+                        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                    let (title, kind, locations) = match tools.get(&call.name) {
+                        Some(tool) => {
+                            let invocation = tool.describe(&input, &ctx);
+                            (invocation.title, tool.kind(), invocation.locations)
+                        }
+                        None => (call.name.clone(), ToolKind::Other, Vec::new()),
+                    };
+                    out.push(AgentEvent::ToolCall(ToolCallStart {
+                        id: id.clone(),
+                        title,
+                        kind,
+                        input,
+                        locations,
+                        parent: None,
+                    }));
+                    ids.insert(call.id.as_str(), id);
+                }
+            }
+            ChatMessage::ToolResult { call_id, content, is_error } => {
+                if let Some(id) = ids.remove(call_id.as_str()) {
+                    out.push(AgentEvent::ToolDone(ToolCallEnd {
+                        id,
+                        ok: !is_error,
+                        text: content.clone(),
+                        raw: Value::Null,
+                        diff: None,
+                    }));
+                }
+            }
+        }
+    }
+    out
+}

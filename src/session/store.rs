@@ -1,0 +1,368 @@
+//! Sessions on disk: `<config>/sessions/<uuid>/` holds `journal.jsonl` (append-only, one
+//! record per line), `meta.json` (replaced atomically: temp file, rename; fsynced with its
+//! directory when the session is created) and `lock` (an advisory lock held while a
+//! process drives the session).
+//!
+//! Durability: every record is written with one `write_all` on an `O_APPEND` file as soon as
+//! it exists, so a killed process loses nothing that was reported; the journal is
+//! `fdatasync`ed at the end of every turn and when the session is closed, so a power loss
+//! loses at most the turn in progress. A torn last line is cut off when the session opens.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::record::{Line, Rebuilt, Record, VERSION};
+use crate::error::{Error, IoContext, Result};
+
+const JOURNAL: &str = "journal.jsonl";
+const META: &str = "meta.json";
+const LOCK: &str = "lock";
+
+/// The metadata of a session (`meta.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// Format version.
+    pub v: u32,
+    /// Session id.
+    pub session_id: String,
+    /// Working directory as the client gave it.
+    pub cwd: String,
+    /// Title: the first prompt or a `/rename`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Creation time (RFC 3339).
+    pub created_at: String,
+    /// Last change (RFC 3339).
+    pub updated_at: String,
+    /// The session this one was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    /// Messages in the journal.
+    #[serde(default)]
+    pub messages: u64,
+}
+
+/// Checks a session id: a UUID in its hyphenated form. Returns it lowercased. Anything else
+/// is refused before it can reach a path.
+pub fn check_id(id: &str) -> Result<String> {
+    let shown: String = id.chars().take(64).collect();
+    match uuid::Uuid::parse_str(id) {
+        Ok(uuid) if id.len() == 36 => Ok(uuid.hyphenated().to_string()),
+        _ => Err(Error::InvalidParams(format!("invalid session id '{shown}': expected a UUID"))),
+    }
+}
+
+/// The sessions directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// A session opened for writing: its journal, its metadata and its lock.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    file: Mutex<File>,
+    meta: Mutex<Meta>,
+    _lock: File,
+}
+
+impl Store {
+    /// The store under `config_dir`.
+    pub fn new(config_dir: &Path) -> Store {
+        Store { dir: config_dir.join("sessions") }
+    }
+
+    fn session_dir(&self, id: &str) -> PathBuf {
+        self.dir.join(id)
+    }
+
+    /// Creates a new session's files and takes its lock.
+    pub fn create(&self, meta: Meta) -> Result<Journal> {
+        let dir = self.session_dir(&meta.session_id);
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
+        let lock = take_lock(&dir, &meta.session_id)?;
+        let file = open_journal(&dir)?;
+        let journal = Journal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock };
+        journal.write_meta(true)?;
+        Ok(journal)
+    }
+
+    /// Opens an existing session: takes its lock, cuts a torn last line, and rebuilds it.
+    /// Garbage lines are skipped with a warning. `None` if there is no such session.
+    pub fn open(&self, id: &str) -> Result<Option<(Journal, Rebuilt)>> {
+        let dir = self.session_dir(id);
+        let Some(meta) = read_meta(&dir)? else { return Ok(None) };
+        let lock = take_lock(&dir, id)?;
+        let rebuilt = read_journal(&dir, true)?;
+        let file = open_journal(&dir)?;
+        let journal = Journal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock };
+        Ok(Some((journal, rebuilt)))
+    }
+
+    /// Reads a session without opening it (for forks): its metadata and history.
+    pub fn peek(&self, id: &str) -> Result<Option<(Meta, Rebuilt)>> {
+        let dir = self.session_dir(id);
+        let Some(meta) = read_meta(&dir)? else { return Ok(None) };
+        Ok(Some((meta, read_journal(&dir, false)?)))
+    }
+
+    /// Copies session `from` as `to` (complete journal lines only), records `forkedFrom`,
+    /// and opens the copy. `None` if `from` does not exist.
+    pub fn fork(&self, from: &str, to: &str, cwd: &str) -> Result<Option<(Journal, Rebuilt)>> {
+        let source = self.session_dir(from);
+        let Some(source_meta) = read_meta(&source)? else { return Ok(None) };
+        let path = source.join(JOURNAL);
+        let mut bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(err) => return Err(err).at(&path),
+        };
+        bytes.truncate(bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1));
+        let now = crate::time::now_rfc3339();
+        let meta = Meta {
+            v: 1,
+            session_id: to.to_string(),
+            cwd: cwd.to_string(),
+            title: source_meta.title,
+            created_at: now.clone(),
+            updated_at: now,
+            forked_from: Some(from.to_string()),
+            messages: source_meta.messages,
+        };
+        let dir = self.session_dir(to);
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
+        let lock = take_lock(&dir, to)?;
+        let mut file = open_journal(&dir)?;
+        file.write_all(&bytes).and_then(|()| file.sync_data()).at(&dir.join(JOURNAL))?;
+        let journal = Journal {
+            dir: dir.clone(),
+            file: Mutex::new(file),
+            meta: Mutex::new(meta),
+            _lock: lock,
+        };
+        journal.write_meta(true)?;
+        Ok(Some((journal, read_journal(&dir, false)?)))
+    }
+
+    /// Every session's metadata (unreadable ones are skipped with a warning).
+    pub fn list(&self) -> Vec<Meta> {
+        let Ok(entries) = fs::read_dir(&self.dir) else { return Vec::new() };
+        let dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| check_id(&e.file_name().to_string_lossy()).is_ok())
+            .map(|e| e.path())
+            .collect();
+        dirs.iter()
+            .filter_map(|dir| match read_meta(dir) {
+                Ok(meta) => meta,
+                Err(err) => {
+                    log::warn!("skipping session {}: {err}", dir.display());
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Deletes a session's files. A session driven by a process (this one included) is
+    /// refused; an unknown id is not an error.
+    pub fn delete(&self, id: &str) -> Result<()> {
+        let dir = self.session_dir(id);
+        if !dir.exists() {
+            return Ok(());
+        }
+        let lock = take_lock(&dir, id)?;
+        // Move it aside first so that a half-finished removal never looks like a session.
+        let trash = self.dir.join(format!(".deleted-{id}-{}", std::process::id()));
+        fs::rename(&dir, &trash).at(&dir)?;
+        drop(lock);
+        fs::remove_dir_all(&trash).at(&trash)
+    }
+}
+
+impl Journal {
+    /// Appends one record (one write on an append-only file).
+    pub fn append(&self, record: &Record) -> Result<()> {
+        let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
+        let mut text = serde_json::to_string(&line)
+            .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
+        text.push('\n');
+        let path = self.dir.join(JOURNAL);
+        crate::lock(&self.file).write_all(text.as_bytes()).at(&path)?;
+        if matches!(
+            record,
+            Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
+        ) {
+            crate::lock(&self.meta).messages += 1;
+        }
+        Ok(())
+    }
+
+    /// Forces the journal to disk.
+    pub fn sync(&self) -> Result<()> {
+        crate::lock(&self.file).sync_data().at(&self.dir.join(JOURNAL))
+    }
+
+    /// The current metadata.
+    pub fn meta(&self) -> Meta {
+        crate::lock(&self.meta).clone()
+    }
+
+    /// Changes the metadata, stamps `updatedAt` and replaces the file atomically (without
+    /// an fsync: everything in it can be rebuilt from the journal).
+    pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
+        {
+            let mut meta = crate::lock(&self.meta);
+            change(&mut meta);
+            meta.updated_at = crate::time::now_rfc3339();
+        }
+        self.write_meta(false)
+    }
+
+    fn write_meta(&self, durable: bool) -> Result<()> {
+        let meta = self.meta();
+        let bytes = serde_json::to_vec_pretty(&meta)
+            .map_err(|err| Error::Internal(format!("cannot encode session metadata: {err}")))?;
+        write_atomic(&self.dir.join(META), &bytes, durable)
+    }
+}
+
+fn open_journal(dir: &Path) -> Result<File> {
+    let path = dir.join(JOURNAL);
+    OpenOptions::new().create(true).append(true).mode(0o600).open(&path).at(&path)
+}
+
+fn take_lock(dir: &Path, id: &str) -> Result<File> {
+    let path = dir.join(LOCK);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .at(&path)?;
+    match file.try_lock() {
+        Ok(()) => {
+            file.set_len(0).at(&path)?;
+            let _ = write!(file, "{}", std::process::id());
+            Ok(file)
+        }
+        Err(TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let who = if holder.parse::<u32>().ok() == Some(std::process::id()) {
+                "this iac-code process (another connection or an open session)".to_string()
+            } else if holder.is_empty() {
+                "another iac-code process".to_string()
+            } else {
+                format!("another iac-code process (pid {holder})")
+            };
+            Err(Error::Busy(format!("session {id} is in use by {who}")))
+        }
+        Err(TryLockError::Error(err)) => Err(err).at(&path),
+    }
+}
+
+fn read_meta(dir: &Path) -> Result<Option<Meta>> {
+    let path = dir.join(META);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).at(&path),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|err| Error::Internal(format!("{}: unreadable metadata: {err}", path.display())))
+}
+
+/// Reads a journal; with `repair`, cuts a torn last line off the file.
+fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
+    let path = dir.join(JOURNAL);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => return Err(err).at(&path),
+    };
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    if complete < bytes.len() {
+        log::warn!(
+            "{}: ignoring a torn last line ({} bytes)",
+            path.display(),
+            bytes.len() - complete
+        );
+        if repair {
+            OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_len(complete as u64))
+                .at(&path)?;
+        }
+    }
+    let mut rebuilt = Rebuilt::default();
+    for (n, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Line>(line) {
+            Ok(line) if line.v <= VERSION => rebuilt.apply(&line.record),
+            Ok(line) => {
+                log::warn!("{}:{}: format v{} is newer; skipped", path.display(), n + 1, line.v)
+            }
+            Err(err) => {
+                log::warn!("{}:{}: unreadable record skipped: {err}", path.display(), n + 1)
+            }
+        }
+    }
+    Ok(rebuilt)
+}
+
+/// Writes `bytes` to `path` atomically (temp file, rename); with `durable`, also fsyncs the
+/// file and the directory.
+fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .at(&tmp)?;
+    file.write_all(bytes).at(&tmp)?;
+    if durable {
+        file.sync_all().at(&tmp)?;
+    }
+    fs::rename(&tmp, path).at(path)?;
+    if durable && let Some(dir) = path.parent() {
+        let _ = File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_must_be_uuids() {
+        let good = "0b0c8f4e-3f0a-4c1e-9d3a-2b6f1e4d5c7a";
+        assert_eq!(check_id(good).unwrap(), good);
+        assert_eq!(check_id(&good.to_uppercase()).unwrap(), good);
+        for bad in [
+            "",
+            "../../etc",
+            "0b0c8f4e3f0a4c1e9d3a2b6f1e4d5c7a",
+            &"a".repeat(10_000),
+            "{0b0c8f4e-3f0a-4c1e-9d3a-2b6f1e4d5c7a}",
+        ] {
+            assert!(check_id(bad).is_err(), "{bad:.40}");
+        }
+    }
+}
