@@ -177,7 +177,7 @@ fn hostile_ids_never_reach_a_path() {
 #[test]
 fn two_processes_never_drive_one_session() {
     let ws = Workspace::new("sessions-lock");
-    let (_llm, mut first) = server(&ws, vec![]);
+    let (_llm, mut first) = server(&ws, vec![Reply::Hang(vec![Event::Text("thinking".into())])]);
     let id = first.new_session(&ws.project());
     let (_llm2, mut second) = server(&ws, vec![]);
     let (_, response) = second.open_session("session/load", &id, &ws.project());
@@ -190,9 +190,45 @@ fn two_processes_never_drive_one_session() {
     );
     let response = second.call("session/delete", json!({"sessionId": id}));
     assert_eq!(error_code(&response), -32001, "a held session cannot be deleted");
-    first.call("session/close", json!({"sessionId": id}));
-    let (_, response) = second.open_session("session/load", &id, &ws.project());
+    // Close while a prompt runs: the prompt answers `cancelled` first, then the close, and
+    // the lock is free at once.
+    let prompt = first.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    assert_eq!(first.recv()["params"]["update"]["sessionUpdate"], "agent_message_chunk");
+    let close = first.request("session/close", json!({"sessionId": id}));
+    let (_, cancelled) = first.until_response(&prompt);
+    assert_eq!(cancelled["result"]["stopReason"], "cancelled");
+    let (_, closed) = first.until_response(&close);
+    assert_eq!(closed["result"], json!({}));
+    let upper = id.to_uppercase();
+    let (_, response) = second.open_session("session/load", &upper, &ws.project());
     assert!(response["result"].is_object(), "{response}");
+    second.call("session/set_mode", json!({"sessionId": upper, "modeId": "plan"}));
+    let listed = second.call("session/list", json!({}));
+    assert_eq!(listed["result"]["sessions"][0]["sessionId"], id.as_str());
+}
+
+#[test]
+fn a_lost_meta_file_is_rebuilt_from_the_journal() {
+    let ws = Workspace::new("sessions-lost-meta");
+    let (_llm, mut acp) = server(&ws, vec![text_reply("hello")]);
+    let id = acp.new_session(&ws.project());
+    acp.prompt(&id, "Plan the network");
+    drop(acp);
+    std::fs::write(session_dir(&ws, &id).join("meta.json"), "").unwrap();
+    let (llm, mut acp) = server(&ws, vec![text_reply("again")]);
+    let list = acp.call("session/list", json!({}));
+    let entry = &list["result"]["sessions"][0];
+    assert_eq!(entry["sessionId"], id.as_str());
+    assert_eq!(entry["cwd"], ws.project().display().to_string());
+    assert_eq!(entry["title"], "Plan the network");
+    let (replay, response) = acp.open_session("session/load", &id, &ws.project());
+    assert!(response["result"].is_object(), "{response}");
+    assert_eq!(updates_of(&replay, "agent_message_chunk").len(), 1);
+    acp.prompt(&id, "more");
+    assert_eq!(roles(&llm, 0), ["system", "user", "assistant", "user"]);
 }
 
 /// A UUID-shaped id from a number (stable, valid).
@@ -316,6 +352,15 @@ fn slash_commands_rename_clear_compact_and_help() {
     acp.prompt(&id, "fourth");
     assert_eq!(roles(&llm, 4), ["system", "user"], "after /clear the model starts afresh");
     assert_eq!(llm.requests().len(), 5, "/help, /rename and /clear made no LLM request");
+    drop(acp);
+    // The journal rebuilds the same context in a new process.
+    let (llm, mut acp) = server(&ws, vec![text_reply("fifth answer")]);
+    let (replay, _) = acp.open_session("session/load", &id, &ws.project());
+    assert_eq!(updates_of(&replay, "user_message_chunk").len(), 4, "the replay keeps every prompt");
+    acp.prompt(&id, "fifth");
+    assert_eq!(roles(&llm, 0), ["system", "user", "assistant", "user"]);
+    let list = acp.call("session/list", json!({}));
+    assert_eq!(list["result"]["sessions"][0]["title"], "Prod VPC");
 }
 
 #[test]
@@ -360,6 +405,8 @@ fn sigkill_at_random_moments_never_breaks_a_session() {
     let ws = Workspace::new("sessions-crash");
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;
     let trials = 50;
+    // Completed tool calls the client saw, per session: the replay must show at least these.
+    let mut seen = std::collections::HashMap::new();
     for trial in 0..trials {
         let mut script: Vec<Reply> = (0..4)
             .map(|i| match i % 2 {
@@ -381,14 +428,23 @@ fn sigkill_at_random_moments_never_breaks_a_session() {
         acp.call("session/set_mode", json!({"sessionId": id, "modeId": "bypass_permissions"}));
         acp.request("session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": format!("trial {trial}")}]}));
         let frames = 1 + next(&mut seed) % 26;
+        let mut completed = 0;
         for _ in 0..frames {
             match acp.recv_timeout(std::time::Duration::from_secs(10)) {
                 Some(msg) if msg.get("result").is_some() => break,
-                Some(_) => {}
+                Some(msg) => {
+                    let update = &msg["params"]["update"];
+                    if update["sessionUpdate"] == "tool_call_update"
+                        && update["status"] == "completed"
+                    {
+                        completed += 1;
+                    }
+                }
                 None => break,
             }
         }
         acp.kill();
+        seen.insert(id, completed);
     }
 
     let replies = (0..trials).map(|_| text_reply("fine")).collect();
@@ -414,6 +470,15 @@ fn sigkill_at_random_moments_never_breaks_a_session() {
     for (n, id) in ids.iter().enumerate() {
         let (replay, response) = acp.open_session("session/load", id, &ws.project());
         assert!(response["result"].is_object(), "{id}: {response}");
+        let replayed = updates_of(&replay, "tool_call_update")
+            .iter()
+            .filter(|u| u["status"] == "completed")
+            .count();
+        assert!(
+            replayed >= seen[id],
+            "{id}: the client saw {} completed calls, the replay shows {replayed}",
+            seen[id]
+        );
         for call in updates_of(&replay, "tool_call") {
             let ended = updates_of(&replay, "tool_call_update").iter().any(|u| {
                 u["toolCallId"] == call["toolCallId"]

@@ -22,26 +22,51 @@ const INSTRUCTIONS: &str = "You compact the conversation of an infrastructure-as
     Answer with the summary only.";
 
 /// Compacts when the next request would pass the configured share of the window.
-pub(super) fn if_needed(turn: &Turn, history: &mut Vec<ChatMessage>) -> Result<(), String> {
+/// `turn_start` (where the running turn began) is moved to where its messages now are; if
+/// the turn's own prompt was summarised, it becomes 0 (a refusal then drops the summary).
+pub(super) fn if_needed(
+    turn: &Turn,
+    history: &mut Vec<ChatMessage>,
+    turn_start: &mut usize,
+) -> Result<(), String> {
     let threshold = turn.limits.context_window * turn.limits.compact_percent / 100;
     if estimate(turn, history) <= threshold {
         return Ok(());
     }
     let keep_budget = turn.limits.context_window * KEEP_PERCENT / 100;
-    compact(turn, history, keep_budget).map(|_| ())
+    if let Some(done) = compact(turn, history, keep_budget)? {
+        *turn_start = if done.split <= *turn_start { *turn_start - done.split + 1 } else { 0 };
+    }
+    Ok(())
 }
 
+/// What a compaction did.
+#[derive(Debug, Clone, Copy)]
+pub struct Compacted {
+    /// Estimated tokens before.
+    pub before: u64,
+    /// Estimated tokens after.
+    pub after: u64,
+    /// How many messages the summary replaced.
+    pub split: usize,
+}
+
+/// The first line of every summary.
+const SUMMARY_HEADER: &str = "[Summary of the earlier conversation; the context was compacted]";
+
 /// Summarises the older part of `history` now, keeping recent whole groups within
-/// `keep_budget` tokens (at least the last one). Returns the estimated tokens before and
-/// after, or `None` when there is nothing old enough to summarise.
+/// `keep_budget` tokens (at least the last one). `None` when there is nothing old enough
+/// to summarise (or only an earlier summary, which would only degrade).
 pub fn compact(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     keep_budget: u64,
-) -> Result<Option<(u64, u64)>, String> {
+) -> Result<Option<Compacted>, String> {
     let before = estimate(turn, history);
     let split = split_point(history, keep_budget);
-    if split == 0 {
+    let only_a_summary = split == 1
+        && matches!(&history[0], ChatMessage::User { text } if text.starts_with(SUMMARY_HEADER));
+    if split == 0 || only_a_summary {
         return Ok(None);
     }
     let max_chars = (turn.limits.context_window * 2) as usize;
@@ -62,10 +87,7 @@ pub fn compact(
             return Err(format!("compacting the context failed: {message}"));
         }
     };
-    let summary = format!(
-        "[Summary of the earlier conversation; the context was compacted]\n{}",
-        completion.text.trim()
-    );
+    let summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
     let keep = history.len() - split;
     history.drain(..split);
     history.insert(0, ChatMessage::User { text: summary.clone() });
@@ -74,7 +96,7 @@ pub fn compact(
     turn.sink
         .emit(AgentEvent::Notice(format!("[Context compacted: {before} -> {after} tokens]\n\n")));
     log::info!("context compacted: {before} -> {after} tokens, {keep} messages kept");
-    Ok(Some((before, after)))
+    Ok(Some(Compacted { before, after, split }))
 }
 
 fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {

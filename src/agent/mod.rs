@@ -190,14 +190,14 @@ fn run_steps(
     history: &mut Vec<ChatMessage>,
     user_text: String,
 ) -> Result<Outcome, TurnFailure> {
-    let turn_start = history.len();
+    let mut turn_start = history.len();
     push(turn, history, ChatMessage::User { text: user_text });
     let mut usage = TurnUsage::default();
     for _ in 0..turn.limits.max_turn_requests {
         if turn.cancel.is_cancelled() {
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
         }
-        if let Err(message) = compact::if_needed(turn, history) {
+        if let Err(message) = compact::if_needed(turn, history, &mut turn_start) {
             if turn.cancel.is_cancelled() {
                 return Ok(Outcome { stop: StopReason::Cancelled, usage });
             }
@@ -247,7 +247,8 @@ fn run_steps(
             }
             let result =
                 tool_call::run(turn, call).map_err(|message| TurnFailure { message, usage })?;
-            push(turn, history, result);
+            // Already recorded by `tool_call::run`, before the client saw it.
+            history.push(result);
         }
         if turn.cancel.is_cancelled() {
             close(turn, history, CANCELLED_RESULT);

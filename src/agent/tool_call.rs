@@ -12,7 +12,8 @@ use crate::tools::{
     MAX_TOOL_OUTPUT_CHARS, ToolContext, ToolError, ToolKind, ToolOutput, truncate_middle,
 };
 
-/// Runs one call and returns its result message. `Err` only for a fatal tool error.
+/// Runs one call and returns its result message, already recorded. `Err` only for a fatal
+/// tool error.
 pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
@@ -156,27 +157,41 @@ fn announce(
     }));
 }
 
+/// The result is recorded before the client hears of it, so that a crash never loses a
+/// result the client saw.
 fn fail(turn: &Turn, id: &str, call: &ToolCallRecord, message: String) -> ChatMessage {
     let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
+    let result = ChatMessage::ToolResult {
+        call_id: call.id.clone(),
+        content: message.clone(),
+        is_error: true,
+    };
+    turn.recorder.message(&result);
     let raw = serde_json::json!({ "error": message });
     turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
         id: id.to_string(),
         ok: false,
-        text: message.clone(),
+        text: message,
         raw,
         diff: None,
     }));
-    ChatMessage::ToolResult { call_id: call.id.clone(), content: message, is_error: true }
+    result
 }
 
 fn succeed(turn: &Turn, id: &str, call: &ToolCallRecord, output: ToolOutput) -> ChatMessage {
     let text = truncate_middle(&output.text, MAX_TOOL_OUTPUT_CHARS);
+    let result = ChatMessage::ToolResult {
+        call_id: call.id.clone(),
+        content: text.clone(),
+        is_error: false,
+    };
+    turn.recorder.message(&result);
     turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
         id: id.to_string(),
         ok: true,
-        text: text.clone(),
+        text,
         raw: output.raw,
         diff: output.diff,
     }));
-    ChatMessage::ToolResult { call_id: call.id.clone(), content: text, is_error: false }
+    result
 }

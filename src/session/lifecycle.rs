@@ -3,7 +3,6 @@
 //! before it touches a path; a session held by another process or connection is refused.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use super::record::Rebuilt;
 use super::store::{self, Journal, Meta};
@@ -12,9 +11,6 @@ use crate::agent::Settings;
 use crate::agent::history::ChatMessage;
 use crate::error::{Error, Result};
 use crate::permission::{Memory, Mode};
-
-/// How long `delete` waits for a cancelled prompt to let go of the session.
-const RELEASE_WAIT: Duration = Duration::from_secs(5);
 
 impl Manager {
     /// Creates a session in `cwd` (absolute, an existing directory).
@@ -87,11 +83,9 @@ impl Manager {
     /// an error; a session held elsewhere is.
     pub fn delete(&self, id: &str) -> Result<()> {
         let id = store::check_id(id)?;
-        let open = super::lock(&self.sessions).get(&id).cloned();
-        if let Some(session) = open {
+        if self.get(&id).is_ok() {
+            // Waits until a cancelled prompt has let go of the session and its lock.
             self.close(&id)?;
-            // A cancelled prompt thread still holds the session (and its lock) for a moment.
-            self.wait_idle(RELEASE_WAIT, || Arc::strong_count(&session) == 1);
         }
         self.services.store.delete(&id)?;
         log::info!("session {id} deleted");

@@ -5,6 +5,7 @@
 
 mod commands;
 mod lifecycle;
+mod meta;
 mod prompt;
 pub mod record;
 pub mod replay;
@@ -28,6 +29,9 @@ use crate::tools::Registry;
 pub use commands::COMMANDS;
 use record::Record;
 use store::{Journal, Store};
+
+/// How long closing a session waits for its cancelled prompt to let go of it.
+const RELEASE_WAIT: Duration = Duration::from_secs(5);
 
 /// What every connection shares: configuration, the provider, the tools, the store.
 pub struct Services {
@@ -172,9 +176,13 @@ impl Manager {
         &self.services
     }
 
-    /// Looks an open session up.
+    /// Looks an open session up (ids are compared in their canonical lowercase form).
     pub fn get(&self, id: &str) -> Result<Arc<Session>> {
-        lock(&self.sessions).get(id).cloned().ok_or_else(|| Error::UnknownSession(id.to_string()))
+        let canonical = store::check_id(id).unwrap_or_else(|_| id.to_string());
+        lock(&self.sessions)
+            .get(&canonical)
+            .cloned()
+            .ok_or_else(|| Error::UnknownSession(id.to_string()))
     }
 
     /// Cancels the running prompt of a session, if any. Unknown ids are ignored (cancel is a
@@ -188,17 +196,16 @@ impl Manager {
         }
     }
 
-    /// Closes a session: cancels its prompt, syncs its journal and forgets it. The files
-    /// stay; the lock goes when the last prompt thread using the session ends.
+    /// Closes a session: cancels its prompt, waits (bounded) until the prompt has let go
+    /// (so its `cancelled` answer comes first and the lock is free when this returns),
+    /// syncs the journal and forgets the session. The files stay.
     pub fn close(&self, id: &str) -> Result<()> {
-        self.cancel(id);
-        match lock(&self.sessions).remove(id) {
-            Some(session) => {
-                let _ = session.journal.sync();
-                Ok(())
-            }
-            None => Err(Error::UnknownSession(id.to_string())),
-        }
+        let session = self.get(id)?;
+        self.cancel(&session.id);
+        lock(&self.sessions).remove(&session.id);
+        let _ = session.journal.sync();
+        self.wait_idle(RELEASE_WAIT, || Arc::strong_count(&session) == 1);
+        Ok(())
     }
 
     /// Sessions on disk, optionally only those in `cwd`, most recently updated first.

@@ -38,7 +38,9 @@ impl Manager {
             state.running = Some(cancel.clone());
         }
         if command.is_none() && session.journal.meta().title.is_none() {
-            session.touch(|m| m.title = Some(title_of(&text)));
+            let title = title_of(&text);
+            session.record(&super::record::Record::Title { title: title.clone() });
+            session.touch(|m| m.title = Some(title));
         }
         let services = Arc::clone(&self.services);
         let session_for_reset = Arc::clone(&session);

@@ -29,6 +29,18 @@ pub struct Line {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
+    /// Where the session lives: the first record of a journal (and of a fork's part), so
+    /// that the metadata can be rebuilt from the journal alone.
+    Start {
+        /// Working directory.
+        cwd: String,
+        /// Creation time.
+        #[serde(rename = "createdAt")]
+        created_at: String,
+        /// The session this one was forked from.
+        #[serde(default, rename = "forkedFrom", skip_serializing_if = "Option::is_none")]
+        forked_from: Option<String>,
+    },
     /// A user prompt (flattened to text).
     User {
         /// The text.
@@ -147,7 +159,8 @@ impl Record {
                 content: content.clone(),
                 is_error: *is_error,
             },
-            Record::Rewind { .. }
+            Record::Start { .. }
+            | Record::Rewind { .. }
             | Record::Clear
             | Record::Compact { .. }
             | Record::Mode { .. }
@@ -170,6 +183,8 @@ pub struct Rebuilt {
     pub model: Option<String>,
     /// The last title set, if any.
     pub title: Option<String>,
+    /// The last `Start` record: cwd, creation time, fork origin.
+    pub start: Option<(String, String, Option<String>)>,
 }
 
 impl Rebuilt {
@@ -192,8 +207,41 @@ impl Rebuilt {
             Record::Mode { mode } => self.mode = Some(mode.clone()),
             Record::Model { model } => self.model = Some(model.clone()),
             Record::Title { title } => self.title = Some(title.clone()),
+            Record::Start { cwd, created_at, forked_from } => {
+                self.start = Some((cwd.clone(), created_at.clone(), forked_from.clone()));
+            }
             Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. } => {}
         }
+    }
+
+    /// Makes the context well formed after damage (lost or garbage lines): a tool result
+    /// without its call is dropped, and a call left unanswered before a later message gets
+    /// an error result. Calls of the last assistant message are left to `repairs`.
+    pub fn mend(&mut self) {
+        let mut out = Vec::with_capacity(self.context.len());
+        let mut pending: Vec<String> = Vec::new();
+        for message in std::mem::take(&mut self.context) {
+            match &message {
+                ChatMessage::ToolResult { call_id, .. } => {
+                    let Some(at) = pending.iter().position(|p| p == call_id) else { continue };
+                    pending.remove(at);
+                }
+                ChatMessage::User { .. } | ChatMessage::Assistant { .. } => {
+                    for call_id in pending.drain(..) {
+                        out.push(ChatMessage::ToolResult {
+                            call_id,
+                            content: INTERRUPTED.to_string(),
+                            is_error: true,
+                        });
+                    }
+                    if let ChatMessage::Assistant { tool_calls, .. } = &message {
+                        pending = tool_calls.iter().map(|c| c.id.clone()).collect();
+                    }
+                }
+            }
+            out.push(message);
+        }
+        self.context = out;
     }
 
     /// The results a crash left missing: one error result per unanswered tool call of the
@@ -211,8 +259,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn damage_is_mended() {
+        let call = |id: &str| ChatMessage::Assistant {
+            text: String::new(),
+            thinking: String::new(),
+            tool_calls: vec![ToolCallRecord {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+        };
+        let result = |id: &str| ChatMessage::ToolResult {
+            call_id: id.into(),
+            content: "ok".into(),
+            is_error: false,
+        };
+        let mut rebuilt = Rebuilt {
+            context: vec![
+                ChatMessage::User { text: "u".into() },
+                call("a"),
+                ChatMessage::User { text: "lost the result of a".into() },
+                result("zz"),
+                call("b"),
+                result("b"),
+            ],
+            ..Rebuilt::default()
+        };
+        rebuilt.mend();
+        assert_eq!(rebuilt.context.len(), 6);
+        assert!(
+            matches!(&rebuilt.context[2], ChatMessage::ToolResult { call_id, is_error: true, .. } if call_id == "a")
+        );
+        assert!(
+            matches!(&rebuilt.context[5], ChatMessage::ToolResult { call_id, .. } if call_id == "b")
+        );
+    }
+
+    #[test]
     fn records_round_trip_and_rebuild() {
         let records = vec![
+            Record::Start { cwd: "/p".into(), created_at: "t".into(), forked_from: None },
             Record::User { text: "plan".into() },
             Record::Assistant {
                 text: "reading".into(),

@@ -14,39 +14,14 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
-
+pub use super::meta::Meta;
+use super::meta::{META, meta_or_rebuilt, read_meta, write_meta_file};
 use super::record::{Line, Rebuilt, Record, VERSION};
 use crate::error::{Error, IoContext, Result};
 
-const JOURNAL: &str = "journal.jsonl";
-const META: &str = "meta.json";
+/// The journal's file name.
+pub(super) const JOURNAL: &str = "journal.jsonl";
 const LOCK: &str = "lock";
-
-/// The metadata of a session (`meta.json`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Meta {
-    /// Format version.
-    pub v: u32,
-    /// Session id.
-    pub session_id: String,
-    /// Working directory as the client gave it.
-    pub cwd: String,
-    /// Title: the first prompt or a `/rename`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Creation time (RFC 3339).
-    pub created_at: String,
-    /// Last change (RFC 3339).
-    pub updated_at: String,
-    /// The session this one was forked from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<String>,
-    /// Messages in the journal.
-    #[serde(default)]
-    pub messages: u64,
-}
 
 /// Checks a session id: a UUID in its hyphenated form. Returns it lowercased. Anything else
 /// is refused before it can reach a path.
@@ -83,48 +58,65 @@ impl Store {
         self.dir.join(id)
     }
 
-    /// Creates a new session's files and takes its lock.
+    /// Creates a new session's files and takes its lock. The journal starts with a
+    /// `Start` record, so the metadata can always be rebuilt from it.
     pub fn create(&self, meta: Meta) -> Result<Journal> {
         let dir = self.session_dir(&meta.session_id);
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
         let lock = take_lock(&dir, &meta.session_id)?;
         let file = open_journal(&dir)?;
-        let journal = Journal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock };
+        let start = Record::Start {
+            cwd: meta.cwd.clone(),
+            created_at: meta.created_at.clone(),
+            forked_from: meta.forked_from.clone(),
+        };
+        let journal = Journal::new(dir, file, meta, lock);
+        journal.append(&start)?;
         journal.write_meta(true)?;
         Ok(journal)
     }
 
-    /// Opens an existing session: takes its lock, cuts a torn last line, and rebuilds it.
-    /// Garbage lines are skipped with a warning. `None` if there is no such session.
+    /// Opens an existing session: takes its lock first, then reads; cuts a torn last line,
+    /// skips garbage lines with a warning, mends the context, and brings the metadata in
+    /// line with the journal. `None` if there is no such session.
     pub fn open(&self, id: &str) -> Result<Option<(Journal, Rebuilt)>> {
         let dir = self.session_dir(id);
-        let Some(meta) = read_meta(&dir)? else { return Ok(None) };
+        if !dir.join(META).exists() && !dir.join(JOURNAL).exists() {
+            return Ok(None);
+        }
         let lock = take_lock(&dir, id)?;
         let rebuilt = read_journal(&dir, true)?;
+        let Some(mut meta) = meta_or_rebuilt(&dir, id, &rebuilt) else { return Ok(None) };
+        meta.title = rebuilt.title.clone().or(meta.title);
+        meta.messages = rebuilt.all.len() as u64;
         let file = open_journal(&dir)?;
-        let journal = Journal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock };
+        let journal = Journal::new(dir, file, meta, lock);
+        journal.write_meta(false)?;
         Ok(Some((journal, rebuilt)))
     }
 
-    /// Reads a session without opening it (for forks): its metadata and history.
+    /// Reads a session without opening it: its metadata and history.
     pub fn peek(&self, id: &str) -> Result<Option<(Meta, Rebuilt)>> {
         let dir = self.session_dir(id);
-        let Some(meta) = read_meta(&dir)? else { return Ok(None) };
-        Ok(Some((meta, read_journal(&dir, false)?)))
+        if !dir.join(JOURNAL).exists() {
+            return Ok(None);
+        }
+        let rebuilt = read_journal(&dir, false)?;
+        Ok(meta_or_rebuilt(&dir, id, &rebuilt).map(|meta| (meta, rebuilt)))
     }
 
     /// Copies session `from` as `to` (complete journal lines only), records `forkedFrom`,
     /// and opens the copy. `None` if `from` does not exist.
     pub fn fork(&self, from: &str, to: &str, cwd: &str) -> Result<Option<(Journal, Rebuilt)>> {
         let source = self.session_dir(from);
-        let Some(source_meta) = read_meta(&source)? else { return Ok(None) };
         let path = source.join(JOURNAL);
         let mut bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(err).at(&path),
         };
         bytes.truncate(bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1));
+        let Some((source_meta, _)) = self.peek(from)? else { return Ok(None) };
         let now = crate::time::now_rfc3339();
         let meta = Meta {
             v: 1,
@@ -132,7 +124,7 @@ impl Store {
             cwd: cwd.to_string(),
             title: source_meta.title,
             created_at: now.clone(),
-            updated_at: now,
+            updated_at: now.clone(),
             forked_from: Some(from.to_string()),
             messages: source_meta.messages,
         };
@@ -140,13 +132,15 @@ impl Store {
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
         let lock = take_lock(&dir, to)?;
         let mut file = open_journal(&dir)?;
-        file.write_all(&bytes).and_then(|()| file.sync_data()).at(&dir.join(JOURNAL))?;
-        let journal = Journal {
-            dir: dir.clone(),
-            file: Mutex::new(file),
-            meta: Mutex::new(meta),
-            _lock: lock,
+        file.write_all(&bytes).at(&dir.join(JOURNAL))?;
+        let journal = Journal::new(dir.clone(), file, meta, lock);
+        let start = Record::Start {
+            cwd: cwd.to_string(),
+            created_at: now,
+            forked_from: Some(from.to_string()),
         };
+        journal.append(&start)?;
+        journal.sync()?;
         journal.write_meta(true)?;
         Ok(Some((journal, read_journal(&dir, false)?)))
     }
@@ -161,10 +155,16 @@ impl Store {
             .collect();
         dirs.iter()
             .filter_map(|dir| match read_meta(dir) {
-                Ok(meta) => meta,
-                Err(err) => {
-                    log::warn!("skipping session {}: {err}", dir.display());
-                    None
+                Ok(Some(meta)) => Some(meta),
+                // A lost or damaged meta.json: rebuild it from the journal.
+                Ok(None) | Err(_) => {
+                    let id = dir.file_name()?.to_string_lossy().into_owned();
+                    let rebuilt = read_journal(dir, false).ok()?;
+                    let meta = meta_or_rebuilt(dir, &id, &rebuilt);
+                    if meta.is_none() {
+                        log::warn!("skipping {}: no readable metadata or journal", dir.display());
+                    }
+                    meta
                 }
             })
             .collect()
@@ -187,14 +187,26 @@ impl Store {
 }
 
 impl Journal {
-    /// Appends one record (one write on an append-only file).
+    fn new(dir: PathBuf, file: File, meta: Meta, lock: File) -> Journal {
+        Journal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock }
+    }
+
+    /// Appends one record (one write on an append-only file). A failed write is cut back
+    /// off, so that it cannot glue itself to the next record.
     pub fn append(&self, record: &Record) -> Result<()> {
         let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
         let mut text = serde_json::to_string(&line)
             .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
         text.push('\n');
         let path = self.dir.join(JOURNAL);
-        crate::lock(&self.file).write_all(text.as_bytes()).at(&path)?;
+        {
+            let mut file = crate::lock(&self.file);
+            let before = file.metadata().at(&path)?.len();
+            if let Err(err) = file.write_all(text.as_bytes()) {
+                let _ = file.set_len(before);
+                return Err(err).at(&path);
+            }
+        }
         if matches!(
             record,
             Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
@@ -215,21 +227,19 @@ impl Journal {
     }
 
     /// Changes the metadata, stamps `updatedAt` and replaces the file atomically (without
-    /// an fsync: everything in it can be rebuilt from the journal).
+    /// an fsync: if it is lost, it is rebuilt from the journal).
     pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        {
-            let mut meta = crate::lock(&self.meta);
-            change(&mut meta);
-            meta.updated_at = crate::time::now_rfc3339();
-        }
-        self.write_meta(false)
+        let mut meta = crate::lock(&self.meta);
+        change(&mut meta);
+        meta.updated_at = crate::time::now_rfc3339();
+        write_meta_file(&self.dir, &meta, false)
     }
 
+    /// Writes the metadata file; the lock is held from the copy through the rename, so
+    /// two threads never interleave.
     fn write_meta(&self, durable: bool) -> Result<()> {
-        let meta = self.meta();
-        let bytes = serde_json::to_vec_pretty(&meta)
-            .map_err(|err| Error::Internal(format!("cannot encode session metadata: {err}")))?;
-        write_atomic(&self.dir.join(META), &bytes, durable)
+        let meta = crate::lock(&self.meta);
+        write_meta_file(&self.dir, &meta, durable)
     }
 }
 
@@ -271,18 +281,6 @@ fn take_lock(dir: &Path, id: &str) -> Result<File> {
     }
 }
 
-fn read_meta(dir: &Path) -> Result<Option<Meta>> {
-    let path = dir.join(META);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err).at(&path),
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|err| Error::Internal(format!("{}: unreadable metadata: {err}", path.display())))
-}
-
 /// Reads a journal; with `repair`, cuts a torn last line off the file.
 fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
     let path = dir.join(JOURNAL);
@@ -321,29 +319,8 @@ fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
             }
         }
     }
+    rebuilt.mend();
     Ok(rebuilt)
-}
-
-/// Writes `bytes` to `path` atomically (temp file, rename); with `durable`, also fsyncs the
-/// file and the directory.
-fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let mut file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .at(&tmp)?;
-    file.write_all(bytes).at(&tmp)?;
-    if durable {
-        file.sync_all().at(&tmp)?;
-    }
-    fs::rename(&tmp, path).at(path)?;
-    if durable && let Some(dir) = path.parent() {
-        let _ = File::open(dir).and_then(|d| d.sync_all());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -328,7 +328,9 @@ impl AcpProcess {
         let update = &msg["params"]["update"];
         assert!(
             msg["method"] == "session/update"
-                && msg["params"]["sessionId"] == session
+                && msg["params"]["sessionId"]
+                    .as_str()
+                    .is_some_and(|s| s.eq_ignore_ascii_case(session))
                 && update["sessionUpdate"] == "available_commands_update",
             "expected available_commands_update for {session}, got {msg}{}",
             self.context()
