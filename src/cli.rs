@@ -20,7 +20,18 @@ Options for acp:
   --host <ADDR>              address to bind with --transport http
                              (default: 127.0.0.1)
   --port <N>                 port to bind with --transport http
-                             (default: 8765)
+                             (default: 8765; 0 picks a free port)
+  --allow-insecure-remote    allow a non-loopback --host without
+                             IACCODE_ACP_HTTP_TOKEN
+  --allowed-origin <ORIGIN>  also accept this Origin (repeatable)
+  --allowed-host <HOST>      also accept this Host header (repeatable)
+  --max-connections <N>      open HTTP connections at most (default: 2048)
+  --max-body <BYTES>         largest request body (default: 16777216)
+  --idle-timeout <SECS>      expire idle ACP connections (default: 1800)
+  --request-timeout <SECS>   time to receive one request head or body
+                             (default: 30)
+  --sse-buffer <BYTES>       replay buffer per ACP connection
+                             (default: 8388608)
   -d, --debug                log at debug level
   --log-file <PATH>          append logs to PATH instead of stderr
 
@@ -68,6 +79,44 @@ pub struct AcpArgs {
     pub debug: bool,
     /// `--log-file`.
     pub log_file: Option<PathBuf>,
+    /// Limits and checks of the HTTP transport.
+    pub http: HttpArgs,
+}
+
+/// Flags of the HTTP transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpArgs {
+    /// `--allow-insecure-remote`.
+    pub allow_insecure_remote: bool,
+    /// `--allowed-origin`, repeatable.
+    pub allowed_origins: Vec<String>,
+    /// `--allowed-host`, repeatable.
+    pub allowed_hosts: Vec<String>,
+    /// `--max-connections`.
+    pub max_connections: usize,
+    /// `--max-body`.
+    pub max_body: u64,
+    /// `--idle-timeout`, seconds.
+    pub idle_timeout: u64,
+    /// `--sse-buffer`.
+    pub sse_buffer: usize,
+    /// `--request-timeout`, seconds.
+    pub request_timeout: u64,
+}
+
+impl Default for HttpArgs {
+    fn default() -> HttpArgs {
+        HttpArgs {
+            allow_insecure_remote: false,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_connections: 2048,
+            max_body: 16 << 20,
+            idle_timeout: 1800,
+            sse_buffer: 8 << 20,
+            request_timeout: 30,
+        }
+    }
 }
 
 impl Default for AcpArgs {
@@ -78,6 +127,7 @@ impl Default for AcpArgs {
             port: 8765,
             debug: false,
             log_file: None,
+            http: HttpArgs::default(),
         }
     }
 }
@@ -133,11 +183,25 @@ fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
             Long("port") => {
                 let value = parser.value()?.string()?;
                 args.port = value.parse().map_err(|_| {
-                    Error::Usage(format!("invalid --port '{value}': expected 1-65535"))
+                    Error::Usage(format!("invalid --port '{value}': expected 0-65535"))
                 })?;
-                if args.port == 0 {
-                    return Err(Error::Usage("invalid --port '0': expected 1-65535".to_string()));
-                }
+            }
+            Long("allow-insecure-remote") => args.http.allow_insecure_remote = true,
+            Long("allowed-origin") => args.http.allowed_origins.push(parser.value()?.string()?),
+            Long("allowed-host") => args.http.allowed_hosts.push(parser.value()?.string()?),
+            Long("max-connections") => {
+                args.http.max_connections =
+                    number(parser, "--max-connections", 1, 1_000_000)? as usize
+            }
+            Long("max-body") => args.http.max_body = number(parser, "--max-body", 1024, 1 << 40)?,
+            Long("idle-timeout") => {
+                args.http.idle_timeout = number(parser, "--idle-timeout", 1, 30 * 24 * 3600)?
+            }
+            Long("request-timeout") => {
+                args.http.request_timeout = number(parser, "--request-timeout", 1, 3600)?
+            }
+            Long("sse-buffer") => {
+                args.http.sse_buffer = number(parser, "--sse-buffer", 64 << 10, 1 << 34)? as usize
             }
             Long("debug") | Short('d') => args.debug = true,
             Long("log-file") => args.log_file = Some(parser.value()?.into()),
@@ -145,6 +209,15 @@ fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
         }
     }
     Ok(Command::Acp(args))
+}
+
+fn number(parser: &mut lexopt::Parser, flag: &str, min: u64, max: u64) -> Result<u64> {
+    use lexopt::ValueExt;
+    let value = parser.value()?.string()?;
+    match value.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(Error::Usage(format!("invalid {flag} '{value}': expected {min}-{max}"))),
+    }
 }
 
 #[cfg(test)]
@@ -172,6 +245,7 @@ mod tests {
         let cases = [
             (&["acp", "--transport", "ws"][..], "invalid --transport 'ws'"),
             (&["acp", "--port", "99999"][..], "invalid --port '99999'"),
+            (&["acp", "--max-body", "10"][..], "invalid --max-body '10'"),
             (&["acp", "--port"][..], "missing argument for option '--port'"),
             (&["acp", "--bogus"][..], "invalid option '--bogus'"),
             (&["serve"][..], "unknown command 'serve'"),

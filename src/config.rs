@@ -18,6 +18,8 @@ pub struct Config {
     pub limits: Limits,
     /// File name of project instructions looked up in the session cwd.
     pub instructions_file: String,
+    /// Bearer token the HTTP transport requires (`IACCODE_ACP_HTTP_TOKEN`), if set.
+    pub http_token: Option<String>,
 }
 
 /// Limits of one prompt turn.
@@ -187,7 +189,8 @@ impl Config {
         let provider = provider(env)?;
         let instructions_file =
             env.get("IAC_CODE_INSTRUCTION_MEMORY_FILE").unwrap_or_else(|| "AGENTS.md".to_string());
-        Ok(Config { config_dir, provider, limits, instructions_file })
+        let http_token = env.get("IACCODE_ACP_HTTP_TOKEN").filter(|t| !t.trim().is_empty());
+        Ok(Config { config_dir, provider, limits, instructions_file, http_token })
     }
 }
 

@@ -33,19 +33,36 @@ pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, 
 /// How long running prompts get to answer `cancelled` when the client goes away.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves ACP until the client goes away.
-pub fn serve_acp(args: &AcpArgs) -> Result<()> {
+/// Serves ACP until the client goes away (stdio) or a SIGTERM/SIGINT (HTTP). `ready` gets
+/// the URL the HTTP transport listens on.
+pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     logging::init(args.debug, args.log_file.as_deref())?;
-    if args.transport == Transport::Http {
-        return Err(Error::Usage(
-            "--transport http is not available in this build yet; use --transport stdio"
-                .to_string(),
-        ));
-    }
     let config = Config::from_env(args, &ProcessEnv)?;
+    if args.transport == Transport::Http {
+        transport::http::check_bind(
+            &args.host,
+            args.port,
+            config.http_token.is_some(),
+            &args.http,
+        )?;
+    }
+    // Each open session holds two descriptors, each HTTP connection one.
+    if let Err(err) = sys::raise_open_files_limit() {
+        log::warn!("cannot raise the open files limit: {err}");
+    }
     match &config.provider {
         Ok(p) => log::info!("provider {} at {} with model {}", p.preset, p.base_url, p.model),
         Err(why) => log::warn!("{why}"),
+    }
+    if args.transport == Transport::Http {
+        let options = transport::http::Options {
+            host: args.host.clone(),
+            port: args.port,
+            token: config.http_token.clone(),
+            args: args.http.clone(),
+        };
+        let services = Arc::new(session::Services::new(config));
+        return transport::http::serve(services, options, ready);
     }
     let services = Arc::new(session::Services::new(config));
     let stdio = transport::stdio::start().map_err(Error::Stream)?;

@@ -21,7 +21,11 @@ fn main() -> ExitCode {
             println!("iac-code {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Command::Acp(args) => match iac_code::serve_acp(&args) {
+        Command::Acp(args) => match iac_code::serve_acp(&args, &mut |url| {
+            // HTTP mode only: stdout is free there, and scripts read the address from it
+            // (println! flushes at the newline).
+            println!("iac-code listening on {url}");
+        }) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => fail(&err),
         },

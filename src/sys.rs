@@ -58,3 +58,59 @@ fn checked(rc: i32) -> io::Result<()> {
 
 /// SIGKILL, for callers that do not import libc.
 pub const SIGKILL: i32 = libc::SIGKILL;
+
+/// Re-arms `listen(2)` on an already listening socket with a larger backlog (std uses 128),
+/// so that a burst of connections is queued instead of retried.
+pub fn set_backlog(listener: &std::net::TcpListener, backlog: i32) -> io::Result<()> {
+    // SAFETY: listen(2) on a descriptor the listener owns and keeps open during the call.
+    let rc = unsafe { libc::listen(listener.as_raw_fd(), backlog) };
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
+
+/// Raises the soft limit on open files to the hard limit (a server holds one descriptor per
+/// connection). Returns the new soft limit.
+pub fn raise_open_files_limit() -> io::Result<u64> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max;
+        // SAFETY: setrlimit reads the struct we own.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(limit.rlim_cur)
+}
+
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the set is a valid, owned sigset_t.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+    }
+    set
+}
+
+/// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts later, so
+/// that `wait_for_termination` receives them. Call before starting any thread.
+pub fn block_termination_signals() -> io::Result<()> {
+    let set = termination_set();
+    // SAFETY: pthread_sigmask with a valid set and no old-set output.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 { Err(io::Error::from_raw_os_error(rc)) } else { Ok(()) }
+}
+
+/// Waits for SIGTERM or SIGINT (blocked beforehand); returns the signal number.
+pub fn wait_for_termination() -> io::Result<i32> {
+    let set = termination_set();
+    let mut signal = 0;
+    // SAFETY: sigwait reads the set and writes the signal number into our i32.
+    let rc = unsafe { libc::sigwait(&set, &mut signal) };
+    if rc != 0 { Err(io::Error::from_raw_os_error(rc)) } else { Ok(signal) }
+}

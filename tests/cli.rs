@@ -38,10 +38,11 @@ fn usage_errors_exit_2_with_one_clear_line() {
     let cases: &[(&[&str], &str)] = &[
         (&["acp", "--bogus"], "invalid option '--bogus'"),
         (&["acp", "--transport", "ws"], "invalid --transport 'ws'"),
-        (&["acp", "--port", "0"], "invalid --port '0'"),
+        (&["acp", "--port", "65536"], "invalid --port '65536'"),
+        (&["acp", "--idle-timeout", "0"], "invalid --idle-timeout '0'"),
         (&["frobnicate"], "unknown command 'frobnicate'"),
         (&[], "missing command"),
-        (&["acp", "--transport", "http"], "not available"),
+        (&["acp", "--transport", "http", "--host", "0.0.0.0"], "without IACCODE_ACP_HTTP_TOKEN"),
     ];
     for (args, want) in cases {
         let out = run(args, &[]);

@@ -24,6 +24,8 @@ mod web_fetch;
 mod sub_agent;
 // Durable sessions: journal, load, resume, fork, delete, list, commands, compaction.
 mod sessions;
+// The HTTP+SSE transport.
+mod http;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
 // Project rules checked over the source tree.

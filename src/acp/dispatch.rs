@@ -36,6 +36,11 @@ impl AcpAgent {
         AcpAgent { sessions: Manager::new(services), initialized: false }
     }
 
+    /// The id of this connection's session manager.
+    pub fn manager_id(&self) -> u64 {
+        self.sessions.id()
+    }
+
     /// Cancels running prompts and waits (bounded) for them to answer.
     pub fn shutdown(&self, deadline: Duration) {
         self.sessions.shutdown(deadline);

@@ -53,7 +53,9 @@ impl AcpAgent {
         })?
         .unwrap_or_default();
         let route = Some(session.id.as_str());
-        outbox.respond(&request.id, &response, route);
+        // A response that mints a session id goes to the connection's stream (the client
+        // cannot have a stream for that session yet); load and resume stay with the session.
+        outbox.respond(&request.id, &response, if with_id { None } else { route });
         let commands = COMMANDS
             .iter()
             .map(|(name, description, hint)| AvailableCommand {

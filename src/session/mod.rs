@@ -45,6 +45,8 @@ pub struct Services {
     pub tool_defs: Vec<ToolDef>,
     /// Sessions on disk.
     pub store: Store,
+    /// Which connection (manager id) holds each open session of this process.
+    holders: Mutex<HashMap<String, u64>>,
 }
 
 impl Services {
@@ -54,7 +56,12 @@ impl Services {
         let tools = Registry::builtin();
         let tool_defs = agent::tool_defs(&tools);
         let store = Store::new(&config.config_dir);
-        Services { config, provider, tools, tool_defs, store }
+        Services { config, provider, tools, tool_defs, store, holders: Mutex::default() }
+    }
+
+    /// The manager (connection) that holds `session` open in this process, if any.
+    pub fn holder(&self, session: &str) -> Option<u64> {
+        lock(&self.holders).get(session).copied()
     }
 
     /// The models offered to clients (the default first).
@@ -160,6 +167,7 @@ pub enum PromptFailure {
 
 /// The sessions of one connection.
 pub struct Manager {
+    id: u64,
     services: Arc<Services>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     running: Arc<(Mutex<usize>, Condvar)>,
@@ -168,7 +176,14 @@ pub struct Manager {
 impl Manager {
     /// An empty table.
     pub fn new(services: Arc<Services>) -> Manager {
-        Manager { services, sessions: Mutex::new(HashMap::new()), running: Arc::default() }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Manager { id, services, sessions: Mutex::new(HashMap::new()), running: Arc::default() }
+    }
+
+    /// This manager's id (unique in the process).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The shared services.
@@ -203,6 +218,7 @@ impl Manager {
         let session = self.get(id)?;
         self.cancel(&session.id);
         lock(&self.sessions).remove(&session.id);
+        self.release(&session.id);
         let _ = session.journal.sync();
         self.wait_idle(RELEASE_WAIT, || Arc::strong_count(&session) == 1);
         Ok(())
@@ -263,7 +279,21 @@ impl Manager {
     }
 
     fn insert(&self, session: Arc<Session>) {
+        lock(&self.services.holders).insert(session.id.clone(), self.id);
         lock(&self.sessions).insert(session.id.clone(), session);
+    }
+
+    fn release(&self, id: &str) {
+        let mut holders = lock(&self.services.holders);
+        if holders.get(id) == Some(&self.id) {
+            holders.remove(id);
+        }
+    }
+}
+
+impl Drop for Manager {
+    fn drop(&mut self) {
+        lock(&self.services.holders).retain(|_, holder| *holder != self.id);
     }
 }
 

@@ -6,6 +6,8 @@ pub mod acp_client;
 #[allow(dead_code)]
 pub mod fake_llm;
 #[allow(dead_code)]
+pub mod http_client;
+#[allow(dead_code)]
 pub mod http_fixture;
 #[allow(dead_code)]
 pub mod schema;

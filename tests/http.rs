@@ -1,0 +1,453 @@
+//! The HTTP+SSE transport over raw loopback HTTP: the seed's curl workflow, every status
+//! code, auth, Host/Origin checks, permission over POST, isolation, lossless reconnection,
+//! takeover, two stream scopes, expiry, hostile clients, and SIGTERM.
+
+use std::io::Write;
+use std::net::TcpStream;
+
+use serde_json::{Value, json};
+
+use crate::support::fake_llm::{Event as LlmEvent, FakeLlm, Reply, text_reply, tool_reply};
+use crate::support::http_client::{Event, HttpServer, Sse};
+use crate::support::workspace::Workspace;
+
+fn rpc(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn is_response(id: i64) -> impl Fn(&Event) -> bool {
+    move |e| e.data.get("id") == Some(&json!(id)) && e.data.get("method").is_none()
+}
+
+/// Creates a session over `conn`, whose response arrives on `sse`.
+fn new_session(
+    server: &HttpServer,
+    conn: &str,
+    sse: &Sse,
+    cwd: &std::path::Path,
+    id: i64,
+) -> String {
+    let response =
+        server.post(Some(conn), &rpc(id, "session/new", json!({"cwd": cwd, "mcpServers": []})));
+    assert_eq!(response.status, 202);
+    assert!(response.body.is_empty());
+    let events = sse.until(is_response(id));
+    events.last().unwrap().data["result"]["sessionId"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_seed_curl_workflow_works() {
+    let ws = Workspace::new("http-seed");
+    let llm = FakeLlm::start(vec![text_reply("Hello from the agent")]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &[], &[]);
+    let conn = server.initialize();
+    let sse = server.stream(&conn, None, None);
+    assert_eq!(sse.status, 200);
+    let content_type =
+        sse.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).unwrap();
+    assert!(content_type.1.starts_with("text/event-stream"));
+    let session = new_session(&server, &conn, &sse, &ws.project(), 2);
+    let prompt = rpc(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "Hello"}]}),
+    );
+    assert_eq!(server.post(Some(&conn), &prompt).status, 202);
+    let events = sse.until(is_response(3));
+    let text: String = events
+        .iter()
+        .filter(|e| e.data["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|e| e.data["params"]["update"]["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello from the agent");
+    assert_eq!(events.last().unwrap().data["result"]["stopReason"], "end_turn");
+    let ids: Vec<u64> = events.iter().map(|e| e.id.unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "one sequence: {ids:?}");
+    let delete = server.request("DELETE", "/acp", &[("Acp-Connection-Id", &conn)], b"");
+    assert_eq!(delete.status, 200);
+    assert!(sse.next().is_none(), "DELETE ends the stream");
+    let after = server.post(Some(&conn), &rpc(4, "session/list", json!({})));
+    assert_eq!(after.status, 400);
+}
+
+#[test]
+fn every_status_code() {
+    let ws = Workspace::new("http-status");
+    let server = HttpServer::spawn(&ws, None, &["--max-body", "4096"], &[]);
+    let conn = server.initialize();
+    let list = rpc(1, "session/list", json!({}));
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16);
+    let cases: Vec<Case> = vec![
+        ("POST", "/acp", vec![], list.to_string().into_bytes(), 400),
+        ("POST", "/acp", vec![("Acp-Connection-Id", "nope")], list.to_string().into_bytes(), 400),
+        ("POST", "/acp", vec![("Acp-Connection-Id", &conn)], b"{not json".to_vec(), 400),
+        (
+            "POST",
+            "/acp",
+            vec![("Acp-Connection-Id", &conn), ("Content-Type", "text/plain")],
+            list.to_string().into_bytes(),
+            415,
+        ),
+        ("POST", "/acp", vec![("Acp-Connection-Id", &conn)], vec![b'x'; 5000], 413),
+        ("PUT", "/acp", vec![], vec![], 405),
+        ("GET", "/nowhere", vec![], vec![], 404),
+        ("GET", "/acp", vec![("Acp-Connection-Id", &conn), ("Accept", "text/html")], vec![], 406),
+        ("GET", "/acp", vec![], vec![], 400),
+        ("DELETE", "/acp", vec![("Acp-Connection-Id", "nope")], vec![], 400),
+        ("POST", "/health", vec![], vec![], 405),
+    ];
+    for (method, path, headers, body, want) in cases {
+        let response = server.request(method, path, &headers, &body);
+        assert_eq!(
+            response.status,
+            want,
+            "{method} {path} {headers:?}: {:?}",
+            String::from_utf8_lossy(&response.body)
+        );
+        assert!(response.json()["error"].is_string(), "a clear error body");
+    }
+    let put = server.request("PUT", "/acp", &[], b"");
+    assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
+    let health = server.request("GET", "/health", &[], b"");
+    assert_eq!((health.status, health.json()), (200, json!({"status": "ok"})));
+    let mismatch = server.request(
+        "POST",
+        "/acp",
+        &[("Acp-Connection-Id", &conn), ("Acp-Session-Id", "00000000-0000-4000-8000-000000000001")],
+        rpc(2, "session/cancel", json!({"sessionId": "00000000-0000-4000-8000-000000000002"}))
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(mismatch.status, 400);
+}
+
+#[test]
+fn token_guards_every_acp_route_but_not_health() {
+    let ws = Workspace::new("http-auth");
+    let server = HttpServer::spawn(&ws, None, &[], &[("IACCODE_ACP_HTTP_TOKEN", "s3cret")]);
+    let init = rpc(0, "initialize", json!({"protocolVersion": 1}));
+    for auth in [None, Some("Bearer wrong"), Some("s3cret"), Some("Bearer s3cre")] {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(auth) = auth {
+            headers.push(("Authorization", auth));
+        }
+        for method in ["POST", "GET", "DELETE"] {
+            let response = server.request(method, "/acp", &headers, init.to_string().as_bytes());
+            assert_eq!(response.status, 401, "{method} with {auth:?}");
+            assert_eq!(response.header("www-authenticate"), Some("Bearer"));
+        }
+    }
+    let ok = server.request(
+        "POST",
+        "/acp",
+        &[("Authorization", "Bearer s3cret")],
+        init.to_string().as_bytes(),
+    );
+    assert_eq!(ok.status, 200);
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+    // A huge declared body is refused before auth and before reading it.
+    let huge = server.request("POST", "/acp", &[("Content-Length", "1099511627776")], b"");
+    assert_eq!(huge.status, 413);
+}
+
+#[test]
+fn host_and_origin_are_checked_against_dns_rebinding() {
+    let ws = Workspace::new("http-origin");
+    let server = HttpServer::spawn(&ws, None, &["--allowed-origin", "https://editor.example"], &[]);
+    let bad_host = server.request("GET", "/health", &[("Host", "evil.example:8765")], b"");
+    assert_eq!(bad_host.status, 403);
+    for (origin, want) in [
+        ("http://evil.example", 403),
+        ("null", 403),
+        ("http://localhost:3000", 200),
+        ("http://127.0.0.1", 200),
+        ("https://editor.example", 200),
+    ] {
+        let response = server.request("GET", "/health", &[("Origin", origin)], b"");
+        assert_eq!(response.status, want, "{origin}");
+    }
+}
+
+#[test]
+fn a_remote_bind_needs_a_token_or_an_explicit_flag() {
+    let ws = Workspace::new("http-remote");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_iac-code"))
+        .args(["acp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"])
+        .env_clear()
+        .env("IAC_CODE_CONFIG_DIR", ws.config())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("IACCODE_ACP_HTTP_TOKEN") && stderr.contains("--allow-insecure-remote"),
+        "{stderr}"
+    );
+    let server =
+        HttpServer::spawn(&ws, None, &["--host", "0.0.0.0", "--allow-insecure-remote"], &[]);
+    assert!(server.addr.starts_with("0.0.0.0:"));
+}
+
+#[test]
+fn permission_round_trip_over_post() {
+    let ws = Workspace::new("http-permission");
+    let llm = FakeLlm::start(vec![
+        tool_reply("w1", "write_file", json!({"path": "main.tf", "content": "terraform {}\n"})),
+        text_reply("written"),
+    ]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &[], &[]);
+    let conn = server.initialize();
+    let sse = server.stream(&conn, None, None);
+    let session = new_session(&server, &conn, &sse, &ws.project(), 1);
+    let prompt = rpc(
+        2,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "write"}]}),
+    );
+    server.post(Some(&conn), &prompt);
+    let asked = sse.until(|e| e.data["method"] == "session/request_permission");
+    let question = &asked.last().unwrap().data;
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}});
+    assert_eq!(server.post(Some(&conn), &answer).status, 202);
+    let events = sse.until(is_response(2));
+    assert_eq!(events.last().unwrap().data["result"]["stopReason"], "end_turn");
+    assert_eq!(ws.read("main.tf"), "terraform {}\n");
+}
+
+#[test]
+fn two_clients_are_isolated() {
+    let ws = Workspace::new("http-isolated");
+    let server = HttpServer::spawn(&ws, None, &[], &[]);
+    let (a, b) = (server.initialize(), server.initialize());
+    let (sse_a, sse_b) = (server.stream(&a, None, None), server.stream(&b, None, None));
+    let session = new_session(&server, &a, &sse_a, &ws.project(), 1);
+    server.post(
+        Some(&b),
+        &rpc(7, "session/set_mode", json!({"sessionId": session, "modeId": "plan"})),
+    );
+    let error = sse_b.until(is_response(7));
+    assert_eq!(error.last().unwrap().data["error"]["code"], -32602, "B cannot touch A's session");
+    server.post(
+        Some(&b),
+        &rpc(
+            8,
+            "session/load",
+            json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
+        ),
+    );
+    let busy = sse_b.until(is_response(8));
+    assert_eq!(busy.last().unwrap().data["error"]["code"], -32001, "nor load it");
+    let stolen = server.stream(&b, Some(&session), None);
+    assert_eq!(stolen.status, 409, "nor read its stream");
+}
+
+/// Opens connection + session streams, starts a streamed prompt of `chunks` pieces.
+fn streaming_setup(name: &str, chunks: usize) -> (Workspace, FakeLlm, HttpServer, String, String) {
+    let ws = Workspace::new(name);
+    let mut events: Vec<LlmEvent> = (0..chunks).map(|i| LlmEvent::Text(format!("<{i}>"))).collect();
+    events.extend([LlmEvent::Finish("stop"), LlmEvent::Done]);
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &[], &[]);
+    let conn = server.initialize();
+    let session = {
+        let sse = server.stream(&conn, None, None);
+        new_session(&server, &conn, &sse, &ws.project(), 1)
+    };
+    (ws, llm, server, conn, session)
+}
+
+#[test]
+fn reconnecting_with_last_event_id_loses_and_duplicates_nothing() {
+    let (_ws, _llm, server, conn, session) = streaming_setup("http-resume", 400);
+    let first = server.stream(&conn, None, None);
+    server.post(
+        Some(&conn),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        ),
+    );
+    let seen = first.until(|e| e.data["params"]["update"]["content"]["text"] == "<50>");
+    let last = seen.last().unwrap().id.unwrap();
+    first.disconnect();
+    let second = server.stream(&conn, None, Some(last));
+    let rest = second.until(is_response(2));
+    let mut ids: Vec<u64> = seen.iter().chain(&rest).map(|e| e.id.unwrap()).collect();
+    let len = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), len, "no duplicates");
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "no gaps: {ids:?}");
+    let text: String = seen
+        .iter()
+        .chain(&rest)
+        .filter_map(|e| e.data["params"]["update"]["content"]["text"].as_str())
+        .collect();
+    let expected: String = (0..400).map(|i| format!("<{i}>")).collect();
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn a_second_get_takes_over_and_never_splits_events() {
+    let (_ws, _llm, server, conn, session) = streaming_setup("http-takeover", 50);
+    let first = server.stream(&conn, None, None);
+    let second = server.stream(&conn, None, None);
+    assert!(first.next().is_none(), "the older stream was closed");
+    server.post(
+        Some(&conn),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        ),
+    );
+    let events = second.until(is_response(2));
+    let chunks = events
+        .iter()
+        .filter(|e| e.data["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .count();
+    assert_eq!(chunks, 50);
+}
+
+#[test]
+fn connection_and_session_streams_see_each_message_once() {
+    let (_ws, _llm, server, conn, session) = streaming_setup("http-scopes", 30);
+    let conn_stream = server.stream(&conn, None, None);
+    let session_stream = server.stream(&conn, Some(&session), None);
+    assert_eq!(session_stream.status, 200);
+    server.post(
+        Some(&conn),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        ),
+    );
+    let on_session = session_stream.until(is_response(2));
+    assert_eq!(
+        on_session.iter().filter(|e| e.data["method"] == "session/update").count(),
+        31,
+        "30 chunks and usage"
+    );
+    server.post(Some(&conn), &rpc(3, "session/list", json!({})));
+    let on_conn = conn_stream.until(is_response(3));
+    assert_eq!(on_conn.len(), 1, "the connection stream got only the list answer: {on_conn:?}");
+}
+
+#[test]
+fn idle_connections_expire() {
+    let ws = Workspace::new("http-expiry");
+    let server = HttpServer::spawn(&ws, None, &["--idle-timeout", "1"], &[]);
+    let conn = server.initialize();
+    server.wait_log(&format!("connection {conn} expired"));
+    server.wait_log(&format!("connection {conn} closed"));
+    assert_eq!(server.post(Some(&conn), &rpc(1, "session/list", json!({}))).status, 400);
+}
+
+#[test]
+fn hostile_clients_do_not_stop_the_server() {
+    let ws = Workspace::new("http-hostile");
+    let server = HttpServer::spawn(&ws, None, &["--request-timeout", "2"], &[]);
+    let healthy = || assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+    // A head of 10 MiB.
+    let mut big = TcpStream::connect(&server.addr).unwrap();
+    let _ = big.write_all(b"GET /acp HTTP/1.1\r\nX-Junk: ");
+    let junk = vec![b'a'; 10 << 20];
+    let _ = big.write_all(&junk);
+    healthy();
+    drop(big);
+    // 1,000 half-open connections.
+    let idle: Vec<TcpStream> =
+        (0..1000).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
+    healthy();
+    drop(idle);
+    // A byte every 300 ms is cut at the request deadline.
+    let mut slow = TcpStream::connect(&server.addr).unwrap();
+    slow.set_read_timeout(Some(std::time::Duration::from_millis(300))).unwrap();
+    let mut cut = false;
+    for byte in
+        b"POST /acp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".iter().cycle().take(200)
+    {
+        if slow.write_all(&[*byte]).is_err() {
+            cut = true;
+            break;
+        }
+        let mut buf = [0u8; 64];
+        if let Ok(n) = std::io::Read::read(&mut slow, &mut buf) {
+            cut = n == 0 || String::from_utf8_lossy(&buf[..n]).contains("408");
+            if cut {
+                break;
+            }
+        }
+    }
+    assert!(cut, "the slow client was cut");
+    healthy();
+    // A declared 1 TiB body.
+    let huge = server.request("POST", "/acp", &[("Content-Length", "1099511627776")], b"");
+    assert_eq!(huge.status, 413);
+    healthy();
+    let conn = server.initialize();
+    assert!(!conn.is_empty());
+}
+
+#[test]
+fn a_client_that_never_reads_is_cut_off() {
+    let ws = Workspace::new("http-never-reads");
+    let mut events: Vec<LlmEvent> =
+        (0..40_000).map(|i| LlmEvent::Text(format!("{i:>200}"))).collect();
+    events.extend([LlmEvent::Finish("stop"), LlmEvent::Done]);
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &["--sse-buffer", "65536"], &[]);
+    let conn = server.initialize();
+    let session = {
+        let sse = server.stream(&conn, None, None);
+        new_session(&server, &conn, &sse, &ws.project(), 1)
+    };
+    // A raw GET that is never read.
+    let mut sink = TcpStream::connect(&server.addr).unwrap();
+    sink.write_all(
+        format!("GET /acp HTTP/1.1\r\nHost: x\r\nAcp-Connection-Id: {conn}\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    server.post(
+        Some(&conn),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        ),
+    );
+    server.wait_log(&format!("connection {conn}: event buffer overflow"));
+    server.wait_log(&format!("connection {conn} closed"));
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+    assert_eq!(server.post(Some(&conn), &rpc(3, "session/list", json!({}))).status, 400);
+    drop(sink);
+}
+
+#[test]
+fn sigterm_cancels_prompts_ends_streams_and_exits_zero() {
+    let ws = Workspace::new("http-sigterm");
+    let llm = FakeLlm::start(vec![Reply::Hang(vec![LlmEvent::Text("working".into())])]);
+    let mut server = HttpServer::spawn(&ws, Some(&llm), &[], &[]);
+    let conn = server.initialize();
+    let sse = server.stream(&conn, None, None);
+    let session = new_session(&server, &conn, &sse, &ws.project(), 1);
+    server.post(
+        Some(&conn),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        ),
+    );
+    sse.until(|e| e.data["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let rest = sse.until(is_response(2));
+    assert_eq!(rest.last().unwrap().data["result"]["stopReason"], "cancelled");
+    assert!(sse.next().is_none(), "the stream ends");
+    assert!(server.wait_exit().success());
+}
