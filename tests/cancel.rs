@@ -59,5 +59,14 @@ fn stdin_eof_mid_prompt_cancels_and_exits_zero() {
     acp.close_stdin();
     let status = acp.wait_exit(Duration::from_secs(10)).expect("exits");
     assert!(status.success(), "{status:?}");
+    // The prompt was answered `cancelled` before the process went away.
+    let mut answered = false;
+    while let Some(msg) = acp.recv_timeout(Duration::from_secs(1)) {
+        if msg.get("result").is_some() {
+            assert_eq!(msg["result"]["stopReason"], "cancelled", "{msg}");
+            answered = true;
+        }
+    }
+    assert!(answered, "the prompt got its answer before exit");
     assert!(llm.wait_hang_dropped(Duration::from_secs(5)));
 }

@@ -65,7 +65,7 @@ fn the_seed_curl_workflow_works() {
     assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "one sequence: {ids:?}");
     let delete = server.request("DELETE", "/acp", &[("Acp-Connection-Id", &conn)], b"");
     assert_eq!(delete.status, 200);
-    assert!(sse.next().is_none(), "DELETE ends the stream");
+    assert!(sse.next().is_none() && sse.ended_cleanly(), "DELETE ends the stream cleanly");
     let after = server.post(Some(&conn), &rpc(4, "session/list", json!({})));
     assert_eq!(after.status, 400);
 }
@@ -146,7 +146,16 @@ fn token_guards_every_acp_route_but_not_health() {
     assert_eq!(ok.status, 200);
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
     // A huge declared body is refused before auth and before reading it.
+    // A huge declared body is refused on its head alone: without the token before
+    // anything else, with it before a byte of the body is read.
     let huge = server.request("POST", "/acp", &[("Content-Length", "1099511627776")], b"");
+    assert_eq!(huge.status, 401);
+    let huge = server.request(
+        "POST",
+        "/acp",
+        &[("Content-Length", "1099511627776"), ("Authorization", "Bearer s3cret")],
+        b"",
+    );
     assert_eq!(huge.status, 413);
 }
 
@@ -154,8 +163,13 @@ fn token_guards_every_acp_route_but_not_health() {
 fn host_and_origin_are_checked_against_dns_rebinding() {
     let ws = Workspace::new("http-origin");
     let server = HttpServer::spawn(&ws, None, &["--allowed-origin", "https://editor.example"], &[]);
-    let bad_host = server.request("GET", "/health", &[("Host", "evil.example:8765")], b"");
-    assert_eq!(bad_host.status, 403);
+    for host in ["evil.example:8765", "[::1", "localhost.evil.example", ""] {
+        let bad_host = server.request("GET", "/health", &[("Host", host)], b"");
+        assert_eq!(bad_host.status, 403, "Host {host:?}");
+    }
+    for host in ["LocalHost:1", "[::1]:8765", "127.0.0.1"] {
+        assert_eq!(server.request("GET", "/health", &[("Host", host)], b"").status, 200, "{host}");
+    }
     for (origin, want) in [
         ("http://evil.example", 403),
         ("null", 403),
@@ -405,10 +419,17 @@ fn a_client_that_never_reads_is_cut_off() {
     };
     // A raw GET that is never read.
     let mut sink = TcpStream::connect(&server.addr).unwrap();
-    sink.write_all(
-        format!("GET /acp HTTP/1.1\r\nHost: x\r\nAcp-Connection-Id: {conn}\r\n\r\n").as_bytes(),
-    )
-    .unwrap();
+    let get =
+        format!("GET /acp HTTP/1.1\r\nHost: {}\r\nAcp-Connection-Id: {conn}\r\n\r\n", server.addr);
+    sink.write_all(get.as_bytes()).unwrap();
+    // Read the response head only: the stream is open, and its body is never read.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        std::io::Read::read_exact(&mut sink, &mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
     server.post(
         Some(&conn),
         &rpc(
@@ -417,6 +438,7 @@ fn a_client_that_never_reads_is_cut_off() {
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
         ),
     );
+    server.wait_log(&format!("connection {conn}: a stream stopped reading"));
     server.wait_log(&format!("connection {conn}: event buffer overflow"));
     server.wait_log(&format!("connection {conn} closed"));
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
@@ -448,6 +470,71 @@ fn sigterm_cancels_prompts_ends_streams_and_exits_zero() {
     assert!(killed.success());
     let rest = sse.until(is_response(2));
     assert_eq!(rest.last().unwrap().data["result"]["stopReason"], "cancelled");
-    assert!(sse.next().is_none(), "the stream ends");
+    assert!(sse.next().is_none() && sse.ended_cleanly(), "the stream ends cleanly");
     assert!(server.wait_exit().success());
+}
+
+#[test]
+fn acp_connections_are_capped() {
+    let ws = Workspace::new("http-cap");
+    let server = HttpServer::spawn(&ws, None, &["--max-connections", "2"], &[]);
+    server.initialize();
+    server.initialize();
+    let third = server.post(None, &rpc(0, "initialize", json!({"protocolVersion": 1})));
+    assert_eq!(third.status, 503);
+    assert!(third.json()["error"].as_str().unwrap().contains("too many"));
+}
+
+#[test]
+fn a_new_get_without_last_event_id_repeats_nothing_already_delivered() {
+    let ws = Workspace::new("http-no-repeat");
+    let server = HttpServer::spawn(&ws, None, &[], &[]);
+    let conn = server.initialize();
+    let first = server.stream(&conn, None, None);
+    new_session(&server, &conn, &first, &ws.project(), 1);
+    let delivered =
+        first.until(|e| e.data["params"]["update"]["sessionUpdate"] == "available_commands_update");
+    let last = delivered.last().unwrap().id.unwrap();
+    // A second stream that writes nothing and goes away, then a third.
+    let second = server.stream(&conn, None, None);
+    assert!(first.next().is_none(), "taken over");
+    second.disconnect();
+    let third = server.stream(&conn, None, None);
+    server.post(Some(&conn), &rpc(3, "session/list", json!({})));
+    let events = third.until(is_response(3));
+    assert_eq!(events.len(), 1, "nothing delivered before is repeated: {events:?}");
+    assert_eq!(events[0].id, Some(last + 1));
+}
+
+#[test]
+fn a_session_stream_that_closes_hands_its_events_back_to_the_connection_stream() {
+    let (_ws, llm, server, conn, session) = streaming_setup("http-scope-handback", 5);
+    llm.push(text_reply("second turn"));
+    let conn_stream = server.stream(&conn, None, None);
+    {
+        let session_stream = server.stream(&conn, Some(&session), None);
+        server.post(
+            Some(&conn),
+            &rpc(
+                2,
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+            ),
+        );
+        session_stream.until(is_response(2));
+        session_stream.disconnect();
+    }
+    server.wait_log(&format!("of Session(\"{session}\") ended"));
+    // Once the server noticed the closed session stream, the session's events reach the
+    // connection stream.
+    server.post(
+        Some(&conn),
+        &rpc(
+            3,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]}),
+        ),
+    );
+    let events = conn_stream.until(is_response(3));
+    assert_eq!(events.last().unwrap().data["result"]["stopReason"], "end_turn");
 }

@@ -23,10 +23,18 @@ pub struct Outgoing {
 
 type ReplySender = Sender<Result<Value, RpcError>>;
 
+/// Where encoded frames go: a writer thread's channel (stdio), or a function that files
+/// them at once on the sending thread (HTTP, where a stream writer thread follows anyway).
+#[derive(Clone)]
+enum Sink {
+    Channel(Sender<Outgoing>),
+    Direct(Arc<dyn Fn(Outgoing) + Send + Sync>),
+}
+
 /// Sends frames to the client and tracks the replies to our requests.
 #[derive(Clone)]
 pub struct Outbox {
-    tx: Sender<Outgoing>,
+    sink: Sink,
     pending: Arc<Pending>,
 }
 
@@ -67,8 +75,17 @@ struct OutError<'a> {
 impl Outbox {
     /// An outbox writing into `tx`.
     pub fn new(tx: Sender<Outgoing>) -> Outbox {
+        Outbox::with_sink(Sink::Channel(tx))
+    }
+
+    /// An outbox that hands every frame to `file`, on the sending thread.
+    pub fn direct(file: impl Fn(Outgoing) + Send + Sync + 'static) -> Outbox {
+        Outbox::with_sink(Sink::Direct(Arc::new(file)))
+    }
+
+    fn with_sink(sink: Sink) -> Outbox {
         let pending = Pending { next_id: AtomicI64::new(0), waiting: Mutex::new(HashMap::new()) };
-        Outbox { tx, pending: Arc::new(pending) }
+        Outbox { sink, pending: Arc::new(pending) }
     }
 
     /// Sends a notification.
@@ -137,7 +154,13 @@ impl Outbox {
             let text = String::from_utf8_lossy(&bytes);
             log::trace!("> {}", text.chars().take(2048).collect::<String>());
         }
-        // A send error means the transport is gone: nobody listens any more.
-        let _ = self.tx.send(Outgoing { session: session.map(str::to_string), bytes });
+        let outgoing = Outgoing { session: session.map(str::to_string), bytes };
+        match &self.sink {
+            // A send error means the transport is gone: nobody listens any more.
+            Sink::Channel(tx) => {
+                let _ = tx.send(outgoing);
+            }
+            Sink::Direct(file) => file(outgoing),
+        }
     }
 }

@@ -257,7 +257,7 @@ impl Manager {
         for session in &sessions {
             self.cancel(&session.id);
         }
-        self.wait_idle(deadline, || true);
+        self.wait_idle(deadline, || false);
         for session in &sessions {
             let _ = session.journal.sync();
         }

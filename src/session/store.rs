@@ -95,6 +95,12 @@ impl Store {
         Ok(Some((journal, rebuilt)))
     }
 
+    /// Whether a session with this (checked) id exists on disk.
+    pub fn exists(&self, id: &str) -> bool {
+        let dir = self.session_dir(id);
+        dir.join(JOURNAL).exists() || dir.join(META).exists()
+    }
+
     /// Reads a session without opening it: its metadata and history.
     pub fn peek(&self, id: &str) -> Result<Option<(Meta, Rebuilt)>> {
         let dir = self.session_dir(id);

@@ -40,6 +40,11 @@ pub enum Event {
     Raw(String),
     /// `data: [DONE]`.
     Done,
+    /// A text delta whose content is `t=<microseconds since the Unix epoch>` at the moment
+    /// it is written (for latency benchmarks).
+    Stamp,
+    /// Waits this many milliseconds before the next event (paces benchmark streams).
+    Pause(u64),
 }
 
 /// What the fake answers to one chat-completions request.
@@ -570,6 +575,13 @@ fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> io::Result<
             }
             Event::Raw(raw) => write_chunk(w, raw)?,
             Event::Done => write_chunk(w, "data: [DONE]\n\n")?,
+            Event::Stamp => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros());
+                write_data(w, &chunk(model, json!({"content": format!("t={now}")}), None))?;
+            }
+            Event::Pause(ms) => std::thread::sleep(std::time::Duration::from_millis(*ms)),
         }
     }
     Ok(())

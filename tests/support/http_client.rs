@@ -102,11 +102,15 @@ impl HttpServer {
 
     /// Waits for a stderr line containing `needle`.
     pub fn wait_log(&self, needle: &str) -> String {
+        let mut seen = Vec::new();
         loop {
             match self.stderr.recv_timeout(WAIT) {
                 Ok(line) if line.contains(needle) => return line,
-                Ok(_) => {}
-                Err(_) => panic!("no log line containing {needle:?}"),
+                Ok(line) => seen.push(line),
+                Err(_) => {
+                    let tail = &seen[seen.len().saturating_sub(60)..];
+                    panic!("no log line containing {needle:?}; last lines:\n{}", tail.join("\n"))
+                }
             }
         }
     }
@@ -244,6 +248,7 @@ pub struct Sse {
     pub headers: Vec<(String, String)>,
     events: Receiver<Event>,
     socket: TcpStream,
+    clean_end: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Sse {
@@ -265,10 +270,20 @@ impl Sse {
             }
         }
         let (tx, events) = crossbeam_channel::unbounded();
+        let clean_end = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = Arc::clone(&clean_end);
         if status == 200 {
             std::thread::spawn(move || {
                 let mut text = String::new();
-                while let Some(chunk) = read_chunk(&mut reader) {
+                loop {
+                    let chunk = match read_chunk(&mut reader) {
+                        Chunk::Data(chunk) => chunk,
+                        Chunk::Last => {
+                            ended.store(true, std::sync::atomic::Ordering::SeqCst);
+                            return;
+                        }
+                        Chunk::Broken => return,
+                    };
                     text.push_str(&String::from_utf8_lossy(&chunk));
                     while let Some(end) = text.find("\n\n") {
                         let block: String = text.drain(..end + 2).collect();
@@ -281,7 +296,12 @@ impl Sse {
                 }
             });
         }
-        Sse { status, headers, events, socket }
+        Sse { status, headers, events, socket, clean_end }
+    }
+
+    /// Whether the server ended the stream with the last chunk (not by dropping it).
+    pub fn ended_cleanly(&self) -> bool {
+        self.clean_end.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The next event, or `None` when the stream ended (or nothing came in `WAIT`).
@@ -312,19 +332,27 @@ impl Sse {
     }
 }
 
-fn read_chunk(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+enum Chunk {
+    Data(Vec<u8>),
+    Last,
+    Broken,
+}
+
+fn read_chunk(reader: &mut impl BufRead) -> Chunk {
     let mut size_line = String::new();
-    if reader.read_line(&mut size_line).ok()? == 0 {
-        return None;
+    if reader.read_line(&mut size_line).unwrap_or(0) == 0 {
+        return Chunk::Broken;
     }
-    let size = usize::from_str_radix(size_line.trim(), 16).ok()?;
+    let Ok(size) = usize::from_str_radix(size_line.trim(), 16) else { return Chunk::Broken };
     if size == 0 {
-        return None;
+        return Chunk::Last;
     }
     let mut data = vec![0; size + 2];
-    reader.read_exact(&mut data).ok()?;
+    if reader.read_exact(&mut data).is_err() {
+        return Chunk::Broken;
+    }
     data.truncate(size);
-    Some(data)
+    Chunk::Data(data)
 }
 
 fn parse_event(block: &str, methods: &Mutex<HashMap<String, String>>) -> Option<Event> {

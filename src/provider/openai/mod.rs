@@ -33,6 +33,11 @@ pub struct OpenAiChat {
     url: String,
 }
 
+/// Bytes ureq buffers from the server (response heads must fit).
+const INPUT_BUFFER: usize = 32 << 10;
+/// Bytes ureq buffers toward the server.
+const OUTPUT_BUFFER: usize = 16 << 10;
+
 impl OpenAiChat {
     /// A provider for `config`.
     pub fn new(config: ProviderConfig) -> OpenAiChat {
@@ -46,6 +51,11 @@ impl OpenAiChat {
             .timeout_connect(Some(self.config.timeouts.connect))
             .timeout_recv_response(Some(self.config.timeouts.response))
             .user_agent(concat!("iac-code/", env!("CARGO_PKG_VERSION")))
+            // ureq's 128 KiB buffers each way cost 256 KiB per streaming request; an LLM
+            // answer's head fits in far less, and bodies stream through.
+            .input_buffer_size(INPUT_BUFFER)
+            .output_buffer_size(OUTPUT_BUFFER)
+            .max_response_header_size(INPUT_BUFFER)
             .build()
             .new_agent()
     }

@@ -1,23 +1,25 @@
-//! One ACP connection over HTTP: its JSON-RPC engine on its own thread, a router thread
-//! that numbers every outgoing frame (one sequence per connection, never restarted) and
-//! files it under a scope (the connection, or a session whose stream the client opened),
-//! a bounded replay buffer, and at most one live SSE stream per scope (a new GET takes
+//! One ACP connection over HTTP: its JSON-RPC engine on its own thread, a router (run on
+//! the sending thread) that numbers every outgoing frame (one sequence per connection,
+//! never restarted) and files it under a scope (a session whose stream is open, else the connection), a
+//! bounded replay buffer, and at most one live SSE stream per scope (a new GET takes
 //! over). Frames produced while no stream of their scope is open wait in the buffer.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, Sender};
 
 use crate::acp::AcpAgent;
 use crate::jsonrpc::{self, Inbound, Outbox, Outgoing};
 use crate::lock;
 use crate::session::Services;
 
-/// Frames queued toward one SSE writer before it counts as stalled.
-const STREAM_QUEUE: usize = 1024;
+/// Bytes queued toward one SSE writer before it counts as stalled.
+const STREAM_QUEUE_BYTES: usize = 4 << 20;
 /// How long closing a connection waits for its prompts to answer.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
@@ -39,9 +41,30 @@ struct Event {
     bytes: Arc<[u8]>,
 }
 
+/// Progress of one SSE writer, shared with the router.
+#[derive(Default)]
+pub struct Progress {
+    /// Bytes queued and not yet written.
+    pub queued: AtomicUsize,
+    /// The last sequence number written to the socket (0: none).
+    pub written: AtomicU64,
+}
+
 struct Live {
     tx: Sender<Frame>,
     generation: u64,
+    progress: Arc<Progress>,
+    socket: TcpStream,
+    /// Where the stream started: frames after this were queued to it.
+    after: u64,
+}
+
+impl Live {
+    /// Stops the writer at once (its next write fails) and says how far it got.
+    fn stop(self) -> u64 {
+        let _ = self.socket.shutdown(Shutdown::Both);
+        self.progress.written.load(Ordering::SeqCst).max(self.after)
+    }
 }
 
 #[derive(Default)]
@@ -51,18 +74,23 @@ struct State {
     buffered: usize,
     delivered: HashMap<Scope, u64>,
     streams: HashMap<Scope, Live>,
-    claimed: HashSet<String>,
     waiters: HashMap<String, Sender<Vec<u8>>>,
+    /// The newest frame of each scope dropped from the buffer.
+    evicted: HashMap<Scope, u64>,
     generation: u64,
     closed: bool,
 }
 
 /// A stream the caller must now write.
 pub struct Stream {
-    /// Frames to write, in order (the backlog first).
+    /// Frames to write, in order (the backlog first). Sequence 0 is a final error note.
     pub rx: Receiver<Frame>,
     /// Identifies this stream among the scope's successive streams.
     pub generation: u64,
+    /// Shared with the router: what is queued and what was written.
+    pub progress: Arc<Progress>,
+    /// Frames the client asked for (by `Last-Event-ID`) that the buffer no longer holds.
+    pub gap: Option<(u64, u64)>,
 }
 
 /// One ACP connection.
@@ -75,7 +103,6 @@ pub struct AcpConn {
     state: Mutex<State>,
     last_active: Mutex<Instant>,
     engine_done: Receiver<()>,
-    router_done: Receiver<()>,
     buffer_cap: usize,
 }
 
@@ -84,9 +111,7 @@ impl AcpConn {
     pub fn start(services: Arc<Services>, buffer_cap: usize) -> std::io::Result<Arc<AcpConn>> {
         let id = uuid::Uuid::new_v4().to_string();
         let (in_tx, in_rx) = crossbeam_channel::bounded::<Inbound>(64);
-        let (out_tx, out_rx) = crossbeam_channel::unbounded::<Outgoing>();
         let (done_tx, engine_done) = crossbeam_channel::bounded(1);
-        let (routed_tx, router_done) = crossbeam_channel::bounded(1);
         let mut agent = AcpAgent::new(services);
         let conn = Arc::new(AcpConn {
             id: id.clone(),
@@ -95,10 +120,12 @@ impl AcpConn {
             state: Mutex::new(State::default()),
             last_active: Mutex::new(Instant::now()),
             engine_done,
-            router_done,
             buffer_cap,
         });
-        let outbox = Outbox::new(out_tx);
+        // Frames are numbered and filed on the thread that sends them; only the socket
+        // writes happen on the stream's own thread.
+        let router = Arc::clone(&conn);
+        let outbox = Outbox::direct(move |outgoing| router.route(outgoing));
         let short = id[..8].to_string();
         thread::Builder::new().name(format!("conn-{short}")).spawn(move || {
             jsonrpc::serve(&in_rx, &outbox, &mut agent);
@@ -106,13 +133,6 @@ impl AcpConn {
             drop(agent);
             outbox.fail_pending();
             let _ = done_tx.send(());
-        })?;
-        let router = Arc::clone(&conn);
-        thread::Builder::new().name(format!("route-{short}")).spawn(move || {
-            for outgoing in out_rx.iter() {
-                router.route(outgoing);
-            }
-            let _ = routed_tx.send(());
         })?;
         Ok(conn)
     }
@@ -147,56 +167,67 @@ impl AcpConn {
         lock(&self.state).streams.is_empty() && lock(&self.last_active).elapsed() >= idle
     }
 
-    /// Whether the session's scope was claimed by a stream of this connection.
-    pub fn claimed(&self, session: &str) -> bool {
-        lock(&self.state).claimed.contains(session)
-    }
-
-    /// Opens the stream of `scope`, taking over from an older one. Replays the frames
-    /// after `last_id` (or, without it, those never delivered) from the buffer.
-    pub fn open_stream(&self, scope: Scope, last_id: Option<u64>) -> Option<Stream> {
+    /// Opens the stream of `scope` on `socket`, taking over from an older one (which is
+    /// stopped). Queues the frames after `last_id` (or, without it, those never
+    /// delivered) from the buffer.
+    pub fn open_stream(
+        &self,
+        scope: Scope,
+        last_id: Option<u64>,
+        socket: TcpStream,
+    ) -> Option<Stream> {
         self.touch();
         let mut state = lock(&self.state);
         if state.closed {
             return None;
         }
-        if let Scope::Session(id) = &scope {
-            state.claimed.insert(id.clone());
+        if let Some(old) = state.streams.remove(&scope) {
+            // Frames queued to the old writer but not written are delivered again.
+            let written = old.stop();
+            state.delivered.insert(scope.clone(), written);
         }
-        let after = last_id.unwrap_or_else(|| state.delivered.get(&scope).copied().unwrap_or(0));
-        let backlog: Vec<Frame> = state
-            .buffer
-            .iter()
-            .filter(|e| e.scope == scope && e.seq > after)
-            .map(|e| (e.seq, Arc::clone(&e.bytes)))
-            .collect();
-        let (tx, rx) = crossbeam_channel::bounded(STREAM_QUEUE.max(backlog.len() + STREAM_QUEUE));
-        if let Some(last) = backlog.last() {
-            state.delivered.insert(scope.clone(), last.0);
+        let delivered = state.delivered.get(&scope).copied().unwrap_or(0);
+        let after = last_id.unwrap_or(delivered);
+        let evicted = state.evicted.get(&scope).copied().unwrap_or(0);
+        let gap = last_id.filter(|last| *last < evicted).map(|last| (last + 1, evicted));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let progress = Arc::new(Progress::default());
+        let mut last_queued = after;
+        for event in state.buffer.iter().filter(|e| e.scope == scope && e.seq > after) {
+            progress.queued.fetch_add(event.bytes.len(), Ordering::SeqCst);
+            let _ = tx.send((event.seq, Arc::clone(&event.bytes)));
+            last_queued = event.seq;
         }
-        for frame in backlog {
-            let _ = tx.send(frame);
+        if last_queued > delivered {
+            state.delivered.insert(scope.clone(), last_queued);
         }
         state.generation += 1;
         let generation = state.generation;
-        // Dropping the old sender ends the old stream: two GETs never split the events.
-        state.streams.insert(scope, Live { tx, generation });
-        Some(Stream { rx, generation })
+        log::debug!(
+            "connection {}: stream {generation} of {scope:?} opened after {after}",
+            self.id
+        );
+        let live = Live { tx, generation, progress: Arc::clone(&progress), socket, after };
+        state.streams.insert(scope, live);
+        Some(Stream { rx, generation, progress, gap })
     }
 
-    /// A stream ended after writing frames up to `written`.
-    pub fn stream_ended(&self, scope: &Scope, generation: u64, written: Option<u64>) {
+    /// A stream ended (its client went away, or it was stopped).
+    pub fn stream_ended(&self, scope: &Scope, stream: &Stream) {
         self.touch();
         let mut state = lock(&self.state);
-        if state.streams.get(scope).is_some_and(|live| live.generation == generation) {
-            state.streams.remove(scope);
-            // Frames queued to the dead writer but not written count as undelivered.
-            let delivered = written.unwrap_or(0);
-            state.delivered.insert(scope.clone(), delivered);
+        if state.streams.get(scope).is_some_and(|live| live.generation == stream.generation) {
+            log::debug!("connection {}: stream {} of {scope:?} ended", self.id, stream.generation);
+            if let Some(live) = state.streams.remove(scope) {
+                // Frames queued to the dead writer but not written count as undelivered.
+                let written = live.stop();
+                state.delivered.insert(scope.clone(), written);
+            }
         }
     }
 
-    /// Files one outgoing frame.
+    /// Files one outgoing frame: to its session's stream if one is open, else to the
+    /// connection's. Runs on the sending thread; never blocks on a socket.
     fn route(&self, outgoing: Outgoing) {
         let mut state = lock(&self.state);
         if !state.waiters.is_empty()
@@ -210,7 +241,14 @@ impl AcpConn {
             return;
         }
         let scope = match outgoing.session {
-            Some(session) if state.claimed.contains(&session) => Scope::Session(session),
+            Some(session)
+                if state
+                    .streams
+                    .keys()
+                    .any(|k| matches!(k, Scope::Session(s) if *s == session)) =>
+            {
+                Scope::Session(session)
+            }
             _ => Scope::Connection,
         };
         state.seq += 1;
@@ -219,15 +257,17 @@ impl AcpConn {
         state.buffered += bytes.len();
         state.buffer.push_back(Event { seq, scope: scope.clone(), bytes: Arc::clone(&bytes) });
         if let Some(live) = state.streams.get(&scope) {
-            match live.tx.try_send((seq, bytes)) {
-                Ok(()) => {
-                    state.delivered.insert(scope, seq);
+            let queued = live.progress.queued.fetch_add(bytes.len(), Ordering::SeqCst);
+            if queued > STREAM_QUEUE_BYTES || live.tx.send((seq, bytes)).is_err() {
+                // A stalled or dead writer: stop it; the client can come back with
+                // Last-Event-ID, or a new GET gets what it missed.
+                if let Some(live) = state.streams.remove(&scope) {
+                    log::info!("connection {}: a stream stopped reading; closed it", self.id);
+                    let written = live.stop();
+                    state.delivered.insert(scope, written);
                 }
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                    // A stalled or dead writer: end it; the client can come back with
-                    // Last-Event-ID.
-                    state.streams.remove(&scope);
-                }
+            } else {
+                state.delivered.insert(scope, seq);
             }
         }
         self.trim(&mut state);
@@ -240,12 +280,18 @@ impl AcpConn {
             let front = &state.buffer[0];
             let delivered = state.delivered.get(&front.scope).is_some_and(|d| *d >= front.seq);
             if !delivered {
-                log::warn!("connection {}: event buffer overflow; closing it", self.id);
+                log::warn!(
+                    "connection {}: event buffer overflow; closing it (oldest undelivered frame {} of {:?}, {} streams open)",
+                    self.id,
+                    front.seq,
+                    front.scope,
+                    state.streams.len()
+                );
                 state.closed = true;
+                let note: &[u8] = br#"{"error":"event buffer overflow: the client did not read its stream; connection closed"}"#;
                 for (_, live) in state.streams.drain() {
-                    // Sequence 0 marks a final error event.
-                    let note = br#"{"error":"event buffer overflow: the client did not read its stream; connection closed"}"#;
-                    let _ = live.tx.try_send((0, Arc::from(&note[..])));
+                    // Sequence 0 marks a final error note, written after what is queued.
+                    let _ = live.tx.send((0, Arc::from(note)));
                 }
                 state.buffer.clear();
                 state.buffered = 0;
@@ -254,6 +300,7 @@ impl AcpConn {
             }
             if let Some(event) = state.buffer.pop_front() {
                 state.buffered -= event.bytes.len();
+                state.evicted.insert(event.scope, event.seq);
             }
         }
     }
@@ -271,12 +318,11 @@ impl AcpConn {
         let deadline = CLOSE_GRACE + Duration::from_secs(1);
         if self.engine_done.recv_timeout(deadline).is_err() {
             log::warn!("connection {}: engine still busy after close", self.id);
-        } else if self.router_done.recv_timeout(Duration::from_secs(1)).is_err() {
-            log::warn!("connection {}: frames still being routed after close", self.id);
         }
         let mut state = lock(&self.state);
         state.closed = true;
-        // Writers finish the frames already queued to them, then end their streams.
+        // Dropping the senders: writers finish the frames already queued, then end their
+        // streams cleanly.
         state.streams.clear();
         state.waiters.clear();
     }

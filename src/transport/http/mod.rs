@@ -65,6 +65,9 @@ impl Hub {
         if self.stopping.load(Ordering::SeqCst) {
             return Err("the server is shutting down".to_string());
         }
+        if lock(&self.conns).len() >= self.args.max_connections {
+            return Err("too many ACP connections".to_string());
+        }
         let conn = AcpConn::start(Arc::clone(&self.services), self.args.sse_buffer)
             .map_err(|err| format!("cannot start a connection: {err}"))?;
         lock(&self.conns).insert(conn.id.clone(), Arc::clone(&conn));
@@ -118,9 +121,13 @@ impl Hub {
     }
 }
 
+/// The name part of a `Host` value (`[::1]:8765` → `[::1]`, `LocalHost:1` → `LocalHost`).
 fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
-        return host.split(']').next().map_or(host, |h| &host[..h.len() + 1]);
+        return match host.find(']') {
+            Some(end) => &host[..=end],
+            None => host,
+        };
     }
     host.split(':').next().unwrap_or(host)
 }
@@ -129,8 +136,14 @@ fn is_loopback_name(name: &str) -> bool {
     name.eq_ignore_ascii_case("localhost") || matches!(name, "127.0.0.1" | "[::1]")
 }
 
+/// Compares without an early exit on the first differing byte (the time depends only on
+/// the length of `b`, the secret's, never on where `a` differs).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    let mut diff = u8::from(a.len() != b.len());
+    for (i, y) in b.iter().enumerate() {
+        diff |= a.get(i).copied().unwrap_or(0) ^ y;
+    }
+    diff == 0
 }
 
 /// Resolves the address to bind and refuses a non-loopback one without a token (unless
@@ -239,9 +252,16 @@ fn serve_socket(hub: &Hub, stream: &TcpStream) {
     let mut idle = FIRST_REQUEST;
     loop {
         let mut go_on = || response::write_all(stream, b"HTTP/1.1 100 Continue\r\n\r\n");
-        let request = match reader.next(&hub.limits, idle, &mut go_on) {
+        let mut admit = |head: &request::Request| routes::admit(hub, head);
+        let request = match reader.next(&hub.limits, idle, &mut admit, &mut go_on) {
             Ok(request) => request,
             Err(ReadError::Closed) => return,
+            Err(ReadError::Refused(refusal)) => {
+                let _ =
+                    response::error(stream, refusal.status, &refusal.why, &refusal.headers, false);
+                linger(stream);
+                return;
+            }
             Err(ReadError::Io(err)) => {
                 log::debug!("connection dropped: {err}");
                 return;
@@ -345,6 +365,12 @@ fn shutdown(hub: &Arc<Hub>) {
         .collect();
     for closer in closers {
         let _ = closer.join();
+    }
+    // Let the stream writers finish what was queued (the prompts' `cancelled` answers)
+    // and end their streams.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while hub.open_sockets.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
     }
     log::info!("all connections closed");
 }

@@ -53,6 +53,19 @@ pub enum ReadError {
     Status(u16, &'static str),
     /// The socket failed.
     Io(io::Error),
+    /// The head was refused by the caller's check: answer with it and close.
+    Refused(Refusal),
+}
+
+/// A request refused on its head alone.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// HTTP status.
+    pub status: u16,
+    /// Why, for the client.
+    pub why: String,
+    /// Extra headers (`Allow`, `WWW-Authenticate`).
+    pub headers: Vec<(&'static str, &'static str)>,
 }
 
 /// A byte source with adjustable read timeouts (a socket; a buffer in tests).
@@ -79,32 +92,40 @@ impl<S: Source> Reader<S> {
         Reader { source, buf: Vec::new() }
     }
 
-    /// Reads the next request. Waits at most `idle` for its first byte. `continue_100` is
-    /// called when the client asked for `100 Continue` and the body is acceptable.
+    /// Reads the next request. Waits at most `idle` for its first byte. `check` sees the
+    /// parsed head before anything else happens (a refusal is answered without reading
+    /// the body); `continue_100` is called when the client asked for `100 Continue` and
+    /// the body is acceptable.
     pub fn next(
         &mut self,
         limits: &Limits,
         idle: Duration,
+        check: &mut dyn FnMut(&Request) -> Result<(), Refusal>,
         continue_100: &mut dyn FnMut() -> io::Result<()>,
     ) -> Result<Request, ReadError> {
         if self.buf.is_empty() && self.fill(Instant::now() + idle)? == 0 {
             return Err(ReadError::Closed);
         }
         let head_deadline = Instant::now() + limits.head_timeout;
+        // Parse only once the blank line that ends a head has arrived (no rescans).
+        let mut scanned: usize = 0;
         let (mut request, head_len, chunked, length) = loop {
-            match parse_head(&self.buf, limits)? {
-                Some(parsed) => break parsed,
-                None if self.buf.len() >= limits.max_head => {
-                    return Err(ReadError::Status(431, "request head too large"));
-                }
-                None => {
-                    if self.fill(head_deadline)? == 0 {
-                        return Err(ReadError::Status(400, "connection closed inside the head"));
-                    }
-                }
+            let from = scanned.saturating_sub(3);
+            let complete = self.buf[from..].windows(4).any(|w| w == b"\r\n\r\n")
+                || self.buf[from..].windows(2).any(|w| w == b"\n\n");
+            scanned = self.buf.len();
+            if complete && let Some(parsed) = parse_head(&self.buf, limits)? {
+                break parsed;
+            }
+            if self.buf.len() >= limits.max_head {
+                return Err(ReadError::Status(431, "request head too large"));
+            }
+            if self.fill(head_deadline)? == 0 {
+                return Err(ReadError::Status(400, "connection closed inside the head"));
             }
         };
         self.buf.drain(..head_len);
+        check(&request).map_err(ReadError::Refused)?;
         if let Some(length) = length
             && length > limits.max_body
         {
@@ -189,7 +210,7 @@ impl<S: Source> Reader<S> {
                 while !self.line(deadline, 8192)?.is_empty() {}
                 return Ok(body);
             }
-            if body.len() as u64 + size > max {
+            if size > max.saturating_sub(body.len() as u64) {
                 return Err(ReadError::Status(413, "request body too large"));
             }
             let data = self.exact(size as usize, deadline)?;

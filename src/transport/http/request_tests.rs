@@ -37,7 +37,7 @@ fn read_all(raw: &[u8], step: usize) -> Vec<Result<Request, String>> {
     let mut reader = Reader::new(Bytes { data: Cursor::new(raw.to_vec()), step });
     let mut out = Vec::new();
     loop {
-        match reader.next(&LIMITS, Duration::from_secs(1), &mut || Ok(())) {
+        match reader.next(&LIMITS, Duration::from_secs(1), &mut |_| Ok(()), &mut || Ok(())) {
             Ok(request) => out.push(Ok(request)),
             Err(ReadError::Closed) => return out,
             Err(ReadError::Status(code, why)) => {
@@ -46,6 +46,10 @@ fn read_all(raw: &[u8], step: usize) -> Vec<Result<Request, String>> {
             }
             Err(ReadError::Io(e)) => {
                 out.push(Err(e.to_string()));
+                return out;
+            }
+            Err(ReadError::Refused(r)) => {
+                out.push(Err(format!("{} {}", r.status, r.why)));
                 return out;
             }
         }
@@ -68,9 +72,10 @@ fn pipelined_requests_with_both_body_framings() {
 
 #[test]
 fn limits_give_the_right_status() {
-    let cases: [(&[u8], &str); 7] = [
+    let cases: [(&[u8], &str); 8] = [
         (b"POST / HTTP/1.1\r\nContent-Length: 1099511627776\r\n\r\n", "413"),
         (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n100\r\n", "413"),
+        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\nffffffffffffffff\r\n", "413"),
         (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", "400"),
         (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "400"),
         (b"GET / HTTP/1.1\r\nA: 1\r\nB: 1\r\nC: 1\r\nD: 1\r\nE: 1\r\nF: 1\r\nG: 1\r\nH: 1\r\nI: 1\r\n\r\n", "431"),
@@ -102,7 +107,7 @@ fn random_byte_streams_never_panic_or_hang() {
         seed
     };
     let alphabet: &[u8] =
-        b"GETPOS /acpHTP1.0\r\n:; -chunkedContent-LengthTransfer-Encoding0123456789abcdefxyz";
+        b"GETPOS /acpHTP1.0\r\n:; -chunkedContent-LengthTransfer-Encoding0123456789abcdefxyzffffffffffffffff\r\n\r\n";
     for _ in 0..20_000 {
         let len = (next() % 300) as usize;
         let raw: Vec<u8> = (0..len)

@@ -10,11 +10,30 @@ use crossbeam_channel::{select, tick};
 use serde_json::Value;
 
 use super::Hub;
-use super::conn::{AcpConn, Scope};
-use super::request::Request;
+use std::sync::atomic::Ordering;
+
+use super::conn::{AcpConn, Scope, Stream};
+use super::request::{Refusal, Request};
 use super::response::{self, error};
 use crate::jsonrpc::{self, Message};
 use crate::session::store;
+
+/// How often an idle SSE stream checks that its client is still there.
+const LIVENESS: Duration = Duration::from_secs(1);
+
+/// Whether the client closed its end (a non-blocking peek sees end of stream or an error).
+fn peer_gone(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let mut byte = [0u8; 1];
+    let gone = match stream.peek(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+    };
+    stream.set_nonblocking(false).is_err() || gone
+}
 
 /// How long `initialize` may take before 504.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -31,35 +50,42 @@ fn done(ok: bool, keep_alive: bool) -> Next {
     if ok && keep_alive { Next::KeepAlive } else { Next::Close }
 }
 
-/// Answers one request.
-pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
-    let keep = req.keep_alive;
-    let fail = |status: u16, why: &str, extra: &[(&str, &str)]| {
-        done(error(stream, status, why, extra, keep).is_ok(), keep)
+/// Judges a request on its head alone, before its body is read or `100 Continue` sent:
+/// Host and Origin, the path, the method, and the token.
+pub(super) fn admit(hub: &Hub, req: &Request) -> Result<(), Refusal> {
+    let refuse = |status: u16, why: String, headers: Vec<(&'static str, &'static str)>| {
+        Err(Refusal { status, why, headers })
     };
-    if let Err(why) = hub.check_origin(&req) {
-        return fail(403, &why, &[]);
+    if let Err(why) = hub.check_origin(req) {
+        return refuse(403, why, Vec::new());
     }
     match (req.path.as_str(), req.method.as_str()) {
-        ("/health", "GET") => {
+        ("/health", "GET") => Ok(()),
+        ("/health", _) => refuse(405, "method not allowed".into(), vec![("Allow", "GET")]),
+        ("/acp", _) if !hub.authorized(req) => {
+            refuse(401, "Unauthorized".into(), vec![("WWW-Authenticate", "Bearer")])
+        }
+        ("/acp", "POST" | "GET" | "DELETE") => Ok(()),
+        ("/acp", _) => {
+            refuse(405, "method not allowed".into(), vec![("Allow", "GET, POST, DELETE")])
+        }
+        _ => refuse(404, "not found".into(), Vec::new()),
+    }
+}
+
+/// Answers one admitted request.
+pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
+    let keep = req.keep_alive;
+    match (req.path.as_str(), req.method.as_str()) {
+        ("/acp", "POST") => post(hub, stream, req),
+        ("/acp", "GET") => get(hub, stream, &req),
+        ("/acp", "DELETE") => delete(hub, stream, &req),
+        _ => {
             let body = br#"{"status":"ok"}"#;
             let ok =
                 response::send(stream, 200, &[("Content-Type", "application/json")], body, keep);
             done(ok.is_ok(), keep)
         }
-        ("/health", _) => fail(405, "method not allowed", &[("Allow", "GET")]),
-        ("/acp", method) => {
-            if !hub.authorized(&req) {
-                return fail(401, "Unauthorized", &[("WWW-Authenticate", "Bearer")]);
-            }
-            match method {
-                "POST" => post(hub, stream, req),
-                "GET" => get(hub, stream, &req),
-                "DELETE" => delete(hub, stream, &req),
-                _ => fail(405, "method not allowed", &[("Allow", "GET, POST, DELETE")]),
-            }
-        }
-        _ => fail(404, "not found", &[]),
     }
 }
 
@@ -161,25 +187,35 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
                 Some(holder) if holder != conn.manager => {
                     return fail(409, "that session is held by another connection");
                 }
-                None if !conn.claimed(&id)
-                    && hub.services.store.peek(&id).ok().flatten().is_none() =>
-                {
-                    return fail(404, "unknown session");
-                }
+                // Not open anywhere: it may be opened next (load, resume), if it exists.
+                None if !hub.services.store.exists(&id) => return fail(404, "unknown session"),
                 _ => Scope::Session(id),
             }
         }
     };
     let last_id = req.header("last-event-id").and_then(|v| v.trim().parse::<u64>().ok());
-    let Some(events) = conn.open_stream(scope.clone(), last_id) else {
+    let Ok(socket) = stream.try_clone() else { return Next::Close };
+    let Some(events) = conn.open_stream(scope.clone(), last_id, socket) else {
         return fail(400, "the connection is closed");
     };
+    write_stream(stream, &events);
+    conn.stream_ended(&scope, &events);
+    Next::Close
+}
+
+/// Writes a stream until it is stopped, taken over, closed, or its client goes away.
+fn write_stream(stream: &TcpStream, events: &Stream) {
     if response::start_sse(stream).is_err() {
-        conn.stream_ended(&scope, events.generation, None);
-        return Next::Close;
+        return;
+    }
+    if let Some((from, to)) = events.gap {
+        let note = format!("events {from} to {to} are no longer in the replay buffer");
+        if response::sse_comment(stream, &note).is_err() {
+            return;
+        }
     }
     let heartbeat = tick(HEARTBEAT);
-    let mut written = None;
+    let liveness = tick(LIVENESS);
     loop {
         select! {
             recv(events.rx) -> frame => match frame {
@@ -188,24 +224,31 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
                     break;
                 }
                 Ok((seq, bytes)) => {
-                    if response::sse_event(stream, seq, &bytes).is_err() {
-                        break;
+                    if let Err(err) = response::sse_event(stream, seq, &bytes) {
+                        log::debug!("stream write failed at frame {seq}: {err}");
+                        return;
                     }
-                    written = Some(seq);
+                    events.progress.queued.fetch_sub(bytes.len(), Ordering::SeqCst);
+                    events.progress.written.store(seq, Ordering::SeqCst);
                 }
-                // Taken over by a newer stream, or the connection closed.
+                // Closed by the server: end the stream cleanly.
                 Err(_) => break,
             },
             recv(heartbeat) -> _ => {
                 if response::sse_comment(stream, "keep-alive").is_err() {
-                    break;
+                    return;
+                }
+            }
+            // A client that went away is noticed without waiting for a write to fail, so
+            // its scope's frames go elsewhere (or wait) instead of into a dead socket.
+            recv(liveness) -> _ => {
+                if peer_gone(stream) {
+                    return;
                 }
             }
         }
     }
     let _ = response::end_chunks(stream);
-    conn.stream_ended(&scope, events.generation, written);
-    Next::Close
 }
 
 fn delete(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {

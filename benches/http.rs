@@ -1,0 +1,338 @@
+//! The HTTP+SSE transport under load: 1,000 concurrent connections, each with an open SSE
+//! stream and a session streaming a paced reply from the fake LLM; then 10,000
+//! connect/initialize/GET/DELETE cycles. Run with `cargo bench --bench http`. Prints RSS,
+//! threads, descriptors, chunk-to-frame latency and events/s; no thresholds.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+#[allow(dead_code)]
+#[path = "../tests/support/fake_llm.rs"]
+mod fake_llm;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use fake_llm::{Event, FakeLlm, Reply};
+use serde_json::{Value, json};
+
+const CONNECTIONS: usize = 1000;
+
+fn connections() -> usize {
+    std::env::var("BENCH_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(CONNECTIONS)
+}
+const CHUNKS: usize = 20;
+const PACE_MS: u64 = 50;
+const CHURN: usize = 10_000;
+
+fn spawn_server(llm: &FakeLlm) -> (Child, String) {
+    let home = std::env::temp_dir().join("iac-code-bench-http");
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(home.join("work")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iac-code"))
+        .args(["acp", "--transport", "http", "--port", "0", "--max-connections", "8192"])
+        .env_clear()
+        .env("HOME", &home)
+        .env("IAC_CODE_CONFIG_DIR", home.join("config"))
+        .env("IAC_CODE_LOG", "warn")
+        .envs(
+            std::env::var("BENCH_SERVER_ENV")
+                .ok()
+                .and_then(|v| v.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))),
+        )
+        .env("IAC_CODE_PROVIDER", "openai_compatible")
+        .env("IAC_CODE_BASE_URL", llm.base_url())
+        .env("IAC_CODE_MODEL", "fake-model")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("iac-code listening on http://")
+        .trim_end_matches("/acp")
+        .to_string();
+    (child, addr)
+}
+
+fn post(addr: &str, conn: Option<&str>, body: &Value) -> (u16, Option<String>, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let body = body.to_string();
+    let conn_header = conn.map(|c| format!("Acp-Connection-Id: {c}\r\n")).unwrap_or_default();
+    write!(stream, "POST /acp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n{conn_header}Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let code = status.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let (mut id, mut length) = (None, 0);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("acp-connection-id:") {
+            id = Some(v.trim().to_string());
+        }
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    (code, id, body)
+}
+
+fn initialize(addr: &str) -> String {
+    let (code, id, _) = post(
+        addr,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
+    );
+    assert_eq!(code, 200);
+    id.unwrap()
+}
+
+/// Opens the connection stream; returns the reader positioned after the head.
+fn open_stream(addr: &str, conn: &str) -> BufReader<TcpStream> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(stream, "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAcp-Connection-Id: {conn}\r\n\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            return reader;
+        }
+    }
+}
+
+/// Reads SSE `data:` payloads; calls `each` until it returns false.
+fn read_events(reader: &mut BufReader<TcpStream>, mut each: impl FnMut(Value) -> bool) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(data) = line.strip_prefix("data: ")
+            && let Ok(value) = serde_json::from_str::<Value>(data.trim_end())
+            && !each(value)
+        {
+            return;
+        }
+    }
+}
+
+fn now_micros() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros()
+}
+
+fn proc_status(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// User plus system CPU time of a process, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+fn load() {
+    let n = connections();
+    let reply = || {
+        let mut events = Vec::new();
+        for _ in 0..CHUNKS {
+            events.push(Event::Stamp);
+            events.push(Event::Pause(PACE_MS));
+        }
+        events.extend([Event::Finish("stop"), Event::Done]);
+        Reply::Stream(events)
+    };
+    let llm = FakeLlm::start((0..n).map(|_| reply()).collect());
+    let (mut child, addr) = spawn_server(&llm);
+    let pid = child.id();
+    let cwd = std::env::temp_dir().join("iac-code-bench-http/work");
+    let (tx, rx) = crossbeam_channel::unbounded::<(Vec<u64>, bool)>();
+    let (ready_tx, ready_rx) = crossbeam_channel::unbounded::<()>();
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
+    let go_rx = std::sync::Arc::new(go_rx);
+    let mut workers = Vec::new();
+    for _ in 0..n {
+        let (addr, cwd, tx, ready_tx, go_rx) =
+            (addr.clone(), cwd.clone(), tx.clone(), ready_tx.clone(), go_rx.clone());
+        workers.push(std::thread::Builder::new().stack_size(256 << 10).spawn(move || {
+            let conn = initialize(&addr);
+            let mut stream = open_stream(&addr, &conn);
+            post(&addr, Some(&conn), &json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}));
+            let mut session = String::new();
+            read_events(&mut stream, |v| {
+                if v["id"] == 1 {
+                    session = v["result"]["sessionId"].as_str().unwrap().to_string();
+                    return false;
+                }
+                true
+            });
+            ready_tx.send(()).unwrap();
+            let _ = go_rx.recv();
+            post(&addr, Some(&conn), &json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}}));
+            let mut latencies = Vec::new();
+            let mut ended = false;
+            read_events(&mut stream, |v| {
+                if let Some(stamp) = v["params"]["update"]["content"]["text"].as_str().and_then(|t| t.strip_prefix("t=")) {
+                    // Latency, and whether the chunk came after the start-up burst.
+                    let micros = (now_micros() - stamp.parse::<u128>().unwrap()) as u64;
+                    latencies.push(micros << 1 | u64::from(latencies.len() >= 2));
+                }
+                if v["id"] == 2 {
+                    ended = v["result"]["stopReason"] == "end_turn";
+                    return false;
+                }
+                true
+            });
+            tx.send((latencies, ended)).unwrap();
+        }).unwrap());
+    }
+    for _ in 0..n {
+        ready_rx.recv().unwrap();
+    }
+    println!(
+        "before the prompts: {n} connections with a stream and a session: RSS {} KiB, threads {}",
+        proc_status(pid, "VmRSS:"),
+        proc_status(pid, "Threads:")
+    );
+    let cpu_before = cpu_seconds(pid);
+    let started = Instant::now();
+    drop(go_tx); // every worker's recv returns: go
+    let mut all = Vec::new();
+    let mut served = 0;
+    let mut peak_threads = 0;
+    let mut peak_rss = 0;
+    std::thread::sleep(Duration::from_millis(400));
+    if std::env::var_os("BENCH_SMAPS").is_some() {
+        let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+        let mut by_size: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
+        let mut size = 0;
+        for line in smaps.lines() {
+            if let Some(v) = line.strip_prefix("Size:") {
+                size = v.trim().trim_end_matches(" kB").parse().unwrap();
+            }
+            if let Some(v) = line.strip_prefix("Rss:") {
+                let rss: u64 = v.trim().trim_end_matches(" kB").parse().unwrap();
+                let e = by_size.entry(size).or_default();
+                e.0 += 1;
+                e.1 += rss;
+            }
+        }
+        let mut rows: Vec<_> = by_size.into_iter().collect();
+        rows.sort_by_key(|(_, (_, rss))| std::cmp::Reverse(*rss));
+        for (size, (n, rss)) in rows.iter().take(8) {
+            println!("mapping size {size} kB x{n}: rss {rss} kB");
+        }
+    }
+    for _ in 0..n {
+        let (latencies, ended) =
+            rx.recv_timeout(Duration::from_secs(120)).expect("a connection finished");
+        peak_threads = peak_threads.max(proc_status(pid, "Threads:"));
+        peak_rss = peak_rss.max(proc_status(pid, "VmRSS:"));
+        served += usize::from(ended);
+        all.extend(latencies);
+    }
+    let elapsed = started.elapsed();
+    let cpu = cpu_seconds(pid) - cpu_before;
+    println!(
+        "server CPU during the prompts: {:.2} s over {:.2} s wall ({:.0}% of one core)",
+        cpu,
+        elapsed.as_secs_f64(),
+        100.0 * cpu / elapsed.as_secs_f64()
+    );
+    for w in workers {
+        w.join().unwrap();
+    }
+    let mut steady: Vec<u64> = all.iter().filter(|l| *l & 1 == 1).map(|l| l >> 1).collect();
+    let mut all: Vec<u64> = all.iter().map(|l| l >> 1).collect();
+    all.sort();
+    steady.sort();
+    let pct = |v: &[u64], p: f64| v[((v.len() - 1) as f64 * p) as usize] as f64 / 1000.0;
+    println!(
+        "{n} concurrent SSE connections (prompts started at once), {CHUNKS} chunks each {PACE_MS} ms apart: served {served}/{n}; chunk->frame latency, all chunks: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; after each stream's first 2 chunks: p50 {:.2} ms, p99 {:.2} ms; {:.0} events/s; server peak RSS {} KiB, peak threads {}",
+        pct(&all, 0.5),
+        pct(&all, 0.99),
+        pct(&all, 1.0),
+        pct(&steady, 0.5),
+        pct(&steady, 0.99),
+        all.len() as f64 / elapsed.as_secs_f64(),
+        peak_rss,
+        peak_threads
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn churn() {
+    let llm = FakeLlm::start(Vec::new());
+    let (mut child, addr) = spawn_server(&llm);
+    let pid = child.id();
+    let settle = |what: &str| -> (u64, usize) {
+        // Threads and sockets go away asynchronously; wait until the counts stop moving.
+        let mut last = (0, 0);
+        for _ in 0..100 {
+            let now = (proc_status(pid, "Threads:"), fds(pid));
+            if now == last {
+                return now;
+            }
+            last = now;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        println!("{what}: counts still moving");
+        last
+    };
+    let before = settle("before");
+    let started = Instant::now();
+    for _ in 0..CHURN {
+        let conn = initialize(&addr);
+        let mut stream = open_stream(&addr, &conn);
+        let mut del = TcpStream::connect(&addr).unwrap();
+        write!(del, "DELETE /acp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAcp-Connection-Id: {conn}\r\n\r\n").unwrap();
+        let mut sink = Vec::new();
+        del.read_to_end(&mut sink).unwrap();
+        assert!(sink.starts_with(b"HTTP/1.1 200"));
+        read_events(&mut stream, |_| true); // ends when the server ends the stream
+    }
+    let elapsed = started.elapsed();
+    let after = settle("after");
+    println!(
+        "churn: {CHURN} connect/initialize/GET/DELETE cycles in {:.1} s ({:.0}/s); threads {} -> {}, descriptors {} -> {}",
+        elapsed.as_secs_f64(),
+        CHURN as f64 / elapsed.as_secs_f64(),
+        before.0,
+        after.0,
+        before.1,
+        after.1
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("run with `cargo bench --bench http` to measure");
+        return;
+    }
+    load();
+    churn();
+}
