@@ -538,3 +538,50 @@ fn a_session_stream_that_closes_hands_its_events_back_to_the_connection_stream()
     let events = conn_stream.until(is_response(3));
     assert_eq!(events.last().unwrap().data["result"]["stopReason"], "end_turn");
 }
+
+#[test]
+fn a_session_stream_opened_before_load_gets_the_replay_and_the_answer() {
+    let ws = Workspace::new("http-load-stream");
+    let llm = FakeLlm::start(vec![text_reply("remembered")]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &[], &[]);
+    let a = server.initialize();
+    let sse_a = server.stream(&a, None, None);
+    let session = new_session(&server, &a, &sse_a, &ws.project(), 1);
+    server.post(
+        Some(&a),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "remember this"}]}),
+        ),
+    );
+    sse_a.until(is_response(2));
+    assert_eq!(server.request("DELETE", "/acp", &[("Acp-Connection-Id", &a)], b"").status, 200);
+
+    // As the SDK clients do: the session stream first, then session/load.
+    let b = server.initialize();
+    let conn_stream = server.stream(&b, None, None);
+    let session_stream = server.stream(&b, Some(&session), None);
+    assert_eq!(session_stream.status, 200);
+    let load = rpc(
+        3,
+        "session/load",
+        json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
+    );
+    assert_eq!(server.post(Some(&b), &load).status, 202);
+    let events = session_stream.until(is_response(3));
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.data["params"]["update"]["sessionUpdate"].as_str())
+        .collect();
+    assert_eq!(kinds, ["user_message_chunk", "agent_message_chunk"], "the replay, then the answer");
+    assert!(events.last().unwrap().data["result"].is_object());
+    let commands = session_stream.next().unwrap();
+    assert_eq!(commands.data["params"]["update"]["sessionUpdate"], "available_commands_update");
+    server.post(Some(&b), &rpc(4, "session/list", json!({})));
+    assert_eq!(
+        conn_stream.until(is_response(4)).len(),
+        1,
+        "nothing of the session leaked to the connection stream"
+    );
+}
