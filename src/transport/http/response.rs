@@ -99,13 +99,15 @@ pub fn start_sse(stream: &TcpStream) -> io::Result<()> {
     )
 }
 
-/// One SSE event as one chunk.
-pub fn sse_event(stream: &TcpStream, seq: u64, json: &[u8]) -> io::Result<()> {
-    let mut event = Vec::with_capacity(json.len() + 64);
-    event.extend_from_slice(b"event: message\ndata: ");
-    event.extend_from_slice(json);
-    event.extend_from_slice(format!("\nid: {seq}\nretry: 5000\n\n").as_bytes());
-    chunk(stream, &event)
+/// Appends one SSE event, as one chunk, to `out`.
+pub fn push_sse_event(out: &mut Vec<u8>, seq: u64, json: &[u8]) {
+    let tail = format!("\nid: {seq}\nretry: 5000\n\n");
+    let head: &[u8] = b"event: message\ndata: ";
+    out.extend_from_slice(format!("{:x}\r\n", head.len() + json.len() + tail.len()).as_bytes());
+    out.extend_from_slice(head);
+    out.extend_from_slice(json);
+    out.extend_from_slice(tail.as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// A final `event: error` (not a JSON-RPC message) as one chunk.

@@ -18,6 +18,9 @@ use super::response::{self, error};
 use crate::jsonrpc::{self, Message};
 use crate::session::store;
 
+/// Bytes of waiting frames written together at most.
+const COALESCE_BYTES: usize = 64 << 10;
+
 /// How often an idle SSE stream checks that its client is still there.
 const LIVENESS: Duration = Duration::from_secs(1);
 
@@ -224,12 +227,34 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
                     break;
                 }
                 Ok((seq, bytes)) => {
-                    if let Err(err) = response::sse_event(stream, seq, &bytes) {
-                        log::debug!("stream write failed at frame {seq}: {err}");
+                    // Frames that are already waiting go out in the same write.
+                    let mut out = Vec::with_capacity(bytes.len() + 128);
+                    response::push_sse_event(&mut out, seq, &bytes);
+                    let (mut last, mut sent) = (seq, bytes.len());
+                    let mut note = None;
+                    while out.len() < COALESCE_BYTES {
+                        match events.rx.try_recv() {
+                            Ok((0, final_note)) => {
+                                note = Some(final_note);
+                                break;
+                            }
+                            Ok((seq, bytes)) => {
+                                response::push_sse_event(&mut out, seq, &bytes);
+                                (last, sent) = (seq, sent + bytes.len());
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    if let Err(err) = response::write_all(stream, &out) {
+                        log::debug!("stream write failed before frame {last}: {err}");
                         return;
                     }
-                    events.progress.queued.fetch_sub(bytes.len(), Ordering::SeqCst);
-                    events.progress.written.store(seq, Ordering::SeqCst);
+                    events.progress.queued.fetch_sub(sent, Ordering::SeqCst);
+                    events.progress.written.store(last, Ordering::SeqCst);
+                    if let Some(note) = note {
+                        let _ = response::sse_error(stream, &note);
+                        break;
+                    }
                 }
                 // Closed by the server: end the stream cleanly.
                 Err(_) => break,
