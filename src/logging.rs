@@ -6,9 +6,17 @@ use std::path::Path;
 
 use crate::error::{IoContext, Result};
 
-/// Initialises the global logger once.
+/// Initialises the global logger once (default level `info`).
 pub fn init(debug: bool, log_file: Option<&Path>) -> Result<()> {
-    let default = if debug { "debug" } else { "info" };
+    init_at(if debug { "debug" } else { "info" }, log_file)
+}
+
+/// As `init`, with `warn` as the default level (commands for scripts keep stderr quiet).
+pub fn init_quiet(debug: bool, log_file: Option<&Path>) -> Result<()> {
+    init_at(if debug { "debug" } else { "warn" }, log_file)
+}
+
+fn init_at(default: &str, log_file: Option<&Path>) -> Result<()> {
     let mut builder = env_logger::Builder::new();
     builder.parse_filters(default);
     // Our dependencies are chatty at debug; keep them at warn unless asked for.
@@ -31,4 +39,11 @@ pub fn init(debug: bool, log_file: Option<&Path>) -> Result<()> {
     // A second init (tests) is harmless.
     let _ = builder.try_init();
     Ok(())
+}
+
+/// Writes one line to standard error (for messages meant for the user, not logs).
+pub fn stderr_line(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
 }

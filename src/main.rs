@@ -21,6 +21,9 @@ fn main() -> ExitCode {
             println!("iac-code {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
+        Command::Prompt(args) => code(iac_code::oneshot::run(&args)),
+        Command::Doctor => code(iac_code::doctor::run()),
+        Command::Sessions(command) => code(iac_code::sessions_cmd::run(&command)),
         Command::Acp(args) => match iac_code::serve_acp(&args, &mut |url| {
             // HTTP mode only: stdout is free there, and scripts read the address from it
             // (println! flushes at the newline).
@@ -29,6 +32,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => fail(&err),
         },
+    }
+}
+
+fn code(result: iac_code::error::Result<u8>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => fail(&err),
     }
 }
 

@@ -114,3 +114,10 @@ pub fn wait_for_termination() -> io::Result<i32> {
     let rc = unsafe { libc::sigwait(&set, &mut signal) };
     if rc != 0 { Err(io::Error::from_raw_os_error(rc)) } else { Ok(signal) }
 }
+
+/// The process's standard output, for the commands that print to it (one-shot mode,
+/// `doctor`, `sessions`). The ACP stdio transport never uses it: it owns a private copy
+/// of fd 1 (`take_stdout`).
+pub fn stdout() -> io::Stdout {
+    io::stdout()
+}

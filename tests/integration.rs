@@ -26,6 +26,8 @@ mod sub_agent;
 mod sessions;
 // The HTTP+SSE transport.
 mod http;
+// Commands for scripts: -p, doctor, sessions, install.sh.
+mod scripts;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
 // Project rules checked over the source tree.

@@ -1,8 +1,13 @@
 //! Command-line parsing with lexopt into `Command`. Never reads the environment or the
 //! filesystem (that is `config`'s job); `HELP` is the single source the man page mirrors.
 
+mod acp;
+mod script;
+
 use std::ffi::OsString;
-use std::path::PathBuf;
+
+pub use acp::{AcpArgs, HttpArgs, Transport};
+pub use script::{OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
 
 use crate::error::{Error, Result};
 
@@ -12,6 +17,15 @@ iac-code - an AI coding agent for infrastructure-as-code, speaking ACP
 
 Usage:
   iac-code acp [OPTIONS]     serve the Agent Client Protocol
+  iac-code -p <PROMPT|-> [OPTIONS]
+                             (or --print) run one prompt in the current
+                             directory, print the answer and exit (- reads the
+                             prompt from stdin)
+  iac-code doctor            check the configuration, the provider and the
+                             sessions directory
+  iac-code sessions list [--cwd <DIR>] [--json]
+  iac-code sessions show <ID> [--json]
+  iac-code sessions delete <ID>
   iac-code --help            print this help
   iac-code --version         print the version
 
@@ -35,6 +49,17 @@ Options for acp:
   -d, --debug                log at debug level
   --log-file <PATH>          append logs to PATH instead of stderr
 
+Options for -p:
+  --output-format <text|json|stream-json>
+                             text streams the answer (default); json prints
+                             one object at the end; stream-json one line per
+                             event
+  --permission-mode <default|accept_edits|bypass_permissions|dont_ask>
+                             what may run without asking (default: dont_ask;
+                             nobody can answer a question in this mode)
+  --resume <ID>              continue that session
+  --continue                 continue the newest session of this directory
+
 Global options:
   -h, --help                 print this help
   -V, --version              print the version
@@ -43,7 +68,8 @@ Environment:
   IAC_CODE_PROVIDER, IAC_CODE_BASE_URL, IAC_CODE_API_KEY, IAC_CODE_MODEL
   choose the LLM; see iac-code(1) for every variable.
 
-Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.
+Exit status: 0 success, 1 runtime failure, 2 usage or configuration error;
+for -p also 3 max turn requests, 4 max tokens, 5 refusal, 130 cancelled.
 ";
 
 /// What the user asked for.
@@ -51,85 +77,16 @@ Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.
 pub enum Command {
     /// Serve ACP.
     Acp(AcpArgs),
+    /// Run one prompt and exit (`-p`).
+    Prompt(PromptArgs),
+    /// Check the setup.
+    Doctor,
+    /// Manage stored sessions.
+    Sessions(SessionsCommand),
     /// Print `HELP`.
     Help,
     /// Print the version.
     Version,
-}
-
-/// Which transport `acp` serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// Newline-delimited JSON-RPC over stdin/stdout.
-    Stdio,
-    /// HTTP POST plus Server-Sent Events.
-    Http,
-}
-
-/// Arguments of `iac-code acp`, raw (validated later by `config`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcpArgs {
-    /// `--transport`.
-    pub transport: Transport,
-    /// `--host`.
-    pub host: String,
-    /// `--port`.
-    pub port: u16,
-    /// `--debug`.
-    pub debug: bool,
-    /// `--log-file`.
-    pub log_file: Option<PathBuf>,
-    /// Limits and checks of the HTTP transport.
-    pub http: HttpArgs,
-}
-
-/// Flags of the HTTP transport.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpArgs {
-    /// `--allow-insecure-remote`.
-    pub allow_insecure_remote: bool,
-    /// `--allowed-origin`, repeatable.
-    pub allowed_origins: Vec<String>,
-    /// `--allowed-host`, repeatable.
-    pub allowed_hosts: Vec<String>,
-    /// `--max-connections`.
-    pub max_connections: usize,
-    /// `--max-body`.
-    pub max_body: u64,
-    /// `--idle-timeout`, seconds.
-    pub idle_timeout: u64,
-    /// `--sse-buffer`.
-    pub sse_buffer: usize,
-    /// `--request-timeout`, seconds.
-    pub request_timeout: u64,
-}
-
-impl Default for HttpArgs {
-    fn default() -> HttpArgs {
-        HttpArgs {
-            allow_insecure_remote: false,
-            allowed_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            max_connections: 2048,
-            max_body: 16 << 20,
-            idle_timeout: 1800,
-            sse_buffer: 8 << 20,
-            request_timeout: 30,
-        }
-    }
-}
-
-impl Default for AcpArgs {
-    fn default() -> AcpArgs {
-        AcpArgs {
-            transport: Transport::Stdio,
-            host: "127.0.0.1".to_string(),
-            port: 8765,
-            debug: false,
-            log_file: None,
-            http: HttpArgs::default(),
-        }
-    }
 }
 
 /// Parses the process arguments.
@@ -145,10 +102,16 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
             Short('V') | Long("version") => return Ok(Command::Version),
+            Short('p') | Long("print") => {
+                let prompt = parser.value()?.string()?;
+                return script::parse_prompt(&mut parser, prompt);
+            }
             Value(cmd) => {
                 let cmd = cmd.string()?;
                 return match cmd.as_str() {
-                    "acp" => parse_acp(&mut parser),
+                    "acp" => acp::parse_acp(&mut parser),
+                    "doctor" => script::parse_doctor(&mut parser),
+                    "sessions" => script::parse_sessions(&mut parser),
                     "help" => Ok(Command::Help),
                     other => Err(Error::Usage(format!(
                         "unknown command '{other}' (try 'iac-code --help')"
@@ -161,57 +124,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
     Err(Error::Usage("missing command: try 'iac-code acp' or 'iac-code --help'".to_string()))
 }
 
-fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
-    use lexopt::prelude::*;
-    let mut args = AcpArgs::default();
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Short('h') | Long("help") => return Ok(Command::Help),
-            Long("transport") => {
-                let value = parser.value()?.string()?;
-                args.transport = match value.as_str() {
-                    "stdio" => Transport::Stdio,
-                    "http" => Transport::Http,
-                    other => {
-                        return Err(Error::Usage(format!(
-                            "invalid --transport '{other}': expected 'stdio' or 'http'"
-                        )));
-                    }
-                };
-            }
-            Long("host") => args.host = parser.value()?.string()?,
-            Long("port") => {
-                let value = parser.value()?.string()?;
-                args.port = value.parse().map_err(|_| {
-                    Error::Usage(format!("invalid --port '{value}': expected 0-65535"))
-                })?;
-            }
-            Long("allow-insecure-remote") => args.http.allow_insecure_remote = true,
-            Long("allowed-origin") => args.http.allowed_origins.push(parser.value()?.string()?),
-            Long("allowed-host") => args.http.allowed_hosts.push(parser.value()?.string()?),
-            Long("max-connections") => {
-                args.http.max_connections =
-                    number(parser, "--max-connections", 1, 1_000_000)? as usize
-            }
-            Long("max-body") => args.http.max_body = number(parser, "--max-body", 1024, 1 << 40)?,
-            Long("idle-timeout") => {
-                args.http.idle_timeout = number(parser, "--idle-timeout", 1, 30 * 24 * 3600)?
-            }
-            Long("request-timeout") => {
-                args.http.request_timeout = number(parser, "--request-timeout", 1, 3600)?
-            }
-            Long("sse-buffer") => {
-                args.http.sse_buffer = number(parser, "--sse-buffer", 64 << 10, 1 << 34)? as usize
-            }
-            Long("debug") | Short('d') => args.debug = true,
-            Long("log-file") => args.log_file = Some(parser.value()?.into()),
-            _ => return Err(arg.unexpected().into()),
-        }
-    }
-    Ok(Command::Acp(args))
-}
-
-fn number(parser: &mut lexopt::Parser, flag: &str, min: u64, max: u64) -> Result<u64> {
+pub(super) fn number(parser: &mut lexopt::Parser, flag: &str, min: u64, max: u64) -> Result<u64> {
     use lexopt::ValueExt;
     let value = parser.value()?.string()?;
     match value.parse::<u64>() {
@@ -252,6 +165,35 @@ mod tests {
             (&[][..], "missing command"),
         ];
         for (args, want) in cases {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.contains(want), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn script_commands_parse() {
+        let Command::Prompt(p) =
+            parse(&["-p", "-", "--output-format", "stream-json", "--continue"]).unwrap()
+        else {
+            panic!("not a prompt")
+        };
+        assert_eq!(p.prompt, "-");
+        assert_eq!(p.format, OutputFormat::StreamJson);
+        assert_eq!(p.permission, PermissionMode::DontAsk);
+        assert!(p.continue_last);
+        assert_eq!(
+            parse(&["sessions", "show", "x", "--json"]).unwrap(),
+            Command::Sessions(SessionsCommand::Show { id: "x".into(), json: true })
+        );
+        assert_eq!(parse(&["doctor"]).unwrap(), Command::Doctor);
+        for (args, want) in [
+            (&["-p", "x", "--resume", "a", "--continue"][..], "exclude each other"),
+            (&["-p", " "][..], "empty"),
+            (&["sessions"][..], "missing action"),
+            (&["sessions", "delete"][..], "missing session id"),
+            (&["sessions", "purge"][..], "unknown sessions action"),
+            (&["-p", "x", "--permission-mode", "yolo"][..], "invalid --permission-mode"),
+        ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(want), "{args:?}: {err}");
         }

@@ -1,0 +1,131 @@
+//! Arguments of `iac-code acp`: the transport and the HTTP transport's limits.
+
+use std::path::PathBuf;
+
+use super::{Command, number};
+use crate::error::{Error, Result};
+
+/// Which transport `acp` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Newline-delimited JSON-RPC over stdin/stdout.
+    Stdio,
+    /// HTTP POST plus Server-Sent Events.
+    Http,
+}
+
+/// Arguments of `iac-code acp`, raw (validated later by `config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcpArgs {
+    /// `--transport`.
+    pub transport: Transport,
+    /// `--host`.
+    pub host: String,
+    /// `--port`.
+    pub port: u16,
+    /// `--debug`.
+    pub debug: bool,
+    /// `--log-file`.
+    pub log_file: Option<PathBuf>,
+    /// Limits and checks of the HTTP transport.
+    pub http: HttpArgs,
+}
+
+/// Flags of the HTTP transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpArgs {
+    /// `--allow-insecure-remote`.
+    pub allow_insecure_remote: bool,
+    /// `--allowed-origin`, repeatable.
+    pub allowed_origins: Vec<String>,
+    /// `--allowed-host`, repeatable.
+    pub allowed_hosts: Vec<String>,
+    /// `--max-connections`.
+    pub max_connections: usize,
+    /// `--max-body`.
+    pub max_body: u64,
+    /// `--idle-timeout`, seconds.
+    pub idle_timeout: u64,
+    /// `--sse-buffer`.
+    pub sse_buffer: usize,
+    /// `--request-timeout`, seconds.
+    pub request_timeout: u64,
+}
+
+impl Default for HttpArgs {
+    fn default() -> HttpArgs {
+        HttpArgs {
+            allow_insecure_remote: false,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_connections: 2048,
+            max_body: 16 << 20,
+            idle_timeout: 1800,
+            sse_buffer: 8 << 20,
+            request_timeout: 30,
+        }
+    }
+}
+
+impl Default for AcpArgs {
+    fn default() -> AcpArgs {
+        AcpArgs {
+            transport: Transport::Stdio,
+            host: "127.0.0.1".to_string(),
+            port: 8765,
+            debug: false,
+            log_file: None,
+            http: HttpArgs::default(),
+        }
+    }
+}
+
+pub(super) fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
+    use lexopt::prelude::*;
+    let mut args = AcpArgs::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Long("transport") => {
+                let value = parser.value()?.string()?;
+                args.transport = match value.as_str() {
+                    "stdio" => Transport::Stdio,
+                    "http" => Transport::Http,
+                    other => {
+                        return Err(Error::Usage(format!(
+                            "invalid --transport '{other}': expected 'stdio' or 'http'"
+                        )));
+                    }
+                };
+            }
+            Long("host") => args.host = parser.value()?.string()?,
+            Long("port") => {
+                let value = parser.value()?.string()?;
+                args.port = value.parse().map_err(|_| {
+                    Error::Usage(format!("invalid --port '{value}': expected 0-65535"))
+                })?;
+            }
+            Long("allow-insecure-remote") => args.http.allow_insecure_remote = true,
+            Long("allowed-origin") => args.http.allowed_origins.push(parser.value()?.string()?),
+            Long("allowed-host") => args.http.allowed_hosts.push(parser.value()?.string()?),
+            Long("max-connections") => {
+                args.http.max_connections =
+                    number(parser, "--max-connections", 1, 1_000_000)? as usize
+            }
+            Long("max-body") => args.http.max_body = number(parser, "--max-body", 1024, 1 << 40)?,
+            Long("idle-timeout") => {
+                args.http.idle_timeout = number(parser, "--idle-timeout", 1, 30 * 24 * 3600)?
+            }
+            Long("request-timeout") => {
+                args.http.request_timeout = number(parser, "--request-timeout", 1, 3600)?
+            }
+            Long("sse-buffer") => {
+                args.http.sse_buffer = number(parser, "--sse-buffer", 64 << 10, 1 << 34)? as usize
+            }
+            Long("debug") | Short('d') => args.debug = true,
+            Long("log-file") => args.log_file = Some(parser.value()?.into()),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    Ok(Command::Acp(args))
+}

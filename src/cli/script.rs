@@ -1,0 +1,183 @@
+//! Arguments of the commands meant for scripts: `-p` (one-shot), `doctor`, `sessions`.
+
+use std::path::PathBuf;
+
+use lexopt::prelude::*;
+
+use super::Command;
+use crate::error::{Error, Result};
+
+/// How `-p` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The answer's text, streamed.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON object per line, per event.
+    StreamJson,
+}
+
+/// What `-p` may run without asking (nobody can answer a question).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionMode {
+    /// Writes and commands ask, and are therefore refused.
+    Default,
+    /// File edits run; commands are refused.
+    AcceptEdits,
+    /// Everything runs.
+    BypassPermissions,
+    /// Anything that would ask is refused.
+    DontAsk,
+}
+
+/// Arguments of `iac-code -p`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptArgs {
+    /// The prompt, or `-` for stdin.
+    pub prompt: String,
+    /// `--output-format`.
+    pub format: OutputFormat,
+    /// `--permission-mode`.
+    pub permission: PermissionMode,
+    /// `--resume`.
+    pub resume: Option<String>,
+    /// `--continue`.
+    pub continue_last: bool,
+    /// `--debug`.
+    pub debug: bool,
+    /// `--log-file`.
+    pub log_file: Option<PathBuf>,
+}
+
+/// `iac-code sessions …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionsCommand {
+    /// List sessions, optionally of one directory.
+    List {
+        /// `--cwd`.
+        cwd: Option<String>,
+        /// `--json`.
+        json: bool,
+    },
+    /// Show one session's metadata and conversation.
+    Show {
+        /// The id.
+        id: String,
+        /// `--json`.
+        json: bool,
+    },
+    /// Delete one session.
+    Delete {
+        /// The id.
+        id: String,
+    },
+}
+
+pub(super) fn parse_prompt(parser: &mut lexopt::Parser, prompt: String) -> Result<Command> {
+    let mut args = PromptArgs {
+        prompt,
+        format: OutputFormat::Text,
+        permission: PermissionMode::DontAsk,
+        resume: None,
+        continue_last: false,
+        debug: false,
+        log_file: None,
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Long("output-format") => {
+                let value = parser.value()?.string()?;
+                args.format = match value.as_str() {
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "stream-json" => OutputFormat::StreamJson,
+                    other => {
+                        return Err(Error::Usage(format!(
+                            "invalid --output-format '{other}': expected text, json or stream-json"
+                        )));
+                    }
+                };
+            }
+            Long("permission-mode") => {
+                let value = parser.value()?.string()?;
+                args.permission = match value.as_str() {
+                    "default" => PermissionMode::Default,
+                    "accept_edits" => PermissionMode::AcceptEdits,
+                    "bypass_permissions" => PermissionMode::BypassPermissions,
+                    "dont_ask" => PermissionMode::DontAsk,
+                    other => {
+                        return Err(Error::Usage(format!(
+                            "invalid --permission-mode '{other}': expected default, \
+                             accept_edits, bypass_permissions or dont_ask"
+                        )));
+                    }
+                };
+            }
+            Long("resume") => args.resume = Some(parser.value()?.string()?),
+            Long("continue") => args.continue_last = true,
+            Long("debug") | Short('d') => args.debug = true,
+            Long("log-file") => args.log_file = Some(parser.value()?.into()),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    if args.resume.is_some() && args.continue_last {
+        return Err(Error::Usage("--resume and --continue exclude each other".to_string()));
+    }
+    if args.prompt.trim().is_empty() {
+        return Err(Error::Usage("the prompt after -p is empty".to_string()));
+    }
+    Ok(Command::Prompt(args))
+}
+
+pub(super) fn parse_doctor(parser: &mut lexopt::Parser) -> Result<Command> {
+    match parser.next()? {
+        None => Ok(Command::Doctor),
+        Some(Short('h') | Long("help")) => Ok(Command::Help),
+        Some(arg) => Err(arg.unexpected().into()),
+    }
+}
+
+pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
+    let action = match parser.next()? {
+        Some(Value(action)) => action.string()?,
+        Some(Short('h') | Long("help")) => return Ok(Command::Help),
+        Some(arg) => return Err(arg.unexpected().into()),
+        None => {
+            return Err(Error::Usage(
+                "missing action: try 'iac-code sessions list', 'show <ID>' or 'delete <ID>'"
+                    .to_string(),
+            ));
+        }
+    };
+    let (mut id, mut cwd, mut json) = (None, None, false);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("json") => json = true,
+            Long("cwd") => cwd = Some(parser.value()?.string()?),
+            Value(value) if id.is_none() => id = Some(value.string()?),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    let need_id = |id: Option<String>| {
+        id.ok_or_else(|| {
+            Error::Usage(format!("missing session id: iac-code sessions {action} <ID>"))
+        })
+    };
+    match action.as_str() {
+        "list" if id.is_none() => Ok(Command::Sessions(SessionsCommand::List { cwd, json })),
+        "show" if cwd.is_none() => {
+            Ok(Command::Sessions(SessionsCommand::Show { id: need_id(id)?, json }))
+        }
+        "delete" if cwd.is_none() && !json => {
+            Ok(Command::Sessions(SessionsCommand::Delete { id: need_id(id)? }))
+        }
+        "list" | "show" | "delete" => {
+            Err(Error::Usage(format!("unexpected arguments for 'iac-code sessions {action}'")))
+        }
+        other => Err(Error::Usage(format!(
+            "unknown sessions action '{other}': expected list, show or delete"
+        ))),
+    }
+}

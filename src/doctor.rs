@@ -1,0 +1,179 @@
+//! `iac-code doctor`: checks the configuration, the provider endpoint (reachable? key
+//! accepted? model served?), the sessions directory and the HTTP token, printing one
+//! actionable line per finding. Exit status 1 if anything is wrong.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::cli::AcpArgs;
+use crate::config::{Config, ProcessEnv};
+use crate::error::Result;
+use crate::sys;
+
+/// How long the provider gets to answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(PartialEq)]
+enum Level {
+    Ok,
+    Warn,
+    Error,
+}
+
+struct Report {
+    errors: usize,
+}
+
+impl Report {
+    fn say(&mut self, level: Level, text: &str) {
+        let tag = match level {
+            Level::Ok => "ok   ",
+            Level::Warn => "warn ",
+            Level::Error => "error",
+        };
+        if level == Level::Error {
+            self.errors += 1;
+        }
+        let mut out = sys::stdout().lock();
+        let _ = writeln!(out, "{tag} {text}");
+    }
+}
+
+/// Runs every check; returns the exit code.
+pub fn run() -> Result<u8> {
+    let mut report = Report { errors: 0 };
+    let config = match Config::from_env(&AcpArgs::default(), &ProcessEnv) {
+        Ok(config) => {
+            report.say(Level::Ok, "configuration: the environment is valid");
+            config
+        }
+        Err(err) => {
+            report.say(Level::Error, &format!("{err}"));
+            return Ok(1);
+        }
+    };
+    match &config.provider {
+        Ok(provider) => {
+            report.say(
+                Level::Ok,
+                &format!(
+                    "provider: {} at {}, model {}",
+                    provider.preset, provider.base_url, provider.model
+                ),
+            );
+            probe(&mut report, &provider.base_url, provider.api_key.as_deref(), &provider.model);
+        }
+        Err(reason) => report.say(Level::Error, reason),
+    }
+    check_sessions(&mut report, &config);
+    match &config.http_token {
+        Some(token) if token.chars().count() < 16 => report.say(
+            Level::Warn,
+            "IACCODE_ACP_HTTP_TOKEN is shorter than 16 characters: use a long random token",
+        ),
+        Some(_) => {
+            report.say(Level::Ok, "IACCODE_ACP_HTTP_TOKEN is set: the HTTP transport requires it")
+        }
+        None => report.say(
+            Level::Ok,
+            "IACCODE_ACP_HTTP_TOKEN is not set: the HTTP transport serves loopback only",
+        ),
+    }
+    Ok(u8::from(report.errors > 0))
+}
+
+/// `GET <base>/models`: reachable, key accepted, model listed.
+fn probe(report: &mut Report, base_url: &str, key: Option<&str>, model: &str) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(PROBE_TIMEOUT))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let url = format!("{base_url}/models");
+    let mut request = agent.get(&url);
+    if let Some(key) = key {
+        request = request.header("Authorization", &format!("Bearer {key}"));
+    }
+    let mut response = match request.call() {
+        Ok(response) => response,
+        Err(err) => {
+            report.say(
+                Level::Error,
+                &format!(
+                    "cannot reach {url}: {err} (is the server running? check IAC_CODE_BASE_URL)"
+                ),
+            );
+            return;
+        }
+    };
+    let status = response.status().as_u16();
+    match status {
+        401 | 403 => {
+            report.say(
+                Level::Error,
+                &format!(
+                    "the provider refused the API key (HTTP {status}): check IAC_CODE_API_KEY"
+                ),
+            );
+            return;
+        }
+        200..=299 => report.say(Level::Ok, &format!("{url} answered (HTTP {status})")),
+        _ => {
+            report.say(
+                Level::Warn,
+                &format!("{url} answered HTTP {status}: the model list cannot be checked"),
+            );
+            return;
+        }
+    }
+    let text =
+        response.body_mut().with_config().limit(4 << 20).read_to_string().unwrap_or_default();
+    let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let listed: Vec<String> = body["data"]
+        .as_array()
+        .or_else(|| body["models"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["id"].as_str().or_else(|| m["name"].as_str()).map(str::to_string))
+        .collect();
+    if listed.is_empty() {
+        report.say(Level::Warn, "the provider listed no models; the model cannot be checked");
+    } else if listed.iter().any(|m| m == model) {
+        report.say(Level::Ok, &format!("model {model} is served"));
+    } else {
+        let shown: Vec<&str> = listed.iter().take(10).map(String::as_str).collect();
+        report.say(
+            Level::Error,
+            &format!(
+                "model {model} is not listed by the provider (it lists: {}); set IAC_CODE_MODEL",
+                shown.join(", ")
+            ),
+        );
+    }
+}
+
+fn check_sessions(report: &mut Report, config: &Config) {
+    let dir = config.config_dir.join("sessions");
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    let result = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&probe, b"ok"))
+        .and_then(|()| std::fs::remove_file(&probe));
+    match result {
+        Ok(()) => {
+            let count = crate::session::store::Store::new(&config.config_dir).list().len();
+            report.say(
+                Level::Ok,
+                &format!("sessions directory {} is writable ({count} sessions)", dir.display()),
+            );
+        }
+        Err(err) => report.say(
+            Level::Error,
+            &format!(
+                "cannot write the sessions directory {}: {err} (check IAC_CODE_CONFIG_DIR)",
+                dir.display()
+            ),
+        ),
+    }
+}

@@ -1,0 +1,133 @@
+//! `iac-code sessions list|show|delete` for scripts: the sessions on disk, as tab-separated
+//! lines or JSON.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::agent::history::ChatMessage;
+use crate::cli::{AcpArgs, SessionsCommand};
+use crate::config::{Config, ProcessEnv};
+use crate::error::{Error, Result};
+use crate::session::store::{Meta, Store, check_id};
+use crate::sys;
+
+/// Runs the command; returns the exit code.
+pub fn run(command: &SessionsCommand) -> Result<u8> {
+    let config = Config::from_env(&AcpArgs::default(), &ProcessEnv)?;
+    let store = Store::new(&config.config_dir);
+    let mut out = sys::stdout().lock();
+    let write = |out: &mut dyn Write, text: &str| writeln!(out, "{text}").map_err(Error::Stream);
+    match command {
+        SessionsCommand::List { cwd, json } => {
+            let canonical = cwd.as_ref().and_then(|c| Path::new(c).canonicalize().ok());
+            let mut sessions: Vec<Meta> = store
+                .list()
+                .into_iter()
+                .filter(|m| match (cwd, &canonical) {
+                    (None, _) => true,
+                    (Some(given), canonical) => {
+                        m.cwd == *given
+                            || canonical.as_ref().is_some_and(|c| Path::new(&m.cwd) == c)
+                    }
+                })
+                .collect();
+            sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+            if *json {
+                let list: Vec<Value> = sessions.iter().map(meta_json).collect();
+                write(&mut out, &Value::Array(list).to_string())?;
+            } else {
+                for m in &sessions {
+                    let title = m.title.as_deref().unwrap_or("");
+                    let line = format!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        m.session_id, m.updated_at, m.messages, m.cwd, title
+                    );
+                    write(&mut out, &line)?;
+                }
+            }
+            Ok(0)
+        }
+        SessionsCommand::Show { id, json } => {
+            let id = check_id(id).map_err(|e| Error::Usage(e.to_string()))?;
+            let Some((meta, rebuilt)) = store.peek(&id)? else {
+                return not_found(&id);
+            };
+            if *json {
+                let messages: Vec<Value> = rebuilt.all.iter().map(message_json).collect();
+                let value = json!({"session": meta_json(&meta), "messages": messages});
+                write(&mut out, &value.to_string())?;
+            } else {
+                write(&mut out, &format!("session {}", meta.session_id))?;
+                write(&mut out, &format!("cwd     {}", meta.cwd))?;
+                write(&mut out, &format!("title   {}", meta.title.as_deref().unwrap_or("")))?;
+                write(&mut out, &format!("updated {}", meta.updated_at))?;
+                for message in &rebuilt.all {
+                    write(&mut out, &transcript_line(message))?;
+                }
+            }
+            Ok(0)
+        }
+        SessionsCommand::Delete { id } => {
+            let id = check_id(id).map_err(|e| Error::Usage(e.to_string()))?;
+            if !store.exists(&id) {
+                return not_found(&id);
+            }
+            store.delete(&id)?;
+            write(&mut out, &format!("deleted {id}"))?;
+            Ok(0)
+        }
+    }
+}
+
+fn not_found(id: &str) -> Result<u8> {
+    crate::logging::stderr_line(&format!("iac-code: error: session not found: {id}"));
+    Ok(1)
+}
+
+fn meta_json(m: &Meta) -> Value {
+    json!({
+        "sessionId": m.session_id,
+        "cwd": m.cwd,
+        "title": m.title,
+        "createdAt": m.created_at,
+        "updatedAt": m.updated_at,
+        "forkedFrom": m.forked_from,
+        "messageCount": m.messages,
+    })
+}
+
+fn message_json(message: &ChatMessage) -> Value {
+    match message {
+        ChatMessage::User { text } => json!({"role": "user", "text": text}),
+        ChatMessage::Assistant { text, thinking, tool_calls } => json!({
+            "role": "assistant",
+            "text": text,
+            "thinking": thinking,
+            "toolCalls": tool_calls.iter().map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments})).collect::<Vec<_>>(),
+        }),
+        ChatMessage::ToolResult { call_id, content, is_error } => {
+            json!({"role": "tool", "callId": call_id, "content": content, "isError": is_error})
+        }
+    }
+}
+
+fn transcript_line(message: &ChatMessage) -> String {
+    let one_line = |text: &str| text.replace('\n', " ").chars().take(200).collect::<String>();
+    match message {
+        ChatMessage::User { text } => format!("user: {}", one_line(text)),
+        ChatMessage::Assistant { text, tool_calls, .. } => {
+            let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
+            if calls.is_empty() {
+                format!("assistant: {}", one_line(text))
+            } else {
+                format!("assistant: {} [calls: {}]", one_line(text), calls.join(", "))
+            }
+        }
+        ChatMessage::ToolResult { content, is_error, .. } => {
+            let tag = if *is_error { "tool error" } else { "tool" };
+            format!("{tag}: {}", one_line(content))
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The commands for scripts: one-shot mode (`-p`) with its output formats, permission
+//! modes and exit codes; `doctor` against a live, a dead and a refusing provider;
+//! `sessions list|show|delete`; and install.sh into a temporary prefix.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::acp_client::AcpProcess;
+use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply};
+use crate::support::http_fixture::{HttpFixture, Route};
+use crate::support::workspace::Workspace;
+
+/// Runs the binary in the project with a clean environment, the fake LLM's, and `env`.
+fn run(
+    ws: &Workspace,
+    llm: Option<&FakeLlm>,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: &str,
+) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_iac-code"));
+    command.args(args).current_dir(ws.project()).env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    command.env("HOME", ws.root()).env("IAC_CODE_CONFIG_DIR", ws.config());
+    if let Some(llm) = llm {
+        for (k, v) in AcpProcess::llm_env(llm) {
+            command.env(k, v);
+        }
+    }
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn one_shot_text_streams_only_the_answer_to_stdout() {
+    let ws = Workspace::new("oneshot-text");
+    let llm = FakeLlm::start(vec![text_reply("Use a remote backend.")]);
+    let out = run(&ws, Some(&llm), &["-p", "How do I share state?", "--debug"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Use a remote backend.\n");
+    assert!(stderr(&out).contains(" INFO "), "logs go to stderr: {}", stderr(&out));
+    assert_eq!(llm.requests()[0].body["messages"][1]["content"], "How do I share state?");
+}
+
+#[test]
+fn one_shot_json_and_stream_json() {
+    let ws = Workspace::new("oneshot-json");
+    let llm = FakeLlm::start(vec![text_reply("Plan looks fine."), text_reply("Second.")]);
+    let out = run(&ws, Some(&llm), &["-p", "-", "--output-format", "json"], &[], "check the plan");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON object");
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["stopReason"], "end_turn");
+    assert_eq!(result["text"], "Plan looks fine.");
+    assert_eq!(result["isError"], false);
+    assert!(result["usage"]["totalTokens"].as_u64().unwrap() > 0);
+    assert_eq!(
+        llm.requests()[0].body["messages"][1]["content"],
+        "check the plan",
+        "read from stdin"
+    );
+
+    let out = run(
+        &ws,
+        Some(&llm),
+        &["-p", "again", "--output-format", "stream-json", "--continue"],
+        &[],
+        "",
+    );
+    let lines: Vec<Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
+    let text: String =
+        lines.iter().filter(|l| l["type"] == "text").map(|l| l["text"].as_str().unwrap()).collect();
+    assert_eq!(text, "Second.");
+    assert_eq!(lines.last().unwrap()["type"], "result");
+    assert_eq!(lines.last().unwrap()["sessionId"], result["sessionId"], "--continue resumed it");
+    let requests = llm.requests();
+    let roles: Vec<&str> = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+}
+
+#[test]
+fn one_shot_exit_codes_follow_the_outcome() {
+    let ws = Workspace::new("oneshot-codes");
+    let length =
+        Reply::Stream(vec![Event::Text("cut".into()), Event::Finish("length"), Event::Done]);
+    let refusal = Reply::Stream(vec![Event::Finish("content_filter"), Event::Done]);
+    let failure = Reply::Status {
+        code: 400,
+        body: r#"{"error":{"message":"bad model"}}"#.into(),
+        retry_after: None,
+    };
+    let cases = [
+        (length, vec![], 4),
+        (refusal, vec![], 5),
+        (failure, vec![], 1),
+        (tool_reply("l1", "list_files", json!({})), vec![("IAC_CODE_MAX_TURN_REQUESTS", "1")], 3),
+    ];
+    for (reply, env, want) in cases {
+        let llm = FakeLlm::start(vec![reply]);
+        let out = run(&ws, Some(&llm), &["-p", "go"], &env, "");
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "stdout {} stderr {}",
+            stdout(&out),
+            stderr(&out)
+        );
+        if want == 1 {
+            assert!(
+                stderr(&out).contains("iac-code: error: ") && stderr(&out).contains("bad model"),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
+    let out = run(&ws, None, &["-p", "go"], &[], "");
+    assert_eq!(out.status.code(), Some(2), "no provider is a configuration error");
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    let out = run(&ws, None, &["-p", "go", "--output-format", "yaml"], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn one_shot_refuses_what_would_ask_unless_the_mode_allows_it() {
+    let ws = Workspace::new("oneshot-permission");
+    let write = || tool_reply("w1", "write_file", json!({"path": "main.tf", "content": "x\n"}));
+    let llm = FakeLlm::start(vec![write(), text_reply("could not"), write(), text_reply("done")]);
+    let out = run(&ws, Some(&llm), &["-p", "write it"], &[], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!ws.exists("main.tf"), "dont_ask refuses");
+    assert!(stderr(&out).contains("nobody can answer"), "{}", stderr(&out));
+    let out =
+        run(&ws, Some(&llm), &["-p", "write it", "--permission-mode", "accept_edits"], &[], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(ws.read("main.tf"), "x\n");
+}
+
+#[test]
+fn doctor_reports_one_line_per_finding() {
+    let ws = Workspace::new("doctor");
+    let llm = FakeLlm::start(vec![]);
+    let out = run(&ws, Some(&llm), &["doctor"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("model fake-model is served"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).lines().all(|l| l.starts_with("ok ") || l.starts_with("warn ")),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = run(&ws, Some(&llm), &["doctor"], &[("IAC_CODE_MODEL", "other-model")], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("error model other-model is not listed"), "{}", stdout(&out));
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead = format!("http://127.0.0.1:{port}/v1");
+    let out =
+        run(&ws, None, &["doctor"], &[("IAC_CODE_BASE_URL", &dead), ("IAC_CODE_MODEL", "m")], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("error cannot reach"), "{}", stdout(&out));
+
+    let refusing = HttpFixture::start(vec![("/v1/models", Route::status(401, "bad key"))]);
+    let base = refusing.url("/v1");
+    let out = run(
+        &ws,
+        None,
+        &["doctor"],
+        &[("IAC_CODE_BASE_URL", &base), ("IAC_CODE_MODEL", "m"), ("IAC_CODE_API_KEY", "k")],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("refused the API key"), "{}", stdout(&out));
+
+    let out = run(&ws, None, &["doctor"], &[], "");
+    assert_eq!(out.status.code(), Some(1), "no provider configured");
+}
+
+#[test]
+fn sessions_list_show_and_delete_for_scripts() {
+    let ws = Workspace::new("sessions-cli");
+    let llm = FakeLlm::start(vec![text_reply("Noted.")]);
+    let out = run(&ws, Some(&llm), &["-p", "Remember the VPC", "--output-format", "json"], &[], "");
+    let id = serde_json::from_str::<Value>(stdout(&out).trim()).unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = run(
+        &ws,
+        None,
+        &["sessions", "list", "--json", "--cwd", ws.project().to_str().unwrap()],
+        &[],
+        "",
+    );
+    let sessions: Value = serde_json::from_str(&stdout(&list)).unwrap();
+    assert_eq!(sessions[0]["sessionId"], id.as_str());
+    assert_eq!(sessions[0]["title"], "Remember the VPC");
+    let text = run(&ws, None, &["sessions", "list"], &[], "");
+    assert!(stdout(&text).starts_with(&format!("{id}\t")), "{}", stdout(&text));
+    let show = run(&ws, None, &["sessions", "show", &id, "--json"], &[], "");
+    let shown: Value = serde_json::from_str(&stdout(&show)).unwrap();
+    assert_eq!(
+        shown["messages"][1],
+        json!({"role": "assistant", "text": "Noted.", "thinking": "", "toolCalls": []})
+    );
+    let deleted = run(&ws, None, &["sessions", "delete", &id], &[], "");
+    assert_eq!(stdout(&deleted), format!("deleted {id}\n"));
+    let again = run(&ws, None, &["sessions", "show", &id], &[], "");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("session not found"));
+    let bad = run(&ws, None, &["sessions", "show", "../../etc"], &[], "");
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn install_sh_installs_reinstalls_and_uninstalls() {
+    let ws = Workspace::new("install");
+    let prefix = ws.root().join("prefix");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/install.sh");
+    let sh = |args: &[&str]| {
+        Command::new("sh")
+            .arg(script)
+            .args(args)
+            .env("PREFIX", &prefix)
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = sh(&["--binary", env!("CARGO_BIN_EXE_iac-code")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("installed iac-code"), "{}", stdout(&out));
+        assert!(stdout(&out).contains("is not on your PATH"));
+    }
+    let installed = prefix.join("bin/iac-code");
+    let version = Command::new(&installed).arg("--version").output().unwrap();
+    assert_eq!(stdout(&version), format!("iac-code {}\n", env!("CARGO_PKG_VERSION")));
+    assert!(prefix.join("share/man/man1/iac-code.1").exists());
+    let broken = ws.root().join("not-a-binary");
+    std::fs::write(&broken, "#!/bin/false\n").unwrap();
+    let out = sh(&["--binary", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "a binary that does not run is refused");
+    assert!(installed.exists(), "and the working install is kept");
+    let out = sh(&["--uninstall"]);
+    assert!(out.status.success());
+    assert!(!installed.exists() && !prefix.join("share/man/man1/iac-code.1").exists());
+    assert_eq!(sh(&["--bogus"]).status.code(), Some(2));
+}
