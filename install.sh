@@ -91,6 +91,8 @@ fi
 
 mkdir -p "$bindir" "$mandir"
 tmp="$bindir/.iac-code.$$"
+mantmp="$mandir/.iac-code.1.$$"
+trap 'rm -f "$tmp" "$mantmp"' EXIT INT TERM
 cp "$binary" "$tmp"
 chmod 755 "$tmp"
 # Verify before replacing anything: the new binary must run here.
@@ -100,9 +102,13 @@ if ! version=$("$tmp" --version 2>/dev/null); then
     exit 1
 fi
 mv -f "$tmp" "$bindir/iac-code"
-cp "$here/man/iac-code.1" "$mandir/.iac-code.1.$$"
-mv -f "$mandir/.iac-code.1.$$" "$mandir/iac-code.1"
-echo "installed $version to $bindir/iac-code and its man page to $mandir/iac-code.1"
+if [ -f "$here/man/iac-code.1" ]; then
+    cp "$here/man/iac-code.1" "$mantmp"
+    mv -f "$mantmp" "$mandir/iac-code.1"
+    echo "installed $version to $bindir/iac-code and its man page to $mandir/iac-code.1"
+else
+    echo "installed $version to $bindir/iac-code (no man/iac-code.1 next to install.sh: man page skipped)"
+fi
 case ":$PATH:" in
     *":$bindir:"*) echo "$bindir is on your PATH" ;;
     *) echo "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" ;;

@@ -120,6 +120,16 @@ fn probe(report: &mut Report, base_url: &str, key: Option<&str>, model: &str) {
             return;
         }
         200..=299 => report.say(Level::Ok, &format!("{url} answered (HTTP {status})")),
+        404 => {
+            report.say(
+                Level::Error,
+                &format!(
+                    "{url} answered 404: check IAC_CODE_BASE_URL (OpenAI-compatible servers \
+                     usually serve under /v1)"
+                ),
+            );
+            return;
+        }
         _ => {
             report.say(
                 Level::Warn,
@@ -140,8 +150,17 @@ fn probe(report: &mut Report, base_url: &str, key: Option<&str>, model: &str) {
         .collect();
     if listed.is_empty() {
         report.say(Level::Warn, "the provider listed no models; the model cannot be checked");
-    } else if listed.iter().any(|m| m == model) {
+    } else if listed.iter().any(|m| m == model || *m == format!("{model}:latest")) {
         report.say(Level::Ok, &format!("model {model} is served"));
+    } else if listed.len() == 1 {
+        // Single-model servers (llama.cpp, vLLM) often answer whatever name is asked for.
+        report.say(
+            Level::Warn,
+            &format!(
+                "the server serves {} only; IAC_CODE_MODEL={model} may be ignored or refused",
+                listed[0]
+            ),
+        );
     } else {
         let shown: Vec<&str> = listed.iter().take(10).map(String::as_str).collect();
         report.say(

@@ -3,6 +3,7 @@
 //! as JSON), questions refused (nobody can answer them), and an exit code per outcome.
 
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -31,10 +32,26 @@ pub mod exit {
     pub const REFUSAL: u8 = 5;
     /// Cancelled by SIGINT or SIGTERM.
     pub const CANCELLED: u8 = 130;
+    /// Standard output was closed (e.g. `| head -1`): the turn was cancelled.
+    pub const BROKEN_PIPE: u8 = 141;
 }
 
-/// Runs the prompt; returns the exit code.
+/// Runs the prompt; returns the exit code. With a JSON output format, an error before the
+/// turn still prints a `result` object (with `isError`), so `jq` always gets one.
 pub fn run(args: &PromptArgs) -> Result<u8> {
+    let outcome = run_turn(args);
+    if let Err(err) = &outcome
+        && args.format != OutputFormat::Text
+    {
+        let result = json!({"type": "result", "sessionId": null, "stopReason": null,
+            "isError": true, "error": err.to_string(), "text": "", "usage": null});
+        let mut out = sys::stdout().lock();
+        let _ = writeln!(out, "{result}");
+    }
+    outcome
+}
+
+fn run_turn(args: &PromptArgs) -> Result<u8> {
     logging::init_quiet(args.debug, args.log_file.as_deref())?;
     let config = Config::from_env(&AcpArgs::default(), &ProcessEnv)?;
     if let Err(reason) = &config.provider {
@@ -51,32 +68,50 @@ pub fn run(args: &PromptArgs) -> Result<u8> {
         args.prompt.clone()
     };
     sys::block_termination_signals().map_err(Error::Stream)?;
+    let interrupted = Arc::new(AtomicBool::new(false));
     let services = Arc::new(Services::new(config));
     let manager = Arc::new(Manager::new(Arc::clone(&services)));
     let cwd = std::env::current_dir().map_err(Error::Stream)?.display().to_string();
-    let session = match (&args.resume, args.continue_last) {
-        (Some(id), _) => manager.resume(id, &cwd)?,
-        (None, true) => {
-            let newest = manager.list(Some(&cwd)).into_iter().next().ok_or_else(|| {
-                Error::Usage(format!("no session to continue in {cwd}; run without --continue"))
-            })?;
-            manager.resume(&newest.id, &cwd)?
-        }
-        (None, false) => manager.create(&cwd)?,
+    let opened = match (&args.resume, args.continue_last) {
+        (Some(id), _) => manager.resume(id, &cwd),
+        (None, true) => match manager.list(Some(&cwd)).into_iter().next() {
+            Some(newest) => manager.resume(&newest.id, &cwd),
+            None => {
+                return Err(Error::Usage(format!(
+                    "no session to continue in {cwd}; run without --continue"
+                )));
+            }
+        },
+        (None, false) => manager.create(&cwd),
     };
-    session.set_mode(match args.permission {
+    let session = opened.map_err(|err| match err {
+        Error::InvalidParams(why) => Error::Usage(why),
+        other => other,
+    })?;
+    // For this run only: the mode stays out of the journal, so a resumed editor session
+    // keeps its own.
+    lock(&session.settings).mode = match args.permission {
         PermissionMode::Default | PermissionMode::DontAsk => Mode::Default,
         PermissionMode::AcceptEdits => Mode::AcceptEdits,
         PermissionMode::BypassPermissions => Mode::BypassPermissions,
-    });
-    let watcher = Arc::clone(&manager);
-    let id = session.id.clone();
+    };
+    // The first SIGINT/SIGTERM cancels the turn; a second one exits at once.
+    let (watcher, flag, id) = (Arc::clone(&manager), Arc::clone(&interrupted), session.id.clone());
     let _ = std::thread::Builder::new().name("signals".into()).spawn(move || {
-        if sys::wait_for_termination().is_ok() {
+        while sys::wait_for_termination().is_ok() {
+            if flag.swap(true, Ordering::SeqCst) {
+                std::process::exit(i32::from(exit::CANCELLED));
+            }
             watcher.cancel(&id);
         }
     });
-    let printer = Arc::new(Printer { format: args.format, text: Mutex::new(String::new()) });
+    let (cancel_manager, cancel_id) = (Arc::clone(&manager), session.id.clone());
+    let printer = Arc::new(Printer {
+        format: args.format,
+        state: Mutex::new(Shown::default()),
+        broken: AtomicBool::new(false),
+        on_broken: Box::new(move || cancel_manager.cancel(&cancel_id)),
+    });
     let (done_tx, done) = crossbeam_channel::bounded(1);
     let io = PromptIo {
         sink: Arc::clone(&printer) as Arc<dyn EventSink>,
@@ -86,6 +121,10 @@ pub fn run(args: &PromptArgs) -> Result<u8> {
         }),
     };
     manager.prompt(&session.id, text, io)?;
+    if interrupted.load(Ordering::SeqCst) {
+        // A signal that came before the turn was running.
+        manager.cancel(&session.id);
+    }
     let result = done.recv().map_err(|_| Error::Internal("the prompt never answered".into()))?;
     let code = printer.finish(&session.id, &result);
     manager.shutdown(std::time::Duration::from_secs(5));
@@ -106,17 +145,38 @@ impl Asker for Refuse {
     }
 }
 
-/// Writes events to stdout in the chosen format.
+/// What was shown so far.
+#[derive(Default)]
+struct Shown {
+    /// The answer's text, steps separated by a blank line.
+    text: String,
+    /// A tool call came after the last text: the next text starts a new paragraph.
+    after_tool: bool,
+}
+
+/// Writes events to stdout in the chosen format. A closed stdout cancels the turn.
 struct Printer {
     format: OutputFormat,
-    text: Mutex<String>,
+    state: Mutex<Shown>,
+    broken: AtomicBool,
+    on_broken: Box<dyn Fn() + Send + Sync>,
 }
 
 impl Printer {
-    fn line(&self, value: &Value) {
+    fn write(&self, bytes: &[u8]) {
+        if self.broken.load(Ordering::SeqCst) {
+            return;
+        }
         let mut out = sys::stdout().lock();
-        let _ = writeln!(out, "{value}");
-        let _ = out.flush();
+        if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
+            self.broken.store(true, Ordering::SeqCst);
+            log::warn!("standard output was closed; cancelling the turn");
+            (self.on_broken)();
+        }
+    }
+
+    fn line(&self, value: &Value) {
+        self.write(format!("{value}\n").as_bytes());
     }
 
     /// Prints the result and returns the exit code.
@@ -146,24 +206,25 @@ impl Printer {
             "stopReason": stop,
             "isError": error.is_some(),
             "error": error,
-            "text": *lock(&self.text),
+            "text": lock(&self.state).text,
             "usage": usage,
         });
         match self.format {
             OutputFormat::Text => {
-                let mut out = sys::stdout().lock();
-                let text = lock(&self.text);
-                if !text.is_empty() && !text.ends_with('\n') {
-                    let _ = writeln!(out);
+                let needs_newline = {
+                    let state = lock(&self.state);
+                    !state.text.is_empty() && !state.text.ends_with('\n')
+                };
+                if needs_newline {
+                    self.write(b"\n");
                 }
-                let _ = out.flush();
             }
             OutputFormat::Json | OutputFormat::StreamJson => self.line(&result),
         }
         if let Some(error) = error {
             crate::logging::stderr_line(&format!("iac-code: error: {error}"));
         }
-        code
+        if self.broken.load(Ordering::SeqCst) { exit::BROKEN_PIPE } else { code }
     }
 }
 
@@ -172,13 +233,20 @@ impl EventSink for Printer {
         let stream = self.format == OutputFormat::StreamJson;
         match event {
             AgentEvent::Text(text) => {
-                lock(&self.text).push_str(&text);
+                let shown = {
+                    let mut state = lock(&self.state);
+                    let separator = if state.after_tool && !state.text.is_empty() {
+                        if state.text.ends_with('\n') { "\n" } else { "\n\n" }
+                    } else {
+                        ""
+                    };
+                    state.after_tool = false;
+                    let shown = format!("{separator}{text}");
+                    state.text.push_str(&shown);
+                    shown
+                };
                 match self.format {
-                    OutputFormat::Text => {
-                        let mut out = sys::stdout().lock();
-                        let _ = out.write_all(text.as_bytes());
-                        let _ = out.flush();
-                    }
+                    OutputFormat::Text => self.write(shown.as_bytes()),
                     OutputFormat::StreamJson => self.line(&json!({"type": "text", "text": text})),
                     OutputFormat::Json => {}
                 }
@@ -194,6 +262,7 @@ impl EventSink for Printer {
                 }
             }
             AgentEvent::ToolCall(call) => {
+                lock(&self.state).after_tool = true;
                 if stream {
                     self.line(&json!({"type": "tool_call", "id": call.id, "title": call.title, "input": call.input}));
                 } else {

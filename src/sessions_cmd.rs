@@ -13,8 +13,16 @@ use crate::error::{Error, Result};
 use crate::session::store::{Meta, Store, check_id};
 use crate::sys;
 
-/// Runs the command; returns the exit code.
+/// Runs the command; returns the exit code. A reader that went away (`| head -1`) is
+/// not an error.
 pub fn run(command: &SessionsCommand) -> Result<u8> {
+    match run_inner(command) {
+        Err(Error::Stream(err)) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        other => other,
+    }
+}
+
+fn run_inner(command: &SessionsCommand) -> Result<u8> {
     let config = Config::from_env(&AcpArgs::default(), &ProcessEnv)?;
     let store = Store::new(&config.config_dir);
     let mut out = sys::stdout().lock();
@@ -38,11 +46,16 @@ pub fn run(command: &SessionsCommand) -> Result<u8> {
                 let list: Vec<Value> = sessions.iter().map(meta_json).collect();
                 write(&mut out, &Value::Array(list).to_string())?;
             } else {
+                // Tabs and newlines inside a field would break the columns.
+                let field = |s: &str| s.replace(['\t', '\n', '\r'], " ");
                 for m in &sessions {
-                    let title = m.title.as_deref().unwrap_or("");
+                    let title = field(m.title.as_deref().unwrap_or(""));
                     let line = format!(
-                        "{}\t{}\t{}\t{}\t{}",
-                        m.session_id, m.updated_at, m.messages, m.cwd, title
+                        "{}\t{}\t{}\t{}\t{title}",
+                        m.session_id,
+                        m.updated_at,
+                        m.messages,
+                        field(&m.cwd)
                     );
                     write(&mut out, &line)?;
                 }

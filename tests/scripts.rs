@@ -175,9 +175,34 @@ fn doctor_reports_one_line_per_finding() {
         stdout(&out)
     );
 
+    // A single-model server may answer any name: a warning.
     let out = run(&ws, Some(&llm), &["doctor"], &[("IAC_CODE_MODEL", "other-model")], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("warn  the server serves fake-model only"), "{}", stdout(&out));
+    let models = r#"{"data":[{"id":"qwen2.5-coder:latest"},{"id":"llama3:8b"}]}"#;
+    let many = HttpFixture::start(vec![("/v1/models", Route::ok("application/json", models))]);
+    let base = many.url("/v1");
+    let out = run(
+        &ws,
+        None,
+        &["doctor"],
+        &[("IAC_CODE_BASE_URL", &base), ("IAC_CODE_MODEL", "other")],
+        "",
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("error model other-model is not listed"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("error model other is not listed"), "{}", stdout(&out));
+    let out = run(
+        &ws,
+        None,
+        &["doctor"],
+        &[("IAC_CODE_BASE_URL", &base), ("IAC_CODE_MODEL", "qwen2.5-coder")],
+        "",
+    );
+    assert!(
+        stdout(&out).contains("ok    model qwen2.5-coder is served"),
+        "an implied :latest: {}",
+        stdout(&out)
+    );
 
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let dead = format!("http://127.0.0.1:{port}/v1");
@@ -200,6 +225,13 @@ fn doctor_reports_one_line_per_finding() {
 
     let out = run(&ws, None, &["doctor"], &[], "");
     assert_eq!(out.status.code(), Some(1), "no provider configured");
+
+    let wrong_path = HttpFixture::start(vec![]);
+    let base = wrong_path.url("");
+    let out =
+        run(&ws, None, &["doctor"], &[("IAC_CODE_BASE_URL", &base), ("IAC_CODE_MODEL", "m")], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("answered 404: check IAC_CODE_BASE_URL"), "{}", stdout(&out));
 }
 
 #[test]
@@ -271,4 +303,81 @@ fn install_sh_installs_reinstalls_and_uninstalls() {
     assert!(out.status.success());
     assert!(!installed.exists() && !prefix.join("share/man/man1/iac-code.1").exists());
     assert_eq!(sh(&["--bogus"]).status.code(), Some(2));
+}
+
+/// Spawns `-p` with piped stdout, for tests that act while it runs.
+fn spawn(ws: &Workspace, llm: &FakeLlm, args: &[&str]) -> std::process::Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_iac-code"));
+    command.args(args).current_dir(ws.project()).env_clear();
+    command.env("HOME", ws.root()).env("IAC_CODE_CONFIG_DIR", ws.config());
+    for (k, v) in AcpProcess::llm_env(llm) {
+        command.env(k, v);
+    }
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap()
+}
+
+#[test]
+fn one_shot_separates_steps_and_keeps_the_mode_out_of_the_session() {
+    let ws = Workspace::new("oneshot-steps");
+    let first = Reply::Stream(vec![
+        Event::Text("Checking.".into()),
+        Event::ToolCall { index: 0, id: "l1".into(), name: "list_files".into(), args: json!({}) },
+        Event::Finish("tool_calls"),
+        Event::Done,
+    ]);
+    let llm = FakeLlm::start(vec![first, text_reply("Done."), text_reply("Again.")]);
+    let out = run(
+        &ws,
+        Some(&llm),
+        &["-p", "look", "--permission-mode", "bypass_permissions", "--output-format", "json"],
+        &[],
+        "",
+    );
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["text"], "Checking.\n\nDone.");
+    let id = result["sessionId"].as_str().unwrap().to_string();
+    let journal =
+        std::fs::read_to_string(ws.config().join("sessions").join(&id).join("journal.jsonl"))
+            .unwrap();
+    assert!(!journal.contains(r#""type":"mode""#), "the one-shot mode is not saved: {journal}");
+    let out = run(&ws, Some(&llm), &["-p", "more", "--resume", &id], &[], "");
+    assert_eq!((out.status.code(), stdout(&out)), (Some(0), "Again.\n".to_string()));
+    let out = run(&ws, Some(&llm), &["-p", "x", "--resume", "not-a-uuid"], &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let unknown = "00000000-0000-4000-8000-00000000abcd";
+    let out =
+        run(&ws, Some(&llm), &["-p", "x", "--resume", unknown, "--output-format", "json"], &[], "");
+    assert_eq!(out.status.code(), Some(1));
+    let error: Value =
+        serde_json::from_str(stdout(&out).trim()).expect("a result object even on error");
+    assert_eq!(error["isError"], true);
+    assert!(error["error"].as_str().unwrap().contains(unknown));
+}
+
+#[test]
+fn one_shot_stops_on_a_closed_stdout_and_on_sigterm() {
+    let ws = Workspace::new("oneshot-stop");
+    let long: Vec<Event> = (0..20_000)
+        .map(|i| Event::Text(format!("line {i}\n")))
+        .chain([Event::Finish("stop"), Event::Done])
+        .collect();
+    let llm = FakeLlm::start(vec![
+        Reply::Stream(long),
+        Reply::Hang(vec![Event::Text("thinking".into())]),
+    ]);
+    let mut child = spawn(&ws, &llm, &["-p", "print a lot"]);
+    let mut byte = [0u8; 1];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut byte).unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(141), "a closed stdout cancels the turn");
+
+    let mut child = spawn(&ws, &llm, &["-p", "think"]);
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut byte).unwrap();
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(
+        llm.wait_hang_dropped(std::time::Duration::from_secs(10)),
+        "the LLM request was dropped"
+    );
 }

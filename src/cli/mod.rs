@@ -59,6 +59,7 @@ Options for -p:
                              nobody can answer a question in this mode)
   --resume <ID>              continue that session
   --continue                 continue the newest session of this directory
+  -d, --debug, --log-file    as for acp
 
 Global options:
   -h, --help                 print this help
@@ -69,7 +70,8 @@ Environment:
   choose the LLM; see iac-code(1) for every variable.
 
 Exit status: 0 success, 1 runtime failure, 2 usage or configuration error;
-for -p also 3 max turn requests, 4 max tokens, 5 refusal, 130 cancelled.
+for -p also 3 max turn requests, 4 max tokens, 5 refusal, 130 cancelled,
+141 standard output closed.
 ";
 
 /// What the user asked for.
