@@ -302,6 +302,7 @@ fn journal_append() {
     let record = Record::Assistant {
         text: "x".repeat(200),
         thinking: String::new(),
+        signature: String::new(),
         tool_calls: Vec::new(),
     };
     let n = 20_000;

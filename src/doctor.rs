@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::cli::AcpArgs;
-use crate::config::{Config, ProcessEnv};
+use crate::config::{ApiKind, Config, ProcessEnv, ProviderConfig};
 use crate::error::Result;
 use crate::sys;
 
@@ -63,7 +63,7 @@ pub fn run() -> Result<u8> {
                     provider.preset, provider.base_url, provider.model
                 ),
             );
-            probe(&mut report, &provider.base_url, provider.api_key.as_deref(), &provider.model);
+            probe(&mut report, provider);
         }
         Err(reason) => report.say(Level::Error, reason),
     }
@@ -85,16 +85,28 @@ pub fn run() -> Result<u8> {
 }
 
 /// `GET <base>/models`: reachable, key accepted, model listed.
-fn probe(report: &mut Report, base_url: &str, key: Option<&str>, model: &str) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+fn probe(report: &mut Report, provider: &ProviderConfig) {
+    let mut builder = ureq::Agent::config_builder()
         .timeout_global(Some(PROBE_TIMEOUT))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let url = format!("{base_url}/models");
+        .http_status_as_error(false);
+    if let Some(tls) = &provider.tls {
+        builder = builder.tls_config(tls.clone());
+    }
+    let agent: ureq::Agent = builder.build().into();
+    let model = provider.model.as_str();
+    let url = format!("{}/models", provider.base_url);
     let mut request = agent.get(&url);
-    if let Some(key) = key {
-        request = request.header("Authorization", &format!("Bearer {key}"));
+    match (provider.api, &provider.api_key) {
+        (ApiKind::AnthropicMessages, key) => {
+            request = request.header("anthropic-version", "2023-06-01");
+            if let Some(key) = key {
+                request = request.header("x-api-key", key);
+            }
+        }
+        (ApiKind::OpenAiChat, Some(key)) => {
+            request = request.header("Authorization", &format!("Bearer {key}"));
+        }
+        (ApiKind::OpenAiChat, None) => {}
     }
     let mut response = match request.call() {
         Ok(response) => response,

@@ -120,7 +120,7 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
             let _ = done_tx.send(result);
         }),
     };
-    manager.prompt(&session.id, text, io)?;
+    manager.prompt(&session.id, text, Vec::new(), io)?;
     if interrupted.load(Ordering::SeqCst) {
         // A signal that came before the turn was running.
         manager.cancel(&session.id);

@@ -113,8 +113,8 @@ fn meta_json(m: &Meta) -> Value {
 
 fn message_json(message: &ChatMessage) -> Value {
     match message {
-        ChatMessage::User { text } => json!({"role": "user", "text": text}),
-        ChatMessage::Assistant { text, thinking, tool_calls } => json!({
+        ChatMessage::User { text, .. } => json!({"role": "user", "text": text}),
+        ChatMessage::Assistant { text, thinking, tool_calls, .. } => json!({
             "role": "assistant",
             "text": text,
             "thinking": thinking,
@@ -129,7 +129,7 @@ fn message_json(message: &ChatMessage) -> Value {
 fn transcript_line(message: &ChatMessage) -> String {
     let one_line = |text: &str| text.replace('\n', " ").chars().take(200).collect::<String>();
     match message {
-        ChatMessage::User { text } => format!("user: {}", one_line(text)),
+        ChatMessage::User { text, .. } => format!("user: {}", one_line(text)),
         ChatMessage::Assistant { text, tool_calls, .. } => {
             let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
             if calls.is_empty() {

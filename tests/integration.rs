@@ -28,6 +28,8 @@ mod sessions;
 mod http;
 // Commands for scripts: -p, doctor, sessions, install.sh.
 mod scripts;
+// The Anthropic Messages provider, and proxies.
+mod anthropic;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
 // Project rules checked over the source tree.

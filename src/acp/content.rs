@@ -3,10 +3,32 @@
 
 use serde_json::Value;
 
+use crate::agent::history::Image;
+
 /// Flattens prompt blocks into one user message (blocks joined by a blank line).
 pub fn prompt_text(blocks: &[Value]) -> String {
     let parts: Vec<String> = blocks.iter().map(block_text).filter(|p| !p.is_empty()).collect();
     parts.join("\n\n")
+}
+
+/// The prompt's text, and its images when the model accepts them (otherwise an image
+/// stays a text marker).
+pub fn prompt_input(blocks: &[Value], images: bool) -> (String, Vec<Image>) {
+    if !images {
+        return (prompt_text(blocks), Vec::new());
+    }
+    let mut found = Vec::new();
+    let mut rest = Vec::new();
+    for block in blocks {
+        let field = |key: &str| block.get(key).and_then(Value::as_str);
+        match (field("type"), field("data"), field("mimeType")) {
+            (Some("image"), Some(data), Some(mime)) if !data.is_empty() => {
+                found.push(Image { mime: mime.to_string(), data: data.to_string() });
+            }
+            _ => rest.push(block.clone()),
+        }
+    }
+    (prompt_text(&rest), found)
 }
 
 fn block_text(block: &Value) -> String {

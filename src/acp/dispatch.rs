@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::content::prompt_text;
+use super::content::prompt_input;
 use super::convert::{AcpAsker, AcpSink};
 use super::error::{bad_params, rpc_error};
 use super::types::*;
@@ -146,7 +146,13 @@ impl AcpAgent {
             agent_capabilities: AgentCapabilities {
                 load_session: true,
                 prompt_capabilities: PromptCapabilities {
-                    image: false,
+                    image: self
+                        .sessions
+                        .services()
+                        .config
+                        .provider
+                        .as_ref()
+                        .is_ok_and(|p| p.images),
                     audio: false,
                     embedded_context: true,
                 },
@@ -170,7 +176,8 @@ impl AcpAgent {
 
     fn prompt(&mut self, method: &str, request: &Request, outbox: &Outbox) -> Reply {
         let p: PromptRequest = decode(method, &request.params)?;
-        let text = prompt_text(&p.prompt);
+        let images = self.sessions.services().config.provider.as_ref().is_ok_and(|p| p.images);
+        let (text, images) = prompt_input(&p.prompt, images);
         let id = request.id.clone();
         let reply_outbox = outbox.clone();
         let session_id = p.session_id.clone();
@@ -185,7 +192,7 @@ impl AcpAgent {
                 }
             }),
         };
-        self.sessions.prompt(&p.session_id, text, io).map_err(|e| rpc_error(&e))?;
+        self.sessions.prompt(&p.session_id, text, images, io).map_err(|e| rpc_error(&e))?;
         Ok(None)
     }
 

@@ -65,14 +65,14 @@ pub fn compact(
     let before = estimate(turn, history);
     let split = split_point(history, keep_budget);
     let only_a_summary = split == 1
-        && matches!(&history[0], ChatMessage::User { text } if text.starts_with(SUMMARY_HEADER));
+        && matches!(&history[0], ChatMessage::User { text, .. } if text.starts_with(SUMMARY_HEADER));
     if split == 0 || only_a_summary {
         return Ok(None);
     }
     let max_chars = (turn.limits.context_window * 2) as usize;
     let transcript = truncate_middle(&render(&history[..split]), max_chars);
     let model = lock(turn.settings).model.clone();
-    let messages = [ChatMessage::User { text: transcript }];
+    let messages = [ChatMessage::User { text: transcript, images: Vec::new() }];
     let request = ChatRequest {
         model: &model,
         system: INSTRUCTIONS,
@@ -90,7 +90,7 @@ pub fn compact(
     let summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
     let keep = history.len() - split;
     history.drain(..split);
-    history.insert(0, ChatMessage::User { text: summary.clone() });
+    history.insert(0, ChatMessage::User { text: summary.clone(), images: Vec::new() });
     let after = estimate(turn, history);
     turn.recorder.compacted(&summary, keep, before, after);
     turn.sink
@@ -138,7 +138,7 @@ fn render(messages: &[ChatMessage]) -> String {
     let mut out = String::new();
     for message in messages {
         match message {
-            ChatMessage::User { text } => out.push_str(&format!("## User\n{text}\n\n")),
+            ChatMessage::User { text, .. } => out.push_str(&format!("## User\n{text}\n\n")),
             ChatMessage::Assistant { text, tool_calls, .. } => {
                 out.push_str(&format!("## Assistant\n{text}\n"));
                 for call in tool_calls {
@@ -165,6 +165,7 @@ mod tests {
         let call = |id: &str| ChatMessage::Assistant {
             text: String::new(),
             thinking: String::new(),
+            signature: String::new(),
             tool_calls: vec![ToolCallRecord {
                 id: id.into(),
                 name: "bash".into(),
@@ -177,10 +178,10 @@ mod tests {
             is_error: false,
         };
         let history = vec![
-            ChatMessage::User { text: "u1".into() },
+            ChatMessage::User { text: "u1".into(), images: Vec::new() },
             call("a"),
             result("a"),
-            ChatMessage::User { text: "u2".into() },
+            ChatMessage::User { text: "u2".into(), images: Vec::new() },
             call("b"),
             result("b"),
         ];

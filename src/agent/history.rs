@@ -8,6 +8,8 @@ pub enum ChatMessage {
     User {
         /// The text.
         text: String,
+        /// Images attached to the prompt (only when the model accepts images).
+        images: Vec<Image>,
     },
     /// What the model said.
     Assistant {
@@ -15,6 +17,8 @@ pub enum ChatMessage {
         text: String,
         /// Reasoning, if the model streamed any.
         thinking: String,
+        /// The provider's signature of the reasoning (Anthropic), to send it back intact.
+        signature: String,
         /// Tool calls requested, in order.
         tool_calls: Vec<ToolCallRecord>,
     },
@@ -27,6 +31,15 @@ pub enum ChatMessage {
         /// Whether the call failed.
         is_error: bool,
     },
+}
+
+/// An image in a prompt, as the client sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// MIME type, e.g. `image/png`.
+    pub mime: String,
+    /// Base64 data.
+    pub data: String,
 }
 
 /// A tool call as the model made it.
@@ -81,10 +94,11 @@ mod tests {
         let call =
             |id: &str| ToolCallRecord { id: id.into(), name: "t".into(), arguments: "{}".into() };
         let mut history = vec![
-            ChatMessage::User { text: "hi".into() },
+            ChatMessage::User { text: "hi".into(), images: Vec::new() },
             ChatMessage::Assistant {
                 text: String::new(),
                 thinking: String::new(),
+                signature: String::new(),
                 tool_calls: vec![call("a"), call("b")],
             },
             ChatMessage::ToolResult { call_id: "a".into(), content: "ok".into(), is_error: false },

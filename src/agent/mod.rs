@@ -170,8 +170,9 @@ pub fn run_turn(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     user_text: String,
+    images: Vec<history::Image>,
 ) -> Result<Outcome, TurnFailure> {
-    let result = run_steps(turn, history, user_text);
+    let result = run_steps(turn, history, user_text, images);
     let spent = std::mem::take(&mut *lock(turn.sub_usage));
     match result {
         Ok(mut outcome) => {
@@ -189,9 +190,10 @@ fn run_steps(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     user_text: String,
+    images: Vec<history::Image>,
 ) -> Result<Outcome, TurnFailure> {
     let mut turn_start = history.len();
-    push(turn, history, ChatMessage::User { text: user_text });
+    push(turn, history, ChatMessage::User { text: user_text, images });
     let mut usage = TurnUsage::default();
     for _ in 0..turn.limits.max_turn_requests {
         if turn.cancel.is_cancelled() {
@@ -217,6 +219,7 @@ fn run_steps(
         let reply = ChatMessage::Assistant {
             text: completion.text,
             thinking: completion.thinking,
+            signature: completion.signature,
             tool_calls: completion.tool_calls,
         };
         push(turn, history, reply);
@@ -297,7 +300,9 @@ fn request_completion(
             if !partial_text.is_empty() || !partial_thinking.is_empty() {
                 let partial = ChatMessage::Assistant {
                     text: partial_text,
+                    // Unsigned partial reasoning cannot be sent back; keep it for replay.
                     thinking: partial_thinking,
+                    signature: String::new(),
                     tool_calls: Vec::new(),
                 };
                 push(turn, history, partial);
@@ -352,7 +357,7 @@ pub(super) fn estimate_request(request: &ChatRequest) -> u64 {
     for message in request.messages {
         bytes += 16
             + match message {
-                ChatMessage::User { text } => text.len(),
+                ChatMessage::User { text, .. } => text.len(),
                 ChatMessage::Assistant { text, tool_calls, .. } => {
                     text.len()
                         + tool_calls

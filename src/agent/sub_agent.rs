@@ -66,7 +66,7 @@ impl Delegate for SubAgents<'_> {
             ..*parent
         };
         let mut history = Vec::new();
-        let outcome = match run_turn(&turn, &mut history, request.prompt) {
+        let outcome = match run_turn(&turn, &mut history, request.prompt, Vec::new()) {
             Ok(outcome) => outcome,
             Err(failure) => {
                 super::lock(parent.sub_usage).add(failure.usage);

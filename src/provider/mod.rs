@@ -1,9 +1,11 @@
 //! LLM providers behind one blocking trait. Provider wire JSON stays private to each
 //! implementation; the agent sees `ChatRequest`, `Delta` and `Completion`.
 
+mod anthropic;
 mod openai;
 mod retry;
 mod sse;
+mod transport;
 
 use std::sync::Arc;
 
@@ -78,6 +80,8 @@ pub struct Completion {
     pub text: String,
     /// All reasoning.
     pub thinking: String,
+    /// The reasoning's signature (Anthropic), empty otherwise.
+    pub signature: String,
     /// Tool calls, assembled.
     pub tool_calls: Vec<ToolCallRecord>,
     /// Why it stopped.
@@ -111,5 +115,6 @@ pub trait Provider: Send + Sync {
 pub fn build(config: &ProviderConfig) -> Arc<dyn Provider> {
     match config.api {
         ApiKind::OpenAiChat => Arc::new(openai::OpenAiChat::new(config.clone())),
+        ApiKind::AnthropicMessages => Arc::new(anthropic::Messages::new(config.clone())),
     }
 }

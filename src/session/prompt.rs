@@ -8,6 +8,7 @@ use std::thread;
 
 use super::commands::{self, Command};
 use super::{Manager, PromptFailure, PromptIo, Services, Session, title_of};
+use crate::agent::history::Image;
 use crate::agent::{self, Outcome, Turn, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
@@ -18,7 +19,7 @@ impl Manager {
     /// Starts a prompt (or a slash command) on its own thread. Fails at once if the session
     /// is unknown or busy, or if it needs the LLM and none is configured; otherwise
     /// `io.done` is called exactly once, later.
-    pub fn prompt(&self, id: &str, text: String, io: PromptIo) -> Result<()> {
+    pub fn prompt(&self, id: &str, text: String, images: Vec<Image>, io: PromptIo) -> Result<()> {
         let session = self.get(id)?;
         let command = commands::parse(&text);
         let provider = match self.services.provider.clone() {
@@ -49,7 +50,8 @@ impl Manager {
             .name(format!("prompt-{}", &id[..id.len().min(8)]))
             .spawn(move || {
                 let _guard = guard;
-                run(&services, &session, provider.as_deref(), &cancel, text, command, io);
+                let input = Input { text, images };
+                run(&services, &session, provider.as_deref(), &cancel, input, command, io);
                 // Let go of the session (and its lock) before the guard says we are done.
                 drop(session);
             });
@@ -65,10 +67,11 @@ fn run(
     session: &Session,
     provider: Option<&dyn Provider>,
     cancel: &CancelToken,
-    text: String,
+    input: Input,
     command: Option<Command>,
     io: PromptIo,
 ) {
+    let Input { text, images } = input;
     let mut history = std::mem::take(&mut lock(&session.state).history);
     let attempt = catch_unwind(AssertUnwindSafe(|| match (command, provider) {
         (Some(command), provider) => {
@@ -79,7 +82,7 @@ fn run(
         (None, Some(provider)) => {
             let parts = TurnParts::new(services, session, provider);
             let turn = parts.turn(services, session, cancel, &io);
-            agent::run_turn(&turn, &mut history, text).map_err(|failure| {
+            agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
                 agent::close(&turn, &mut history, "Not run: the turn failed.");
                 PromptFailure::Provider(failure)
             })
@@ -119,6 +122,12 @@ fn run(
         log::error!("session {}: journal sync failed: {err}", session.id);
     }
     (io.done)(result);
+}
+
+/// What the user sent.
+struct Input {
+    text: String,
+    images: Vec<Image>,
 }
 
 /// What a turn borrows that must outlive it.

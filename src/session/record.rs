@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::history::{ChatMessage, ToolCallRecord};
+use crate::agent::history::{ChatMessage, Image, ToolCallRecord};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -41,10 +41,13 @@ pub enum Record {
         #[serde(default, rename = "forkedFrom", skip_serializing_if = "Option::is_none")]
         forked_from: Option<String>,
     },
-    /// A user prompt (flattened to text).
+    /// A user prompt (flattened to text), with its images.
     User {
         /// The text.
         text: String,
+        /// Attached images.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageRecord>,
     },
     /// A model reply.
     Assistant {
@@ -53,6 +56,9 @@ pub enum Record {
         /// Reasoning.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         thinking: String,
+        /// The reasoning's signature (Anthropic).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        signature: String,
         /// Tool calls.
         #[serde(default, rename = "toolCalls", skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<CallRecord>,
@@ -103,6 +109,15 @@ pub enum Record {
     },
 }
 
+/// An image in a journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageRecord {
+    /// MIME type.
+    pub mime: String,
+    /// Base64 data.
+    pub data: String,
+}
+
 /// A tool call in a journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
@@ -118,10 +133,17 @@ impl Record {
     /// The record of a history message.
     pub fn of(message: &ChatMessage) -> Record {
         match message {
-            ChatMessage::User { text } => Record::User { text: text.clone() },
-            ChatMessage::Assistant { text, thinking, tool_calls } => Record::Assistant {
+            ChatMessage::User { text, images } => Record::User {
+                text: text.clone(),
+                images: images
+                    .iter()
+                    .map(|i| ImageRecord { mime: i.mime.clone(), data: i.data.clone() })
+                    .collect(),
+            },
+            ChatMessage::Assistant { text, thinking, signature, tool_calls } => Record::Assistant {
                 text: text.clone(),
                 thinking: thinking.clone(),
+                signature: signature.clone(),
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| CallRecord {
@@ -141,10 +163,17 @@ impl Record {
 
     fn message(&self) -> Option<ChatMessage> {
         Some(match self {
-            Record::User { text } => ChatMessage::User { text: text.clone() },
-            Record::Assistant { text, thinking, tool_calls } => ChatMessage::Assistant {
+            Record::User { text, images } => ChatMessage::User {
+                text: text.clone(),
+                images: images
+                    .iter()
+                    .map(|i| Image { mime: i.mime.clone(), data: i.data.clone() })
+                    .collect(),
+            },
+            Record::Assistant { text, thinking, signature, tool_calls } => ChatMessage::Assistant {
                 text: text.clone(),
                 thinking: thinking.clone(),
+                signature: signature.clone(),
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| ToolCallRecord {
@@ -201,7 +230,8 @@ impl Rebuilt {
             Record::Compact { summary, keep, .. } => {
                 let keep = (*keep).min(self.context.len());
                 let kept = self.context.split_off(self.context.len() - keep);
-                self.context = vec![ChatMessage::User { text: summary.clone() }];
+                self.context =
+                    vec![ChatMessage::User { text: summary.clone(), images: Vec::new() }];
                 self.context.extend(kept);
             }
             Record::Mode { mode } => self.mode = Some(mode.clone()),
@@ -263,6 +293,7 @@ mod tests {
         let call = |id: &str| ChatMessage::Assistant {
             text: String::new(),
             thinking: String::new(),
+            signature: String::new(),
             tool_calls: vec![ToolCallRecord {
                 id: id.into(),
                 name: "bash".into(),
@@ -276,9 +307,9 @@ mod tests {
         };
         let mut rebuilt = Rebuilt {
             context: vec![
-                ChatMessage::User { text: "u".into() },
+                ChatMessage::User { text: "u".into(), images: Vec::new() },
                 call("a"),
-                ChatMessage::User { text: "lost the result of a".into() },
+                ChatMessage::User { text: "lost the result of a".into(), images: Vec::new() },
                 result("zz"),
                 call("b"),
                 result("b"),
@@ -299,10 +330,11 @@ mod tests {
     fn records_round_trip_and_rebuild() {
         let records = vec![
             Record::Start { cwd: "/p".into(), created_at: "t".into(), forked_from: None },
-            Record::User { text: "plan".into() },
+            Record::User { text: "plan".into(), images: Vec::new() },
             Record::Assistant {
                 text: "reading".into(),
                 thinking: String::new(),
+                signature: String::new(),
                 tool_calls: vec![CallRecord {
                     id: "c1".into(),
                     name: "read_file".into(),
@@ -312,10 +344,11 @@ mod tests {
             Record::ToolResult { call_id: "c1".into(), content: "x".into(), is_error: false },
             Record::Compact { summary: "S".into(), keep: 0, before: 10, after: 2 },
             Record::Title { title: "T".into() },
-            Record::User { text: "again".into() },
+            Record::User { text: "again".into(), images: Vec::new() },
             Record::Assistant {
                 text: String::new(),
                 thinking: "t".into(),
+                signature: String::new(),
                 tool_calls: vec![CallRecord {
                     id: "c2".into(),
                     name: "bash".into(),
@@ -333,7 +366,7 @@ mod tests {
         }
         assert_eq!(rebuilt.all.len(), 5);
         assert_eq!(rebuilt.context.len(), 3, "summary, user, assistant");
-        assert_eq!(rebuilt.context[0], ChatMessage::User { text: "S".into() });
+        assert_eq!(rebuilt.context[0], ChatMessage::User { text: "S".into(), images: Vec::new() });
         assert_eq!(rebuilt.title.as_deref(), Some("T"));
         let repairs = rebuilt.repairs();
         assert_eq!(

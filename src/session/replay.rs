@@ -26,8 +26,8 @@ pub fn events(
     let mut ids: HashMap<&str, String> = HashMap::new();
     for (index, message) in all.iter().enumerate() {
         match message {
-            ChatMessage::User { text } => out.push(AgentEvent::UserText(text.clone())),
-            ChatMessage::Assistant { text, thinking, tool_calls } => {
+            ChatMessage::User { text, .. } => out.push(AgentEvent::UserText(text.clone())),
+            ChatMessage::Assistant { text, thinking, tool_calls, .. } => {
                 if !thinking.is_empty() {
                     out.push(AgentEvent::Thought(thinking.clone()));
                 }

@@ -288,7 +288,13 @@ impl HttpRequest {
 
     fn is_chat(&self) -> bool {
         let path = self.path.split('?').next().unwrap_or_default();
-        self.method == "POST" && path.ends_with("/chat/completions")
+        self.method == "POST"
+            && (path.ends_with("/chat/completions") || path.ends_with("/messages"))
+    }
+
+    /// An Anthropic Messages request: the reply uses Anthropic's event stream.
+    fn is_anthropic(&self) -> bool {
+        self.path.split('?').next().unwrap_or_default().ends_with("/messages")
     }
 
     fn into_recorded(self) -> Recorded {
@@ -303,11 +309,20 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
     let mut writer = stream;
     while let Some(request) = read_request(&mut reader)? {
         let close = request.wants_close();
+        if request.method == "CONNECT" {
+            // Acting as an HTTP proxy: the tunnel ends here, at this same fake server.
+            shared.lock().other.push(request.into_recorded());
+            shared.changed.notify_all();
+            writer.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+            writer.flush()?;
+            continue;
+        }
         if !request.is_chat() {
             shared.lock().other.push(request.into_recorded());
             shared.changed.notify_all();
             write_json(&mut writer, 200, MODELS_BODY, None)?;
         } else {
+            let anthropic = request.is_anthropic();
             let recorded = request.into_recorded();
             let model = recorded
                 .body
@@ -332,20 +347,20 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
                 }
                 Some(Reply::Stream(events)) => {
                     write_stream_head(&mut writer)?;
-                    write_events(&mut writer, &events, &model)?;
+                    write_any(&mut writer, &events, &model, anthropic)?;
                     writer.write_all(b"0\r\n\r\n")?;
                     writer.flush()?;
                 }
                 Some(Reply::Hang(events)) => {
                     // Even if the client is already gone, still record the drop below.
                     let _ = write_stream_head(&mut writer)
-                        .and_then(|()| write_events(&mut writer, &events, &model));
+                        .and_then(|()| write_any(&mut writer, &events, &model, anthropic));
                     hang_until_closed(&mut reader, shared);
                     return Ok(());
                 }
                 Some(Reply::Cut(events)) => {
                     write_stream_head(&mut writer)?;
-                    write_events(&mut writer, &events, &model)?;
+                    write_any(&mut writer, &events, &model, anthropic)?;
                     let _ = writer.shutdown(Shutdown::Both);
                     return Ok(());
                 }
@@ -526,6 +541,113 @@ fn chunk(model: &str, delta: Value, finish_reason: Option<&str>) -> Value {
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     })
+}
+
+fn write_any(w: &mut TcpStream, events: &[Event], model: &str, anthropic: bool) -> io::Result<()> {
+    if anthropic { write_anthropic(w, events, model) } else { write_events(w, events, model) }
+}
+
+/// The same script as Anthropic Messages events: `message_start`, content blocks (text,
+/// thinking with a signature, tool_use with `input_json_delta`), `message_delta` with the
+/// stop reason and usage, `message_stop`.
+fn write_anthropic(w: &mut TcpStream, events: &[Event], model: &str) -> io::Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let send = |w: &mut TcpStream, payload: Value| {
+        let kind = payload["type"].as_str().unwrap_or("message").to_string();
+        write_chunk(w, &format!("event: {kind}\ndata: {payload}\n\n"))
+    };
+    send(
+        w,
+        json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    )?;
+    // The open block: its index and kind.
+    let mut open: Option<(usize, &str)> = None;
+    let mut next = 0;
+    let stop = |w: &mut TcpStream, open: &mut Option<(usize, &str)>| -> io::Result<()> {
+        if let Some((index, kind)) = open.take() {
+            if kind == "thinking" {
+                send(
+                    w,
+                    json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": format!("sig-{index}")}}),
+                )?;
+            }
+            send(w, json!({"type": "content_block_stop", "index": index}))?;
+        }
+        Ok(())
+    };
+    let mut usage_out = 0;
+    let mut stop_reason = None;
+    for event in events {
+        match event {
+            Event::Text(text) | Event::Reasoning(text) => {
+                let kind = if matches!(event, Event::Text(_)) { "text" } else { "thinking" };
+                if open.map(|(_, k)| k) != Some(kind) {
+                    stop(w, &mut open)?;
+                    let block = if kind == "text" {
+                        json!({"type": "text", "text": ""})
+                    } else {
+                        json!({"type": "thinking", "thinking": ""})
+                    };
+                    send(
+                        w,
+                        json!({"type": "content_block_start", "index": next, "content_block": block}),
+                    )?;
+                    open = Some((next, kind));
+                    next += 1;
+                }
+                let index = open.map_or(0, |(i, _)| i);
+                let delta = if kind == "text" {
+                    json!({"type": "text_delta", "text": text})
+                } else {
+                    json!({"type": "thinking_delta", "thinking": text})
+                };
+                send(w, json!({"type": "content_block_delta", "index": index, "delta": delta}))?;
+            }
+            Event::ToolCall { id, name, args, .. } => {
+                stop(w, &mut open)?;
+                send(
+                    w,
+                    json!({"type": "content_block_start", "index": next, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+                )?;
+                let arguments = match args {
+                    Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                };
+                for piece in split_chars(&arguments, ARGUMENT_PIECE_CHARS) {
+                    send(
+                        w,
+                        json!({"type": "content_block_delta", "index": next, "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                    )?;
+                }
+                send(w, json!({"type": "content_block_stop", "index": next}))?;
+                next += 1;
+            }
+            Event::Finish(reason) => {
+                stop(w, &mut open)?;
+                stop_reason = Some(match *reason {
+                    "stop" => "end_turn",
+                    "tool_calls" => "tool_use",
+                    "length" => "max_tokens",
+                    "content_filter" => "refusal",
+                    other => other,
+                });
+            }
+            Event::Usage { completion, .. } => usage_out = *completion,
+            Event::Done => {
+                stop(w, &mut open)?;
+                send(
+                    w,
+                    json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": usage_out}}),
+                )?;
+                send(w, json!({"type": "message_stop"}))?;
+            }
+            Event::Raw(raw) => write_chunk(w, raw)?,
+            Event::Stamp | Event::Pause(_) => {}
+        }
+    }
+    Ok(())
 }
 
 fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> io::Result<()> {

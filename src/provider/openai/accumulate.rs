@@ -1,16 +1,17 @@
 //! Assembles streamed chunks into a `Completion`: text and reasoning forwarded as deltas,
 //! tool-call fragments joined by index, finish reason and usage kept.
 
-use super::AttemptError;
 use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
 use crate::agent::history::ToolCallRecord;
+use crate::provider::sse::SseEvent;
+use crate::provider::transport::{Accumulate, AttemptError, Flow, clip};
 use crate::provider::{Completion, Delta, Finish, Usage};
 
 /// How far past the known tool calls a streamed `index` may jump.
 const MAX_INDEX_GAP: usize = 64;
 
 #[derive(Default)]
-pub(super) struct Accumulator {
+pub(in crate::provider) struct Accumulator {
     text: String,
     thinking: String,
     calls: Vec<ToolCallRecord>,
@@ -138,6 +139,7 @@ impl Accumulator {
         Completion {
             text: self.text,
             thinking: self.thinking,
+            signature: String::new(),
             tool_calls,
             finish,
             usage: self.usage,
@@ -166,6 +168,52 @@ impl Accumulator {
             self.finish = choice.finish_reason.as_deref().map(finish_of);
         }
         self.finish()
+    }
+}
+
+impl Accumulate for Accumulator {
+    fn is_empty(&self) -> bool {
+        Accumulator::is_empty(self)
+    }
+
+    fn has_finish(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    fn event(
+        &mut self,
+        event: SseEvent,
+        on_delta: &mut dyn FnMut(Delta),
+        streamed: &mut bool,
+    ) -> Result<Flow, AttemptError> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        let chunk: Chunk = serde_json::from_str(&event.data).map_err(|err| {
+            AttemptError::Fatal(format!(
+                "the LLM stream is not usable: malformed event ({err}): {}",
+                clip(&event.data)
+            ))
+        })?;
+        self.apply(chunk, on_delta, streamed)?;
+        Ok(Flow::More)
+    }
+
+    fn whole(
+        self,
+        body: &str,
+        on_delta: &mut dyn FnMut(Delta),
+    ) -> Result<Completion, AttemptError> {
+        let reply: WholeReply = serde_json::from_str(body).map_err(|err| {
+            AttemptError::Fatal(format!(
+                "the LLM stream is not usable: unreadable JSON reply: {err}"
+            ))
+        })?;
+        Ok(Accumulator::whole(self, reply, on_delta))
+    }
+
+    fn finish(self) -> Completion {
+        Accumulator::finish(self)
     }
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::history::ChatMessage;
+use crate::config::ProviderConfig;
 use crate::provider::ChatRequest;
 
 #[derive(Serialize)]
@@ -19,6 +20,9 @@ pub(super) struct WireRequest<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
+    /// `IAC_CODE_REASONING_EFFORT` (low, medium, high) for reasoning models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -29,11 +33,19 @@ struct StreamOptions {
 #[derive(Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    content: Option<&'a str>,
+    content: Option<Content<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+/// Plain text, or parts (text and images) for a prompt with images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Parts(Vec<Value>),
 }
 
 #[derive(Serialize)]
@@ -66,25 +78,42 @@ struct WireToolDef<'a> {
 
 /// Builds the request body. OpenAI's own API wants `max_completion_tokens`; the many
 /// compatible servers still expect `max_tokens`.
-pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireRequest<'a> {
+pub(super) fn wire_request<'a>(
+    req: &'a ChatRequest,
+    config: &'a ProviderConfig,
+) -> WireRequest<'a> {
+    let preset = config.preset;
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     messages.push(WireMessage {
         role: "system",
-        content: Some(req.system),
+        content: Some(Content::Text(req.system)),
         tool_calls: Vec::new(),
         tool_call_id: None,
     });
     for message in req.messages {
         messages.push(match message {
-            ChatMessage::User { text } => WireMessage {
+            ChatMessage::User { text, images } => WireMessage {
                 role: "user",
-                content: Some(text),
+                content: Some(if images.is_empty() {
+                    Content::Text(text)
+                } else {
+                    let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
+                    parts.extend(images.iter().map(|i| {
+                        let url = format!("data:{};base64,{}", i.mime, i.data);
+                        serde_json::json!({"type": "image_url", "image_url": {"url": url}})
+                    }));
+                    Content::Parts(parts)
+                }),
                 tool_calls: Vec::new(),
                 tool_call_id: None,
             },
             ChatMessage::Assistant { text, tool_calls, .. } => WireMessage {
                 role: "assistant",
-                content: if text.is_empty() && !tool_calls.is_empty() { None } else { Some(text) },
+                content: if text.is_empty() && !tool_calls.is_empty() {
+                    None
+                } else {
+                    Some(Content::Text(text))
+                },
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| WireToolCall {
@@ -104,7 +133,7 @@ pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireReques
             },
             ChatMessage::ToolResult { call_id, content, .. } => WireMessage {
                 role: "tool",
-                content: Some(content),
+                content: Some(Content::Text(content)),
                 tool_calls: Vec::new(),
                 tool_call_id: Some(call_id),
             },
@@ -131,6 +160,7 @@ pub(super) fn wire_request<'a>(req: &'a ChatRequest, preset: &str) -> WireReques
         stream_options: StreamOptions { include_usage: true },
         max_tokens: (!official).then_some(req.max_tokens),
         max_completion_tokens: official.then_some(req.max_tokens),
+        reasoning_effort: config.reasoning_effort.as_deref(),
     }
 }
 

@@ -35,11 +35,19 @@ pub struct Limits {
     pub compact_percent: u64,
 }
 
+mod presets;
+pub mod settings;
+
+pub use presets::preset_names;
+use presets::{find_preset, infer_preset};
+
 /// Which wire API the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApiKind {
     /// `POST {base}/chat/completions` with SSE deltas.
     OpenAiChat,
+    /// `POST {base}/messages` (Anthropic Messages) with SSE events.
+    AnthropicMessages,
 }
 
 /// A configured LLM endpoint.
@@ -61,6 +69,14 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// Network timeouts.
     pub timeouts: Timeouts,
+    /// TLS with a site CA bundle added (`IAC_CODE_CA_FILE`); `None`: the bundled roots.
+    pub tls: Option<ureq::tls::TlsConfig>,
+    /// Anthropic extended thinking budget in tokens (`IAC_CODE_THINKING_BUDGET`).
+    pub thinking_budget: Option<u32>,
+    /// OpenAI `reasoning_effort` (`IAC_CODE_REASONING_EFFORT`).
+    pub reasoning_effort: Option<String>,
+    /// Whether the model accepts images (`IAC_CODE_IMAGES`).
+    pub images: bool,
 }
 
 /// Bounded retries with exponential backoff and jitter.
@@ -87,70 +103,6 @@ pub struct Timeouts {
     pub idle: Duration,
 }
 
-struct Preset {
-    name: &'static str,
-    base_url: Option<&'static str>,
-    needs_key: bool,
-    default_model: Option<&'static str>,
-}
-
-const PRESETS: &[Preset] = &[
-    Preset {
-        name: "openai",
-        base_url: Some("https://api.openai.com/v1"),
-        needs_key: true,
-        default_model: Some("gpt-4.1"),
-    },
-    Preset { name: "openai_compatible", base_url: None, needs_key: false, default_model: None },
-    Preset {
-        name: "ollama",
-        base_url: Some("http://127.0.0.1:11434/v1"),
-        needs_key: false,
-        default_model: None,
-    },
-    Preset {
-        name: "lmstudio",
-        base_url: Some("http://127.0.0.1:1234/v1"),
-        needs_key: false,
-        default_model: None,
-    },
-    Preset {
-        name: "vllm",
-        base_url: Some("http://127.0.0.1:8000/v1"),
-        needs_key: false,
-        default_model: None,
-    },
-    Preset {
-        name: "llamacpp",
-        base_url: Some("http://127.0.0.1:8080/v1"),
-        needs_key: false,
-        default_model: Some("default"),
-    },
-    Preset {
-        name: "deepseek",
-        base_url: Some("https://api.deepseek.com/v1"),
-        needs_key: true,
-        default_model: Some("deepseek-chat"),
-    },
-    Preset {
-        name: "dashscope",
-        base_url: Some("https://dashscope.aliyuncs.com/compatible-mode/v1"),
-        needs_key: true,
-        default_model: Some("qwen-plus"),
-    },
-    Preset {
-        name: "openrouter",
-        base_url: Some("https://openrouter.ai/api/v1"),
-        needs_key: true,
-        default_model: None,
-    },
-];
-
-/// Names of the provider presets, for messages and the man page.
-pub fn preset_names() -> Vec<&'static str> {
-    PRESETS.iter().map(|p| p.name).collect()
-}
-
 /// A source of environment variables (the process environment, or a map in tests).
 pub trait Env {
     /// The value of `name`, if set and non-empty.
@@ -168,7 +120,8 @@ impl Env for ProcessEnv {
 
 impl Config {
     /// Builds the configuration from the arguments and the environment.
-    pub fn from_env(_args: &AcpArgs, env: &dyn Env) -> Result<Config> {
+    pub fn from_env(_args: &AcpArgs, process: &dyn Env) -> Result<Config> {
+        let env = process;
         let config_dir = match env.get("IAC_CODE_CONFIG_DIR") {
             Some(dir) => expand_home(&dir, env),
             None => match env.get("HOME") {
@@ -180,6 +133,9 @@ impl Config {
                 }
             },
         };
+        // The settings file sits under the environment: variables win.
+        let layered = settings::layered(process, &config_dir)?;
+        let env: &dyn Env = &layered;
         let limits = Limits {
             max_turn_requests: number(env, "IAC_CODE_MAX_TURN_REQUESTS", 100, 1, 10_000)? as u32,
             max_tokens: number(env, "IAC_CODE_MAX_TOKENS", 8192, 1, 1_000_000)? as u32,
@@ -220,10 +176,12 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
         None => model.as_deref().and_then(infer_preset),
     };
     let Some(preset) = preset else {
-        return Ok(Err("no LLM provider is configured: set IAC_CODE_PROVIDER (one of \
-             openai, openai_compatible, ollama, lmstudio, vllm, llamacpp, deepseek, dashscope, \
-             openrouter), IAC_CODE_BASE_URL, IAC_CODE_MODEL and, where needed, IAC_CODE_API_KEY"
-            .to_string()));
+        return Ok(Err(format!(
+            "no LLM provider is configured: set IAC_CODE_PROVIDER (one of {}), \
+             IAC_CODE_BASE_URL, IAC_CODE_MODEL and, where needed, IAC_CODE_API_KEY, or write \
+             them to settings.json in the config directory",
+            preset_names().join(", ")
+        )));
     };
     let Some(base_url) = base_url.or(preset.base_url.map(str::to_string)) else {
         return Ok(Err(format!(
@@ -258,46 +216,65 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
     }
     Ok(Ok(ProviderConfig {
         preset: preset.name,
-        api: ApiKind::OpenAiChat,
+        api: preset.api,
         base_url: base_url.trim_end_matches('/').to_string(),
         api_key,
         model,
         models,
         retry,
         timeouts,
+        tls: tls(env)?,
+        thinking_budget: match env.get("IAC_CODE_THINKING_BUDGET") {
+            None => None,
+            Some(_) => Some(number(env, "IAC_CODE_THINKING_BUDGET", 0, 1024, 1_000_000)? as u32),
+        },
+        reasoning_effort: match env.get("IAC_CODE_REASONING_EFFORT") {
+            None => None,
+            Some(e) if ["minimal", "low", "medium", "high"].contains(&e.trim()) => {
+                Some(e.trim().to_string())
+            }
+            Some(e) => {
+                return Err(Error::Config(format!(
+                    "invalid IAC_CODE_REASONING_EFFORT '{e}': expected minimal, low, medium or high"
+                )));
+            }
+        },
+        images: match env.get("IAC_CODE_IMAGES").as_deref().map(str::trim) {
+            None | Some("0" | "false" | "no") => false,
+            Some("1" | "true" | "yes") => true,
+            Some(other) => {
+                return Err(Error::Config(format!(
+                    "invalid IAC_CODE_IMAGES '{other}': expected true or false"
+                )));
+            }
+        },
     }))
 }
 
-fn find_preset(name: &str) -> Option<&'static Preset> {
-    let norm: String = name
-        .trim()
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c == ' ' || c == '-' || c == '.' { '_' } else { c })
-        .collect();
-    let norm = match norm.as_str() {
-        "openapi_compatible" | "openai_compat" => "openai_compatible",
-        "bailian" => "dashscope",
-        "llama_cpp" => "llamacpp",
-        "lm_studio" => "lmstudio",
-        other => other,
-    };
-    PRESETS.iter().find(|p| p.name == norm)
-}
-
-fn infer_preset(model: &str) -> Option<&'static Preset> {
-    let m = model.to_ascii_lowercase();
-    let openai = ["gpt-", "o1", "o3", "o4"];
-    let name = if openai.iter().any(|p| m.starts_with(p)) {
-        "openai"
-    } else if m.starts_with("deepseek") {
-        "deepseek"
-    } else if m.starts_with("qwen") {
-        "dashscope"
-    } else {
-        return None;
-    };
-    find_preset(name)
+/// The PEM certificates of `IAC_CODE_CA_FILE` as the trusted roots (instead of the bundled
+/// public ones: a site's own CA, or the system bundle `/etc/ssl/certs/ca-certificates.crt`).
+fn tls(env: &dyn Env) -> Result<Option<ureq::tls::TlsConfig>> {
+    let Some(path) = env.get("IAC_CODE_CA_FILE") else { return Ok(None) };
+    let path = expand_home(&path, env);
+    let pem = std::fs::read(&path).map_err(|err| {
+        Error::Config(format!("IAC_CODE_CA_FILE {}: cannot read it: {err}", path.display()))
+    })?;
+    let mut certs: Vec<ureq::tls::Certificate<'static>> = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
+            certs.push(cert);
+        }
+    }
+    if certs.is_empty() {
+        return Err(Error::Config(format!(
+            "IAC_CODE_CA_FILE {}: no PEM certificate in it",
+            path.display()
+        )));
+    }
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+        .build();
+    Ok(Some(tls))
 }
 
 fn expand_home(path: &str, env: &dyn Env) -> PathBuf {
@@ -381,5 +358,38 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.provider.unwrap().models, ["a", "b", "c"]);
+    }
+}
+
+/// A provider configuration for unit tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A plain OpenAI-compatible endpoint on loopback.
+    pub(crate) fn provider_config() -> ProviderConfig {
+        ProviderConfig {
+            preset: "openai_compatible",
+            api: ApiKind::OpenAiChat,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key: None,
+            model: "m".into(),
+            models: vec!["m".into()],
+            retry: RetryPolicy {
+                max_retries: 0,
+                base_delay: Duration::from_millis(1),
+                max_delay: Duration::from_millis(1),
+                max_elapsed: Duration::from_secs(1),
+            },
+            timeouts: Timeouts {
+                connect: Duration::from_secs(1),
+                response: Duration::from_secs(1),
+                idle: Duration::from_secs(1),
+            },
+            tls: None,
+            thinking_budget: None,
+            reasoning_effort: None,
+            images: false,
+        }
     }
 }

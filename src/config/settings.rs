@@ -1,0 +1,125 @@
+//! The settings file, `<config dir>/settings.json`: the active provider and, per provider,
+//! its base URL, key, model, models offered, limits, thinking, images and CA bundle.
+//! Environment variables override it. Unknown keys are errors (a typo must not be
+//! silently ignored); a file holding a key that others may read is warned about.
+//!
+//! ```json
+//! {"provider": "vllm",
+//!  "providers": {"vllm": {"baseUrl": "http://gpu:8000/v1", "model": "Qwen/Qwen3-Coder",
+//!                         "models": ["Qwen/Qwen3-Coder", "other"], "maxTokens": 8192}}}
+//! ```
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Env;
+use crate::error::{Error, Result};
+
+/// The settings file's name in the config dir.
+pub const FILE: &str = "settings.json";
+
+/// Per-provider keys and the variable each one stands for.
+const PROVIDER_KEYS: &[(&str, &str)] = &[
+    ("baseUrl", "IAC_CODE_BASE_URL"),
+    ("apiKey", "IAC_CODE_API_KEY"),
+    ("model", "IAC_CODE_MODEL"),
+    ("models", "IAC_CODE_MODELS"),
+    ("maxTokens", "IAC_CODE_MAX_TOKENS"),
+    ("contextWindow", "IAC_CODE_CONTEXT_WINDOW"),
+    ("thinkingBudget", "IAC_CODE_THINKING_BUDGET"),
+    ("reasoningEffort", "IAC_CODE_REASONING_EFFORT"),
+    ("images", "IAC_CODE_IMAGES"),
+    ("caFile", "IAC_CODE_CA_FILE"),
+];
+
+/// The environment, with the settings file underneath it.
+pub(super) struct Layered<'a> {
+    env: &'a dyn Env,
+    file: HashMap<&'static str, String>,
+}
+
+impl Env for Layered<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        self.env.get(name).or_else(|| self.file.get(name).cloned())
+    }
+}
+
+/// Reads the settings file in `config_dir` (if there is one) under `env`.
+pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered<'a>> {
+    let path = config_dir.join(FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Layered { env, file: HashMap::new() });
+        }
+        Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
+    };
+    let shown = path.display();
+    let root: Value = serde_json::from_str(&text)
+        .map_err(|err| Error::Config(format!("{shown}: not valid JSON: {err}")))?;
+    let Some(root) = root.as_object() else {
+        return Err(Error::Config(format!("{shown}: expected a JSON object")));
+    };
+    let mut file = HashMap::new();
+    for key in root.keys() {
+        if key != "provider" && key != "providers" {
+            return Err(Error::Config(format!(
+                "{shown}: unknown key '{key}' (expected provider, providers)"
+            )));
+        }
+    }
+    if let Some(provider) = root.get("provider") {
+        file.insert("IAC_CODE_PROVIDER", scalar(provider, "provider", &shown.to_string())?);
+    }
+    let active = env.get("IAC_CODE_PROVIDER").or_else(|| file.get("IAC_CODE_PROVIDER").cloned());
+    let providers = root.get("providers").and_then(Value::as_object);
+    if let (Some(active), Some(providers)) = (active, providers)
+        && let Some(section) = providers.get(&active)
+    {
+        {
+            let Some(section) = section.as_object() else {
+                return Err(Error::Config(format!(
+                    "{shown}: providers.{active} must be an object"
+                )));
+            };
+            for (key, value) in section {
+                let Some((_, var)) = PROVIDER_KEYS.iter().find(|(k, _)| k == key) else {
+                    let known: Vec<&str> = PROVIDER_KEYS.iter().map(|(k, _)| *k).collect();
+                    return Err(Error::Config(format!(
+                        "{shown}: unknown key providers.{active}.{key} (expected one of {})",
+                        known.join(", ")
+                    )));
+                };
+                let at = format!("providers.{active}.{key}");
+                file.insert(var, scalar(value, &at, &shown.to_string())?);
+            }
+        }
+    }
+    if file.contains_key("IAC_CODE_API_KEY")
+        && let Ok(meta) = std::fs::metadata(&path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        log::warn!("{shown} holds an API key and other users may read it: chmod 600 {shown}");
+    }
+    Ok(Layered { env, file })
+}
+
+/// A value as the variable's text: strings as they are, numbers and booleans printed,
+/// lists of strings joined with commas.
+fn scalar(value: &Value, at: &str, file: &str) -> Result<String> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Array(items) => {
+            let strings: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+            strings
+                .map(|s| s.join(","))
+                .ok_or_else(|| Error::Config(format!("{file}: {at} must be a list of strings")))
+        }
+        _ => Err(Error::Config(format!("{file}: {at} must be a string, number, boolean or list"))),
+    }
+}

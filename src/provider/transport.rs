@@ -1,0 +1,373 @@
+//! What every streaming chat API shares: one ureq agent per attempt, a reader thread that
+//! owns the blocking body read and hands over SSE events, a caller that selects on them,
+//! the cancel token and the idle watchdog, and retries of failures that happen before
+//! anything streamed (bounded in count and time, `Retry-After` honoured, each logged at
+//! warn). A `Protocol` says where to send what, and its accumulator reads the events.
+
+use std::io::BufReader;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Sender, select};
+use serde_json::Value;
+
+use super::retry;
+use super::sse::{SseEvent, SseReader};
+use super::{Completion, Delta, ProviderError};
+use crate::cancel::CancelToken;
+use crate::config::ProviderConfig;
+
+/// Bytes of an error body kept for the user.
+const ERROR_BODY_LIMIT: u64 = 64 << 10;
+/// Largest non-streamed JSON reply accepted.
+const JSON_BODY_LIMIT: u64 = 16 << 20;
+/// Bytes ureq buffers from the server (response heads must fit).
+const INPUT_BUFFER: usize = 32 << 10;
+/// Bytes ureq buffers toward the server.
+const OUTPUT_BUFFER: usize = 16 << 10;
+
+/// What went wrong in one attempt, and whether another attempt may help.
+pub(super) enum AttemptError {
+    Cancelled,
+    Retryable { message: String, retry_after: Option<Duration> },
+    Fatal(String),
+}
+
+/// Whether a stream goes on after an event.
+pub(super) enum Flow {
+    More,
+    Done,
+}
+
+/// One chat API.
+pub(super) trait Protocol: Send + Sync {
+    /// Reads one reply.
+    type Acc: Accumulate;
+    /// The endpoint.
+    fn url(&self) -> &str;
+    /// Adds the API's headers (key, version) to a request.
+    fn headers(
+        &self,
+        request: ureq::RequestBuilder<ureq::typestate::WithBody>,
+    ) -> ureq::RequestBuilder<ureq::typestate::WithBody>;
+    /// A fresh accumulator.
+    fn accumulator(&self) -> Self::Acc;
+}
+
+/// Assembles one reply from its events.
+pub(super) trait Accumulate {
+    /// Nothing received yet.
+    fn is_empty(&self) -> bool;
+    /// The reply said why it stopped (so an end of stream is a normal end).
+    fn has_finish(&self) -> bool;
+    /// Takes one SSE event.
+    fn event(
+        &mut self,
+        event: SseEvent,
+        on_delta: &mut dyn FnMut(Delta),
+        streamed: &mut bool,
+    ) -> Result<Flow, AttemptError>;
+    /// Takes a whole (non-streamed) JSON reply.
+    fn whole(self, body: &str, on_delta: &mut dyn FnMut(Delta))
+    -> Result<Completion, AttemptError>;
+    /// The reply.
+    fn finish(self) -> Completion;
+}
+
+/// What the reader thread reports.
+enum Item {
+    /// The response head arrived with a 2xx status and an event stream.
+    Head,
+    Event(SseEvent),
+    /// A whole non-streamed JSON reply.
+    Whole(String),
+    Eof,
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<Duration>,
+    },
+    /// Failure before the head (connect, DNS, TLS, timeout).
+    Connect(String),
+    /// Failure after the head (broken connection).
+    Broken(String),
+}
+
+fn agent(config: &ProviderConfig) -> ureq::Agent {
+    let mut builder = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(config.timeouts.connect))
+        .timeout_recv_response(Some(config.timeouts.response))
+        .user_agent(concat!("iac-code/", env!("CARGO_PKG_VERSION")))
+        // ureq's 128 KiB buffers each way cost 256 KiB per streaming request; an LLM
+        // answer's head fits in far less, and bodies stream through.
+        .input_buffer_size(INPUT_BUFFER)
+        .output_buffer_size(OUTPUT_BUFFER)
+        .max_response_header_size(INPUT_BUFFER);
+    if let Some(tls) = &config.tls {
+        builder = builder.tls_config(tls.clone());
+    }
+    builder.build().new_agent()
+}
+
+/// Sends `body`, streams the reply, retries what may be retried.
+pub(super) fn stream<P: Protocol>(
+    protocol: &P,
+    config: &ProviderConfig,
+    body: &[u8],
+    cancel: &CancelToken,
+    on_delta: &mut dyn FnMut(Delta),
+) -> Result<Completion, ProviderError> {
+    let policy = config.retry;
+    let started = Instant::now();
+    let mut attempt = 0;
+    loop {
+        let mut streamed = false;
+        let (message, retry_after) =
+            match one_attempt(protocol, config, body, cancel, on_delta, &mut streamed) {
+                Ok(completion) => return Ok(completion),
+                Err(AttemptError::Cancelled) => return Err(ProviderError::Cancelled),
+                Err(AttemptError::Fatal(message)) => return Err(ProviderError::Failed(message)),
+                Err(AttemptError::Retryable { message, retry_after }) => (message, retry_after),
+            };
+        let wait = retry::delay(&policy, attempt, retry_after);
+        let out_of_time = started.elapsed() + wait >= policy.max_elapsed;
+        if streamed || attempt >= policy.max_retries || out_of_time {
+            let tries = attempt + 1;
+            let note = if !streamed && tries > 1 { " (gave up after retries)" } else { "" };
+            return Err(ProviderError::Failed(format!(
+                "{message}{note} [{tries} attempt{}]",
+                if tries == 1 { "" } else { "s" }
+            )));
+        }
+        attempt += 1;
+        log::warn!(
+            "LLM request failed: {message}; retry {attempt}/{} in {} ms",
+            policy.max_retries,
+            wait.as_millis()
+        );
+        select! {
+            recv(cancel.channel()) -> _ => return Err(ProviderError::Cancelled),
+            default(wait) => {}
+        }
+    }
+}
+
+fn one_attempt<P: Protocol>(
+    protocol: &P,
+    config: &ProviderConfig,
+    body: &[u8],
+    cancel: &CancelToken,
+    on_delta: &mut dyn FnMut(Delta),
+    streamed: &mut bool,
+) -> Result<Completion, AttemptError> {
+    let agent = agent(config);
+    let (tx, rx) = crossbeam_channel::bounded(256);
+    let request = agent
+        .post(protocol.url())
+        .header("Content-Type", "application/json")
+        .header("Accept", "text/event-stream");
+    let request = protocol.headers(request);
+    let body = body.to_vec();
+    let url = protocol.url().to_string();
+    let spawned = thread::Builder::new()
+        .name("llm".into())
+        .spawn(move || read_response(request.send(&body[..]), &url, &tx));
+    if let Err(err) = spawned {
+        return Err(AttemptError::Fatal(format!("cannot start the LLM reader: {err}")));
+    }
+    let mut acc = protocol.accumulator();
+    let mut got_head = false;
+    let timeouts = config.timeouts;
+    loop {
+        let wait = if got_head { timeouts.idle } else { timeouts.response + timeouts.connect };
+        let item = select! {
+            recv(rx) -> item => item,
+            recv(cancel.channel()) -> _ => {
+                agent.shutdown();
+                return Err(AttemptError::Cancelled);
+            }
+            default(wait) => {
+                agent.shutdown();
+                let message = format!(
+                    "the LLM sent nothing for {} s (idle timeout; set \
+                     IAC_CODE_STREAM_IDLE_TIMEOUT to wait longer)",
+                    wait.as_secs_f64()
+                );
+                return Err(if acc.is_empty() && !*streamed {
+                    AttemptError::Retryable { message, retry_after: None }
+                } else {
+                    AttemptError::Fatal(format!("{message}; the reply was cut off"))
+                });
+            }
+        };
+        let Ok(item) = item else {
+            return Err(AttemptError::Fatal("the LLM reader stopped unexpectedly".into()));
+        };
+        match item {
+            Item::Head => got_head = true,
+            Item::Event(event) => match acc.event(event, on_delta, streamed) {
+                Ok(Flow::More) => {}
+                Ok(Flow::Done) => return Ok(acc.finish()),
+                Err(err) => {
+                    agent.shutdown();
+                    return Err(err);
+                }
+            },
+            Item::Whole(body) => return acc.whole(&body, on_delta),
+            Item::Eof if acc.has_finish() => return Ok(acc.finish()),
+            Item::Eof if acc.is_empty() => {
+                return Err(AttemptError::Fatal(format!(
+                    "the LLM at {} returned an empty stream; check IAC_CODE_BASE_URL (many \
+                     servers need a /v1 suffix)",
+                    protocol.url()
+                )));
+            }
+            Item::Eof => {
+                return Err(AttemptError::Fatal(
+                    "the LLM stream ended before the reply was complete".into(),
+                ));
+            }
+            Item::Status { code, body, retry_after } => {
+                let message = format!("the LLM answered HTTP {code}: {}", error_text(&body));
+                return Err(if retry::retryable_status(code) {
+                    AttemptError::Retryable { message, retry_after }
+                } else {
+                    AttemptError::Fatal(message)
+                });
+            }
+            Item::Connect(message) => {
+                return Err(AttemptError::Retryable { message, retry_after: None });
+            }
+            Item::Broken(message) => {
+                let message = format!("the LLM stream broke: {message}");
+                return Err(if acc.is_empty() && !*streamed {
+                    AttemptError::Retryable { message, retry_after: None }
+                } else {
+                    AttemptError::Fatal(message)
+                });
+            }
+        }
+    }
+}
+
+/// Runs on the reader thread: turns the HTTP response into `Item`s until the end, an
+/// error, or nobody listening.
+fn read_response(
+    response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    url: &str,
+    tx: &Sender<Item>,
+) {
+    let mut response = match response {
+        Ok(response) => response,
+        Err(err) => {
+            let _ = tx.send(Item::Connect(describe_ureq_error(&err, url)));
+            return;
+        }
+    };
+    let status = response.status().as_u16();
+    if !(200..300).contains(&status) {
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(retry::parse_retry_after);
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(ERROR_BODY_LIMIT)
+            .read_to_string()
+            .unwrap_or_default();
+        let _ = tx.send(Item::Status { code: status, body, retry_after });
+        return;
+    }
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("application/json") {
+        let item = match response.body_mut().with_config().limit(JSON_BODY_LIMIT).read_to_string() {
+            Ok(text) => Item::Whole(text),
+            Err(err) => Item::Broken(err.to_string()),
+        };
+        let _ = tx.send(item);
+        return;
+    }
+    if tx.send(Item::Head).is_err() {
+        return;
+    }
+    let mut events = SseReader::new(BufReader::new(response.into_body().into_reader()));
+    loop {
+        let item = match events.next_event() {
+            Ok(None) => Item::Eof,
+            Ok(Some(event)) => Item::Event(event),
+            Err(err) => Item::Broken(err.to_string()),
+        };
+        let last = matches!(item, Item::Eof | Item::Broken(_));
+        if tx.send(item).is_err() || last {
+            return;
+        }
+    }
+}
+
+fn describe_ureq_error(err: &ureq::Error, url: &str) -> String {
+    let hint = match err {
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            " (is the LLM server running? a proxy from HTTPS_PROXY/HTTP_PROXY may also refuse)"
+        }
+        ureq::Error::HostNotFound => " (check the host name in IAC_CODE_BASE_URL)",
+        ureq::Error::Timeout(_) => " (timed out)",
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => {
+            " (TLS: a site CA can be added with IAC_CODE_CA_FILE)"
+        }
+        _ => "",
+    };
+    format!("cannot reach the LLM at {url}: {err}{hint}")
+}
+
+/// The provider's own error message if the body is one of the usual shapes.
+pub(super) fn error_text(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("detail"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    match message {
+        Some(message) => message,
+        None if body.trim().is_empty() => "(empty body)".to_string(),
+        None => clip(body.trim()),
+    }
+}
+
+/// At most 1,000 characters of `text`, for messages.
+pub(super) fn clip(text: &str) -> String {
+    if text.chars().count() <= 1000 {
+        return text.to_string();
+    }
+    format!("{}…", text.chars().take(1000).collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_are_made_readable() {
+        assert_eq!(error_text(r#"{"error":{"message":"bad key","type":"auth"}}"#), "bad key");
+        assert_eq!(
+            error_text(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(error_text(r#"{"detail":"Not Found"}"#), "Not Found");
+        assert_eq!(error_text("  "), "(empty body)");
+        assert_eq!(error_text("<html>oops</html>"), "<html>oops</html>");
+    }
+}
