@@ -302,7 +302,7 @@ fn journal_append() {
     let record = Record::Assistant {
         text: "x".repeat(200),
         thinking: String::new(),
-        signature: String::new(),
+        signed: Vec::new(),
         tool_calls: Vec::new(),
     };
     let n = 20_000;

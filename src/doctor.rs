@@ -132,6 +132,12 @@ fn probe(report: &mut Report, provider: &ProviderConfig) {
             return;
         }
         200..=299 => report.say(Level::Ok, &format!("{url} answered (HTTP {status})")),
+        404 if provider.api == ApiKind::AnthropicMessages => {
+            // Anthropic-compatible gateways often have no model list.
+            report
+                .say(Level::Warn, &format!("{url} answered 404: the model list cannot be checked"));
+            return;
+        }
         404 => {
             report.say(
                 Level::Error,
@@ -162,7 +168,7 @@ fn probe(report: &mut Report, provider: &ProviderConfig) {
         .collect();
     if listed.is_empty() {
         report.say(Level::Warn, "the provider listed no models; the model cannot be checked");
-    } else if listed.iter().any(|m| m == model || *m == format!("{model}:latest")) {
+    } else if listed.iter().any(|m| names_model(m, model, provider.api)) {
         report.say(Level::Ok, &format!("model {model} is served"));
     } else if listed.len() == 1 {
         // Single-model servers (llama.cpp, vLLM) often answer whatever name is asked for.
@@ -183,6 +189,20 @@ fn probe(report: &mut Report, provider: &ProviderConfig) {
             ),
         );
     }
+}
+
+/// Whether a listed id is the configured model: the same name, Ollama's `:latest`, or
+/// for Anthropic an alias (`claude-sonnet-4-5`, `claude-3-7-sonnet-latest`) of a dated id.
+fn names_model(listed: &str, model: &str, api: ApiKind) -> bool {
+    if listed == model || listed == format!("{model}:latest") {
+        return true;
+    }
+    let alias = model.strip_suffix("-latest").unwrap_or(model);
+    api == ApiKind::AnthropicMessages
+        && listed.strip_prefix(alias).is_some_and(|rest| {
+            rest.strip_prefix('-')
+                .is_some_and(|d| d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 fn check_sessions(report: &mut Report, config: &Config) {

@@ -1,6 +1,6 @@
 //! The Anthropic Messages provider against the fake LLM's Anthropic mode: thinking with
 //! signatures sent back, tool_use, usage, stop reasons, errors mid-stream, 429 with
-//! Retry-After, model switching, and a proxy on loopback.
+//! Retry-After, model switching kept across a reload, and a proxy (and NO_PROXY) on loopback.
 
 use serde_json::{Value, json};
 
@@ -9,6 +9,13 @@ use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply};
 use crate::support::workspace::Workspace;
 
 fn anthropic(ws: &Workspace, llm: &FakeLlm, extra: &[(&str, &str)]) -> (AcpProcess, String) {
+    let mut acp = spawn_anthropic(ws, llm, extra);
+    let session = acp.new_session(&ws.project());
+    (acp, session)
+}
+
+/// The agent speaking Anthropic to `llm`, initialized.
+fn spawn_anthropic(ws: &Workspace, llm: &FakeLlm, extra: &[(&str, &str)]) -> AcpProcess {
     let base = llm.base_url();
     let mut env = vec![
         ("IAC_CODE_PROVIDER", "anthropic_compatible"),
@@ -20,8 +27,7 @@ fn anthropic(ws: &Workspace, llm: &FakeLlm, extra: &[(&str, &str)]) -> (AcpProce
     let mut acp = AcpProcess::spawn(ws, &env);
     acp.set_permission(Permission::AllowOnce);
     acp.initialize();
-    let session = acp.new_session(&ws.project());
-    (acp, session)
+    acp
 }
 
 #[test]
@@ -116,7 +122,7 @@ fn stop_reasons_errors_and_retries() {
 #[test]
 fn the_model_can_be_switched_mid_session() {
     let ws = Workspace::new("anthropic-models");
-    let llm = FakeLlm::start(vec![text_reply("one"), text_reply("two")]);
+    let llm = FakeLlm::start(vec![text_reply("one"), text_reply("two"), text_reply("three")]);
     let (mut acp, session) = anthropic(&ws, &llm, &[("IAC_CODE_MODELS", "claude-other")]);
     acp.prompt(&session, "first");
     let set = acp.call(
@@ -129,6 +135,18 @@ fn the_model_can_be_switched_mid_session() {
     acp.prompt(&session, "second");
     let models: Vec<Value> = llm.requests().iter().map(|r| r.body["model"].clone()).collect();
     assert_eq!(models, [json!("claude-test"), json!("claude-other")]);
+    drop(acp);
+
+    // The choice is part of the session: a new process that loads it keeps it.
+    let mut acp = spawn_anthropic(&ws, &llm, &[("IAC_CODE_MODELS", "claude-other")]);
+    let (_, loaded) = acp.open_session("session/load", &session, &ws.project());
+    let options = loaded["result"]["configOptions"].as_array().unwrap();
+    let model = options.iter().find(|o| o["id"] == "model").unwrap();
+    assert_eq!(model["currentValue"], "claude-other", "{loaded}");
+    acp.prompt(&session, "third");
+    assert_eq!(llm.requests()[2].body["model"], "claude-other");
+    let history = llm.requests()[2].body["messages"].as_array().unwrap().len();
+    assert_eq!(history, 5, "the whole conversation went to the model again");
 }
 
 #[test]
@@ -154,6 +172,26 @@ fn requests_go_through_an_http_proxy() {
         .map(|r| r.path.clone())
         .collect();
     assert_eq!(connects, ["llm.invalid:80"]);
+    drop(acp);
+
+    // NO_PROXY names hosts reached directly: a dead proxy is never tried for them.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dead = format!("http://{dead}");
+    let base = llm.base_url();
+    let env = [
+        ("IAC_CODE_BASE_URL", base.as_str()),
+        ("IAC_CODE_MODEL", "fake-model"),
+        ("HTTP_PROXY", dead.as_str()),
+        ("NO_PROXY", "localhost,127.0.0.1"),
+        ("IAC_CODE_MAX_RETRIES", "0"),
+    ];
+    llm.push(text_reply("direct"));
+    let mut acp = AcpProcess::spawn(&ws, &env);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    let (msgs, response) = acp.prompt(&session, "hello");
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{}", acp.context());
+    assert_eq!(agent_text(&msgs), "direct");
 }
 
 #[test]
@@ -162,7 +200,8 @@ fn the_settings_file_configures_the_provider_and_the_environment_wins() {
     let llm = FakeLlm::start(vec![text_reply("from settings"), text_reply("env wins")]);
     let settings = json!({
         "provider": "anthropic_compatible",
-        "providers": {"anthropic_compatible": {
+        // Section names are matched as provider names are: case, '-' and ' ' do not matter.
+        "providers": {"Anthropic-Compatible": {
             "baseUrl": llm.base_url(), "apiKey": "sk-file", "model": "claude-file",
             "models": ["claude-file", "claude-two"], "maxTokens": 1234, "thinkingBudget": 1024
         }}

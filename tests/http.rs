@@ -265,7 +265,11 @@ fn streaming_setup(name: &str, chunks: usize) -> (Workspace, FakeLlm, HttpServer
     let conn = server.initialize();
     let session = {
         let sse = server.stream(&conn, None, None);
-        new_session(&server, &conn, &sse, &ws.project(), 1)
+        let session = new_session(&server, &conn, &sse, &ws.project(), 1);
+        // The commands follow the response; read them here, or the next stream to take
+        // over would rightly be handed them if this one had not been written to yet.
+        sse.until(|e| e.data["params"]["update"]["sessionUpdate"] == "available_commands_update");
+        session
     };
     (ws, llm, server, conn, session)
 }

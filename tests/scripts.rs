@@ -232,6 +232,40 @@ fn doctor_reports_one_line_per_finding() {
         run(&ws, None, &["doctor"], &[("IAC_CODE_BASE_URL", &base), ("IAC_CODE_MODEL", "m")], "");
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("answered 404: check IAC_CODE_BASE_URL"), "{}", stdout(&out));
+
+    // Anthropic: an alias names a dated id, and a gateway without a model list is a warning.
+    let models =
+        r#"{"data":[{"id":"claude-sonnet-4-5-20250929"},{"id":"claude-opus-4-1-20250805"}]}"#;
+    let anthropic = HttpFixture::start(vec![("/v1/models", Route::ok("application/json", models))]);
+    let base = anthropic.url("/v1");
+    let env = |model: &'static str, base: &str| {
+        [
+            ("IAC_CODE_PROVIDER", "anthropic_compatible".to_string()),
+            ("IAC_CODE_BASE_URL", base.to_string()),
+            ("IAC_CODE_MODEL", model.to_string()),
+            ("IAC_CODE_API_KEY", "k".to_string()),
+        ]
+    };
+    let doctor = |env: [(&str, String); 4]| {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run(&ws, None, &["doctor"], &env, "")
+    };
+    for alias in ["claude-sonnet-4-5", "claude-opus-4-1-latest"] {
+        let out = doctor(env(alias, &base));
+        assert!(
+            stdout(&out).contains(&format!("ok    model {alias} is served")),
+            "{}",
+            stdout(&out)
+        );
+    }
+    let out = doctor(env("claude-sonnet-4", &base));
+    assert!(stdout(&out).contains("error model claude-sonnet-4 is not listed"), "{}", stdout(&out));
+    let out = doctor(env("claude-sonnet-4-5", &wrong_path.url("/v1")));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("warn  ")
+            && stdout(&out).contains("answered 404: the model list cannot")
+    );
 }
 
 #[test]

@@ -11,8 +11,15 @@ pub fn prompt_text(blocks: &[Value]) -> String {
     parts.join("\n\n")
 }
 
-/// The prompt's text, and its images when the model accepts them (otherwise an image
-/// stays a text marker).
+/// Image types both APIs accept.
+const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// The largest image sent, as base64 (5 MiB decoded, the Anthropic limit).
+const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024 / 3 * 4 + 4;
+
+/// The prompt's text, and its images when the model accepts them. An image that is not
+/// sent (the model takes none, or this one is of a type or size no API accepts) stays a
+/// text marker that says why, so one bad block never fails the whole prompt.
 pub fn prompt_input(blocks: &[Value], images: bool) -> (String, Vec<Image>) {
     if !images {
         return (prompt_text(blocks), Vec::new());
@@ -20,21 +27,57 @@ pub fn prompt_input(blocks: &[Value], images: bool) -> (String, Vec<Image>) {
     let mut found = Vec::new();
     let mut rest = Vec::new();
     for block in blocks {
-        let field = |key: &str| block.get(key).and_then(Value::as_str);
-        match (field("type"), field("data"), field("mimeType")) {
-            (Some("image"), Some(data), Some(mime)) if !data.is_empty() => {
-                found.push(Image { mime: mime.to_string(), data: data.to_string() });
+        if block.get("type").and_then(Value::as_str) != Some("image") {
+            rest.push(block.clone());
+            continue;
+        }
+        match usable_image(block) {
+            Ok(image) => found.push(image),
+            Err(why) => {
+                let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("");
+                log::warn!("prompt image not sent: {why}");
+                rest.push(Value::String(format!("[image: {} not sent: {why}]", or_unknown(mime))));
             }
-            _ => rest.push(block.clone()),
         }
     }
     (prompt_text(&rest), found)
+}
+
+/// The image of an `image` block, or why it cannot be sent.
+fn usable_image(block: &Value) -> Result<Image, String> {
+    let field = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or("");
+    let mut mime = field("mimeType").trim().to_ascii_lowercase();
+    if mime == "image/jpg" {
+        mime = "image/jpeg".into();
+    }
+    let mut data = field("data").trim();
+    // Some clients send a data: URI rather than bare base64.
+    if let Some(rest) = data.strip_prefix("data:")
+        && let Some((_, payload)) = rest.split_once(";base64,")
+    {
+        data = payload;
+    }
+    if !IMAGE_TYPES.contains(&mime.as_str()) {
+        return Err(format!("the type must be one of {}", IMAGE_TYPES.join(", ")));
+    }
+    if data.is_empty() {
+        return Err("it has no data".into());
+    }
+    if data.len() > MAX_IMAGE_BASE64 {
+        return Err(format!("{} KiB of base64 is over the 5 MiB limit", data.len() / 1024));
+    }
+    if !data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
+        return Err("its data is not base64".into());
+    }
+    Ok(Image { mime, data: data.to_string() })
 }
 
 fn block_text(block: &Value) -> String {
     let s = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or("");
     let kind = s("type");
     match kind {
+        // A marker already written by `prompt_input`.
+        _ if block.is_string() => block.as_str().unwrap_or("").to_string(),
         "text" => s("text").to_string(),
         "image" => format!("[image: {}]", or_unknown(s("mimeType"))),
         "audio" => format!("[audio: {}]", or_unknown(s("mimeType"))),
@@ -101,5 +144,33 @@ mod tests {
         ] {
             assert!(text.contains(want), "missing {want:?} in {text}");
         }
+    }
+
+    #[test]
+    fn only_images_an_api_accepts_are_sent() {
+        let blocks = [
+            json!({"type":"text","text":"compare"}),
+            json!({"type":"image","mimeType":"image/PNG","data":"iVBORw0KGgo="}),
+            json!({"type":"image","mimeType":"image/jpg","data":"data:image/jpeg;base64,/9j/4A=="}),
+            json!({"type":"image","mimeType":"image/bmp","data":"Qk0="}),
+            json!({"type":"image","mimeType":"image/png","data":"not base64!"}),
+            json!({"type":"image","mimeType":"image/png"}),
+            json!({"type":"image","mimeType":"image/gif","data":"R".repeat(MAX_IMAGE_BASE64 + 1)}),
+        ];
+        let (text, images) = prompt_input(&blocks, true);
+        let sent: Vec<(&str, &str)> =
+            images.iter().map(|i| (i.mime.as_str(), i.data.as_str())).collect();
+        assert_eq!(sent, [("image/png", "iVBORw0KGgo="), ("image/jpeg", "/9j/4A==")]);
+        for want in [
+            "compare",
+            "[image: image/bmp not sent: the type must be one of",
+            "[image: image/png not sent: its data is not base64]",
+            "[image: image/png not sent: it has no data]",
+            "[image: image/gif not sent: 6826 KiB of base64 is over the 5 MiB limit]",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in {text}");
+        }
+        let (text, images) = prompt_input(&blocks[..2], false);
+        assert!(images.is_empty() && text.contains("[image: image/PNG]"));
     }
 }

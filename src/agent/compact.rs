@@ -165,7 +165,7 @@ mod tests {
         let call = |id: &str| ChatMessage::Assistant {
             text: String::new(),
             thinking: String::new(),
-            signature: String::new(),
+            signed: Vec::new(),
             tool_calls: vec![ToolCallRecord {
                 id: id.into(),
                 name: "bash".into(),

@@ -17,8 +17,8 @@ pub enum ChatMessage {
         text: String,
         /// Reasoning, if the model streamed any.
         thinking: String,
-        /// The provider's signature of the reasoning (Anthropic), to send it back intact.
-        signature: String,
+        /// The reasoning as the provider signed it (Anthropic), to send it back intact.
+        signed: Vec<SignedThinking>,
         /// Tool calls requested, in order.
         tool_calls: Vec<ToolCallRecord>,
     },
@@ -40,6 +40,17 @@ pub struct Image {
     pub mime: String,
     /// Base64 data.
     pub data: String,
+}
+
+/// One block of reasoning as the provider signed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedThinking {
+    /// The reasoning text, or for a redacted block its opaque data.
+    pub thinking: String,
+    /// The signature (empty for a redacted block).
+    pub signature: String,
+    /// A `redacted_thinking` block.
+    pub redacted: bool,
 }
 
 /// A tool call as the model made it.
@@ -98,7 +109,7 @@ mod tests {
             ChatMessage::Assistant {
                 text: String::new(),
                 thinking: String::new(),
-                signature: String::new(),
+                signed: Vec::new(),
                 tool_calls: vec![call("a"), call("b")],
             },
             ChatMessage::ToolResult { call_id: "a".into(), content: "ok".into(), is_error: false },

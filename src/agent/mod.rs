@@ -219,7 +219,7 @@ fn run_steps(
         let reply = ChatMessage::Assistant {
             text: completion.text,
             thinking: completion.thinking,
-            signature: completion.signature,
+            signed: completion.signed,
             tool_calls: completion.tool_calls,
         };
         push(turn, history, reply);
@@ -302,7 +302,7 @@ fn request_completion(
                     text: partial_text,
                     // Unsigned partial reasoning cannot be sent back; keep it for replay.
                     thinking: partial_thinking,
-                    signature: String::new(),
+                    signed: Vec::new(),
                     tool_calls: Vec::new(),
                 };
                 push(turn, history, partial);
@@ -352,12 +352,16 @@ fn estimate_tokens(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
 
+/// What one image counts for in an estimate, in bytes of text (about 1,600 tokens).
+const IMAGE_BYTES: usize = 1600 * 4;
+
 pub(super) fn estimate_request(request: &ChatRequest) -> u64 {
     let mut bytes = request.system.len();
     for message in request.messages {
         bytes += 16
             + match message {
-                ChatMessage::User { text, .. } => text.len(),
+                // An image costs about 1,600 tokens on either API, whatever its bytes.
+                ChatMessage::User { text, images } => text.len() + images.len() * IMAGE_BYTES,
                 ChatMessage::Assistant { text, tool_calls, .. } => {
                     text.len()
                         + tool_calls

@@ -76,9 +76,22 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
     }
     let active = env.get("IAC_CODE_PROVIDER").or_else(|| file.get("IAC_CODE_PROVIDER").cloned());
     let providers = root.get("providers").and_then(Value::as_object);
-    if let (Some(active), Some(providers)) = (active, providers)
-        && let Some(section) = providers.get(&active)
-    {
+    let section = match (&active, providers) {
+        (Some(active), Some(providers)) => {
+            let found = providers.iter().find(|(name, _)| same_provider(name, active));
+            if found.is_none() {
+                let named: Vec<&str> = providers.keys().map(String::as_str).collect();
+                log::warn!(
+                    "{shown}: no providers section for the active provider '{active}' \
+                     (sections: {})",
+                    named.join(", ")
+                );
+            }
+            found
+        }
+        _ => None,
+    };
+    if let Some((active, section)) = section {
         {
             let Some(section) = section.as_object() else {
                 return Err(Error::Config(format!(
@@ -107,6 +120,24 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
     Ok(Layered { env, file })
 }
 
+/// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and
+/// `lmstudio` are one provider, as they are for `IAC_CODE_PROVIDER`.
+fn same_provider(section: &str, active: &str) -> bool {
+    let norm = |name: &str| -> String {
+        let name: String = name
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| if matches!(c, ' ' | '-' | '.') { '_' } else { c })
+            .collect();
+        match super::presets::find_preset(&name) {
+            Some(preset) => preset.name.to_string(),
+            None => name,
+        }
+    };
+    norm(section) == norm(active)
+}
+
 /// A value as the variable's text: strings as they are, numbers and booleans printed,
 /// lists of strings joined with commas.
 fn scalar(value: &Value, at: &str, file: &str) -> Result<String> {
@@ -121,5 +152,19 @@ fn scalar(value: &Value, at: &str, file: &str) -> Result<String> {
                 .ok_or_else(|| Error::Config(format!("{file}: {at} must be a list of strings")))
         }
         _ => Err(Error::Config(format!("{file}: {at} must be a string, number, boolean or list"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_provider;
+
+    #[test]
+    fn section_names_match_like_provider_names() {
+        assert!(same_provider("LM Studio", "lmstudio"));
+        assert!(same_provider("lm-studio", "LM_STUDIO"));
+        assert!(same_provider("bailian", "dashscope"), "aliases name one preset");
+        assert!(same_provider("my.gateway", "my-gateway"), "names of no preset too");
+        assert!(!same_provider("vllm", "ollama"));
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::history::{ChatMessage, ToolCallRecord};
+use crate::agent::history::{ChatMessage, SignedThinking, ToolCallRecord};
 use crate::cancel::CancelToken;
 use crate::config::{ApiKind, ProviderConfig};
 
@@ -80,8 +80,8 @@ pub struct Completion {
     pub text: String,
     /// All reasoning.
     pub thinking: String,
-    /// The reasoning's signature (Anthropic), empty otherwise.
-    pub signature: String,
+    /// The reasoning as signed blocks (Anthropic), to send back intact; empty otherwise.
+    pub signed: Vec<SignedThinking>,
     /// Tool calls, assembled.
     pub tool_calls: Vec<ToolCallRecord>,
     /// Why it stopped.

@@ -208,7 +208,12 @@ fn one_attempt<P: Protocol>(
             Item::Head => got_head = true,
             Item::Event(event) => match acc.event(event, on_delta, streamed) {
                 Ok(Flow::More) => {}
-                Ok(Flow::Done) => return Ok(acc.finish()),
+                Ok(Flow::Done) => {
+                    // The reply is whole; a server that holds the connection open must
+                    // not keep the reader thread alive.
+                    agent.shutdown();
+                    return Ok(acc.finish());
+                }
                 Err(err) => {
                     agent.shutdown();
                     return Err(err);

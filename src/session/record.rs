@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::history::{ChatMessage, Image, ToolCallRecord};
+use crate::agent::history::{ChatMessage, Image, SignedThinking, ToolCallRecord};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -56,9 +56,9 @@ pub enum Record {
         /// Reasoning.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         thinking: String,
-        /// The reasoning's signature (Anthropic).
-        #[serde(default, skip_serializing_if = "String::is_empty")]
-        signature: String,
+        /// The reasoning as the provider signed it (Anthropic).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        signed: Vec<SignedRecord>,
         /// Tool calls.
         #[serde(default, rename = "toolCalls", skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<CallRecord>,
@@ -109,6 +109,19 @@ pub enum Record {
     },
 }
 
+/// A signed block of reasoning in a journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignedRecord {
+    /// Text, or a redacted block's data.
+    pub thinking: String,
+    /// Signature.
+    #[serde(default)]
+    pub signature: String,
+    /// A redacted block.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
+}
+
 /// An image in a journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageRecord {
@@ -140,10 +153,17 @@ impl Record {
                     .map(|i| ImageRecord { mime: i.mime.clone(), data: i.data.clone() })
                     .collect(),
             },
-            ChatMessage::Assistant { text, thinking, signature, tool_calls } => Record::Assistant {
+            ChatMessage::Assistant { text, thinking, signed, tool_calls } => Record::Assistant {
                 text: text.clone(),
                 thinking: thinking.clone(),
-                signature: signature.clone(),
+                signed: signed
+                    .iter()
+                    .map(|b| SignedRecord {
+                        thinking: b.thinking.clone(),
+                        signature: b.signature.clone(),
+                        redacted: b.redacted,
+                    })
+                    .collect(),
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| CallRecord {
@@ -170,10 +190,17 @@ impl Record {
                     .map(|i| Image { mime: i.mime.clone(), data: i.data.clone() })
                     .collect(),
             },
-            Record::Assistant { text, thinking, signature, tool_calls } => ChatMessage::Assistant {
+            Record::Assistant { text, thinking, signed, tool_calls } => ChatMessage::Assistant {
                 text: text.clone(),
                 thinking: thinking.clone(),
-                signature: signature.clone(),
+                signed: signed
+                    .iter()
+                    .map(|b| SignedThinking {
+                        thinking: b.thinking.clone(),
+                        signature: b.signature.clone(),
+                        redacted: b.redacted,
+                    })
+                    .collect(),
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| ToolCallRecord {
@@ -285,97 +312,5 @@ impl Rebuilt {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn damage_is_mended() {
-        let call = |id: &str| ChatMessage::Assistant {
-            text: String::new(),
-            thinking: String::new(),
-            signature: String::new(),
-            tool_calls: vec![ToolCallRecord {
-                id: id.into(),
-                name: "bash".into(),
-                arguments: "{}".into(),
-            }],
-        };
-        let result = |id: &str| ChatMessage::ToolResult {
-            call_id: id.into(),
-            content: "ok".into(),
-            is_error: false,
-        };
-        let mut rebuilt = Rebuilt {
-            context: vec![
-                ChatMessage::User { text: "u".into(), images: Vec::new() },
-                call("a"),
-                ChatMessage::User { text: "lost the result of a".into(), images: Vec::new() },
-                result("zz"),
-                call("b"),
-                result("b"),
-            ],
-            ..Rebuilt::default()
-        };
-        rebuilt.mend();
-        assert_eq!(rebuilt.context.len(), 6);
-        assert!(
-            matches!(&rebuilt.context[2], ChatMessage::ToolResult { call_id, is_error: true, .. } if call_id == "a")
-        );
-        assert!(
-            matches!(&rebuilt.context[5], ChatMessage::ToolResult { call_id, .. } if call_id == "b")
-        );
-    }
-
-    #[test]
-    fn records_round_trip_and_rebuild() {
-        let records = vec![
-            Record::Start { cwd: "/p".into(), created_at: "t".into(), forked_from: None },
-            Record::User { text: "plan".into(), images: Vec::new() },
-            Record::Assistant {
-                text: "reading".into(),
-                thinking: String::new(),
-                signature: String::new(),
-                tool_calls: vec![CallRecord {
-                    id: "c1".into(),
-                    name: "read_file".into(),
-                    arguments: "{}".into(),
-                }],
-            },
-            Record::ToolResult { call_id: "c1".into(), content: "x".into(), is_error: false },
-            Record::Compact { summary: "S".into(), keep: 0, before: 10, after: 2 },
-            Record::Title { title: "T".into() },
-            Record::User { text: "again".into(), images: Vec::new() },
-            Record::Assistant {
-                text: String::new(),
-                thinking: "t".into(),
-                signature: String::new(),
-                tool_calls: vec![CallRecord {
-                    id: "c2".into(),
-                    name: "bash".into(),
-                    arguments: "{}".into(),
-                }],
-            },
-        ];
-        let mut rebuilt = Rebuilt::default();
-        for record in &records {
-            let line = Line { v: VERSION, ts: "t".into(), record: record.clone() };
-            let text = serde_json::to_string(&line).unwrap();
-            let back: Line = serde_json::from_str(&text).unwrap();
-            assert_eq!(&back.record, record, "{text}");
-            rebuilt.apply(&back.record);
-        }
-        assert_eq!(rebuilt.all.len(), 5);
-        assert_eq!(rebuilt.context.len(), 3, "summary, user, assistant");
-        assert_eq!(rebuilt.context[0], ChatMessage::User { text: "S".into(), images: Vec::new() });
-        assert_eq!(rebuilt.title.as_deref(), Some("T"));
-        let repairs = rebuilt.repairs();
-        assert_eq!(
-            repairs,
-            [Record::ToolResult {
-                call_id: "c2".into(),
-                content: INTERRUPTED.into(),
-                is_error: true
-            }]
-        );
-    }
-}
+#[path = "record_tests.rs"]
+mod tests;

@@ -139,7 +139,7 @@ impl Accumulator {
         Completion {
             text: self.text,
             thinking: self.thinking,
-            signature: String::new(),
+            signed: Vec::new(),
             tool_calls,
             finish,
             usage: self.usage,

@@ -1,167 +1,29 @@
-//! Anthropic Messages (`POST {base}/messages`, `stream: true`): the request (system apart,
-//! strictly alternating roles, tool results in user turns, signed thinking sent back
-//! intact) and the event accumulator (text, thinking and signatures, `tool_use` with
-//! `input_json_delta`, usage from `message_start` and `message_delta`, stop reasons).
-//! Streaming, retries and the watchdog are `transport`'s.
+//! Assembles one Anthropic reply from its events: text, thinking blocks with their
+//! signatures, redacted thinking, `tool_use` with `input_json_delta`, usage from
+//! `message_start` and `message_delta`, stop reasons, and errors mid-stream.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::sse::SseEvent;
-use super::transport::{self, Accumulate, AttemptError, Flow, Protocol, clip};
-use super::{ChatRequest, Completion, Delta, Finish, Provider, ProviderError, Usage};
-use crate::agent::history::{ChatMessage, ToolCallRecord};
-use crate::cancel::CancelToken;
-use crate::config::ProviderConfig;
-
-/// The API version header this client speaks.
-const API_VERSION: &str = "2023-06-01";
-
-/// The Anthropic Messages provider.
-pub struct Messages {
-    config: ProviderConfig,
-    url: String,
-}
-
-impl Messages {
-    /// A provider for `config`.
-    pub fn new(config: ProviderConfig) -> Messages {
-        let url = format!("{}/messages", config.base_url);
-        Messages { config, url }
-    }
-}
-
-impl Protocol for Messages {
-    type Acc = Acc;
-
-    fn url(&self) -> &str {
-        &self.url
-    }
-
-    fn headers(
-        &self,
-        request: ureq::RequestBuilder<ureq::typestate::WithBody>,
-    ) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
-        let request = request.header("anthropic-version", API_VERSION);
-        match &self.config.api_key {
-            Some(key) => request.header("x-api-key", key),
-            None => request,
-        }
-    }
-
-    fn accumulator(&self) -> Acc {
-        Acc::default()
-    }
-}
-
-impl Provider for Messages {
-    fn stream(
-        &self,
-        request: &ChatRequest,
-        cancel: &CancelToken,
-        on_delta: &mut dyn FnMut(Delta),
-    ) -> Result<Completion, ProviderError> {
-        let body = serde_json::to_vec(&request_body(request, &self.config))
-            .map_err(|err| ProviderError::Failed(format!("cannot encode the request: {err}")))?;
-        transport::stream(self, &self.config, &body, cancel, on_delta)
-    }
-}
-
-/// The request body.
-fn request_body(req: &ChatRequest, config: &ProviderConfig) -> Value {
-    let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
-    let mut push = |role: &str, blocks: Vec<Value>| {
-        if blocks.is_empty() {
-            return;
-        }
-        match messages.last_mut() {
-            // The API wants roles to alternate: merge neighbours of one role.
-            Some((last, content)) if last == role => content.extend(blocks),
-            _ => messages.push((role.to_string(), blocks)),
-        }
-    };
-    for message in req.messages {
-        match message {
-            ChatMessage::User { text, images } => {
-                let mut blocks: Vec<Value> = images
-                    .iter()
-                    .map(|i| json!({"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": i.data}}))
-                    .collect();
-                let text = if text.trim().is_empty() { "(empty)" } else { text };
-                blocks.push(json!({"type": "text", "text": text}));
-                push("user", blocks);
-            }
-            ChatMessage::Assistant { text, thinking, signature, tool_calls } => {
-                let mut blocks = Vec::new();
-                // Only signed thinking may be sent back; unsigned (partial) is dropped.
-                if !signature.is_empty() {
-                    blocks.push(
-                        json!({"type": "thinking", "thinking": thinking, "signature": signature}),
-                    );
-                }
-                if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                for call in tool_calls {
-                    let input = serde_json::from_str::<Value>(&call.arguments)
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
-                    blocks.push(
-                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
-                    );
-                }
-                push("assistant", blocks);
-            }
-            ChatMessage::ToolResult { call_id, content, is_error } => push(
-                "user",
-                vec![
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
-                ],
-            ),
-        }
-    }
-    let tools: Vec<Value> = req
-        .tools
-        .iter()
-        .map(
-            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
-        )
-        .collect();
-    let mut max_tokens = req.max_tokens;
-    let mut body = json!({
-        "model": req.model,
-        "system": req.system,
-        "messages": messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect::<Vec<_>>(),
-        "stream": true,
-    });
-    if let Some(budget) = config.thinking_budget.filter(|b| *b > 0) {
-        // The budget counts inside max_tokens, which must stay larger.
-        if max_tokens <= budget {
-            max_tokens = budget.saturating_add(req.max_tokens);
-        }
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-    }
-    body["max_tokens"] = json!(max_tokens);
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
-    }
-    body
-}
+use crate::agent::history::{SignedThinking, ToolCallRecord};
+use crate::provider::sse::SseEvent;
+use crate::provider::transport::{Accumulate, AttemptError, Flow, clip};
+use crate::provider::{Completion, Delta, Finish, Usage};
 
 #[derive(Debug, Clone, Copy)]
 enum Block {
     Text,
-    Thinking,
+    /// Reasoning, at this position of `Acc::signed`.
+    Thinking(usize),
     Tool(usize),
     Other,
 }
 
 /// Assembles one reply from its events.
 #[derive(Default)]
-pub(super) struct Acc {
+pub(in crate::provider) struct Acc {
     text: String,
     thinking: String,
-    signature: String,
+    signed: Vec<SignedThinking>,
     blocks: Vec<(u64, Block)>,
     calls: Vec<ToolCallRecord>,
     finish: Option<Finish>,
@@ -189,19 +51,24 @@ impl Acc {
         }
     }
 
+    /// Usage from `message_start` or `message_delta`. A later event may repeat a
+    /// field as zero or leave it out; only real counts replace earlier ones.
     fn usage(&mut self, usage: &Value) {
         let mut current = self.usage.unwrap_or_default();
         let input: u64 = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]
             .iter()
             .filter_map(|k| usage.get(*k).and_then(Value::as_u64))
             .sum();
-        if usage.get("input_tokens").is_some() {
+        if input > 0 {
             current.input = input;
         }
-        if let Some(output) = usage.get("output_tokens").and_then(Value::as_u64) {
+        if let Some(output) = usage.get("output_tokens").and_then(Value::as_u64).filter(|n| *n > 0)
+        {
             current.output = output;
         }
-        self.usage = Some(current);
+        if usage.is_object() || self.usage.is_some() {
+            self.usage = Some(current);
+        }
     }
 
     /// A content block, whole (non-streamed replies) or as its start.
@@ -218,11 +85,23 @@ impl Acc {
                 Block::Text
             }
             Some("thinking") => {
-                self.thought(block["thinking"].as_str().unwrap_or(""), on_delta, streamed);
-                if let Some(signature) = block["signature"].as_str() {
-                    self.signature = signature.to_string();
-                }
-                Block::Thinking
+                let thinking = block["thinking"].as_str().unwrap_or("");
+                self.thought(thinking, on_delta, streamed);
+                self.signed.push(SignedThinking {
+                    thinking: thinking.to_string(),
+                    signature: block["signature"].as_str().unwrap_or("").to_string(),
+                    redacted: false,
+                });
+                Block::Thinking(self.signed.len() - 1)
+            }
+            Some("redacted_thinking") => {
+                // Opaque: not shown, but sent back as it came.
+                self.signed.push(SignedThinking {
+                    thinking: block["data"].as_str().unwrap_or("").to_string(),
+                    signature: String::new(),
+                    redacted: true,
+                });
+                Block::Other
             }
             Some("tool_use") => {
                 let input = &block["input"];
@@ -243,7 +122,7 @@ impl Acc {
     }
 }
 
-fn finish_of(reason: &str) -> Finish {
+pub(super) fn finish_of(reason: &str) -> Finish {
     match reason {
         "end_turn" | "stop_sequence" => Finish::Stop,
         "tool_use" => Finish::ToolCalls,
@@ -255,7 +134,7 @@ fn finish_of(reason: &str) -> Finish {
 
 impl Accumulate for Acc {
     fn is_empty(&self) -> bool {
-        self.text.is_empty() && self.thinking.is_empty() && self.calls.is_empty()
+        self.text.is_empty() && self.signed.is_empty() && self.calls.is_empty()
     }
 
     fn has_finish(&self) -> bool {
@@ -286,11 +165,17 @@ impl Accumulate for Acc {
                     ("text_delta", _) => {
                         self.text(delta["text"].as_str().unwrap_or(""), on_delta, streamed)
                     }
-                    ("thinking_delta", _) => {
-                        self.thought(delta["thinking"].as_str().unwrap_or(""), on_delta, streamed)
+                    ("thinking_delta", block) => {
+                        let text = delta["thinking"].as_str().unwrap_or("");
+                        if let Block::Thinking(at) = block {
+                            self.signed[at].thinking.push_str(text);
+                        }
+                        self.thought(text, on_delta, streamed)
                     }
-                    ("signature_delta", _) => {
-                        self.signature.push_str(delta["signature"].as_str().unwrap_or(""));
+                    ("signature_delta", Block::Thinking(at)) => {
+                        self.signed[at]
+                            .signature
+                            .push_str(delta["signature"].as_str().unwrap_or(""));
                     }
                     ("input_json_delta", Block::Tool(call)) => {
                         self.calls[call]
@@ -357,7 +242,7 @@ impl Accumulate for Acc {
         Completion {
             text: self.text,
             thinking: self.thinking,
-            signature: self.signature,
+            signed: self.signed,
             tool_calls: calls,
             finish,
             usage: self.usage,
@@ -366,5 +251,5 @@ impl Accumulate for Acc {
 }
 
 #[cfg(test)]
-#[path = "anthropic_tests.rs"]
+#[path = "accumulate_tests.rs"]
 mod tests;

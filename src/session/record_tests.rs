@@ -1,0 +1,90 @@
+//! Tests of journal records: round trips, rebuilding a context, and repairs.
+
+use super::*;
+
+#[test]
+fn damage_is_mended() {
+    let call = |id: &str| ChatMessage::Assistant {
+        text: String::new(),
+        thinking: String::new(),
+        signed: Vec::new(),
+        tool_calls: vec![ToolCallRecord {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }],
+    };
+    let result = |id: &str| ChatMessage::ToolResult {
+        call_id: id.into(),
+        content: "ok".into(),
+        is_error: false,
+    };
+    let mut rebuilt = Rebuilt {
+        context: vec![
+            ChatMessage::User { text: "u".into(), images: Vec::new() },
+            call("a"),
+            ChatMessage::User { text: "lost the result of a".into(), images: Vec::new() },
+            result("zz"),
+            call("b"),
+            result("b"),
+        ],
+        ..Rebuilt::default()
+    };
+    rebuilt.mend();
+    assert_eq!(rebuilt.context.len(), 6);
+    assert!(
+        matches!(&rebuilt.context[2], ChatMessage::ToolResult { call_id, is_error: true, .. } if call_id == "a")
+    );
+    assert!(
+        matches!(&rebuilt.context[5], ChatMessage::ToolResult { call_id, .. } if call_id == "b")
+    );
+}
+
+#[test]
+fn records_round_trip_and_rebuild() {
+    let records = vec![
+        Record::Start { cwd: "/p".into(), created_at: "t".into(), forked_from: None },
+        Record::User { text: "plan".into(), images: Vec::new() },
+        Record::Assistant {
+            text: "reading".into(),
+            thinking: String::new(),
+            signed: Vec::new(),
+            tool_calls: vec![CallRecord {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            }],
+        },
+        Record::ToolResult { call_id: "c1".into(), content: "x".into(), is_error: false },
+        Record::Compact { summary: "S".into(), keep: 0, before: 10, after: 2 },
+        Record::Title { title: "T".into() },
+        Record::User { text: "again".into(), images: Vec::new() },
+        Record::Assistant {
+            text: String::new(),
+            thinking: "t".into(),
+            signed: Vec::new(),
+            tool_calls: vec![CallRecord {
+                id: "c2".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+        },
+    ];
+    let mut rebuilt = Rebuilt::default();
+    for record in &records {
+        let line = Line { v: VERSION, ts: "t".into(), record: record.clone() };
+        let text = serde_json::to_string(&line).expect("ok");
+        let back: Line = serde_json::from_str(&text).expect("ok");
+        assert_eq!(&back.record, record, "{text}");
+        rebuilt.apply(&back.record);
+    }
+    assert_eq!(rebuilt.all.len(), 5);
+    assert_eq!(rebuilt.context.len(), 3, "summary, user, assistant");
+    assert_eq!(rebuilt.context[0], ChatMessage::User { text: "S".into(), images: Vec::new() });
+    assert_eq!(rebuilt.title.as_deref(), Some("T"));
+    let repairs = rebuilt.repairs();
+    assert_eq!(
+        repairs,
+        [Record::ToolResult { call_id: "c2".into(), content: INTERRUPTED.into(), is_error: true }]
+    );
+}
