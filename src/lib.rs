@@ -6,6 +6,7 @@ pub mod agent;
 pub mod cancel;
 pub mod cli;
 pub mod config;
+pub mod config_cmd;
 pub mod doctor;
 pub mod error;
 pub mod jsonrpc;

@@ -415,3 +415,135 @@ fn one_shot_stops_on_a_closed_stdout_and_on_sigterm() {
         "the LLM request was dropped"
     );
 }
+
+#[test]
+fn config_writes_a_settings_file_that_scripts_then_use() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new("config-cmd");
+    let llm = FakeLlm::start(vec![text_reply("configured")]);
+    let dir = ws.root().join("fresh/cfg");
+    let file = dir.join("settings.json");
+    let dir_env = dir.to_str().unwrap().to_string();
+    let cfg = |args: &[&str], env: &[(&str, &str)], stdin: &str| {
+        let mut all = vec![("IAC_CODE_CONFIG_DIR", dir_env.as_str())];
+        all.extend_from_slice(env);
+        let out = run(&ws, None, args, &all, stdin);
+        assert!(!stdout(&out).contains("sk-secret") && !stderr(&out).contains("sk-secret"));
+        out
+    };
+    let out = cfg(&["config", "path"], &[], "");
+    assert_eq!(stdout(&out), format!("{}\n", file.display()));
+
+    let out = cfg(&["config", "set", "model", "m"], &[], "");
+    assert_eq!(out.status.code(), Some(2), "a key needs a provider");
+    assert!(stderr(&out).contains("--provider"), "{}", stderr(&out));
+    assert!(!file.exists());
+
+    let base = llm.base_url();
+    for args in [
+        &["config", "set", "provider", "OpenAI Compatible"][..],
+        &["config", "set", "baseUrl", &base],
+        &["config", "set", "model", "fake-model"],
+        &["config", "set", "models", "fake-model,other"],
+        &["config", "set", "apiKey", "-"],
+        &["config", "set", "--provider", "lm-studio", "model", "qwen"],
+    ] {
+        let out = cfg(args, &[], "sk-secret-1\n");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty());
+    }
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600, "created 0600");
+    assert_eq!(mode(&dir), 0o700);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        saved,
+        json!({"provider": "openai_compatible", "providers": {
+            "openai_compatible": {"baseUrl": base, "model": "fake-model",
+                                  "models": ["fake-model", "other"], "apiKey": "sk-secret-1"},
+            "lmstudio": {"model": "qwen"}}})
+    );
+
+    // The server reads what was written: nothing else configures the provider here.
+    let out = cfg(&["-p", "hello"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "configured\n");
+    assert_eq!(llm.requests()[0].header("authorization"), Some("Bearer sk-secret-1"));
+
+    let out = cfg(&["config", "show"], &[("IAC_CODE_MAX_TOKENS", "4096")], "");
+    for line in [
+        "provider\topenai_compatible\tsettings",
+        "model\tfake-model\tsettings",
+        "apiKey\t(hidden)\tsettings",
+        "maxTokens\t4096\tenv",
+        "contextWindow\t128000\tdefault",
+        "caFile\t-\tunset",
+    ] {
+        assert!(stdout(&out).lines().any(|l| l == line), "{line:?} in {}", stdout(&out));
+    }
+    let out = cfg(&["config", "show", "--json"], &[("IAC_CODE_PROVIDER", "lmstudio")], "");
+    let shown: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        shown["provider"],
+        json!({"value": "lmstudio", "source": "env", "variable": "IAC_CODE_PROVIDER"})
+    );
+    assert_eq!(shown["model"]["value"], "qwen", "the environment picks the section");
+    assert_eq!(shown["baseUrl"]["source"], "preset");
+
+    // Refused changes leave the file as it was, byte for byte.
+    let before = std::fs::read(&file).unwrap();
+    for (args, says) in [
+        (&["config", "set", "maxTokens", "lots"][..], "maxTokens must be a whole number"),
+        (&["config", "set", "thinkingBudget", "10"], "nothing was changed"),
+        (&["config", "set", "baseUrl", "ftp://x"], "nothing was changed"),
+        (&["config", "set", "provider", "nope"], "unknown provider 'nope'"),
+        (&["config", "set", "modle", "x"], "unknown key 'modle'"),
+        (&["config", "set", "model"], "usage: iac-code config set"),
+        (&["config", "frob"], "unknown config action"),
+    ] {
+        let out = cfg(args, &[], "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    let out = cfg(&["config", "unset", "--provider", "LM Studio", "model"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(saved["providers"].get("lmstudio").is_none(), "an emptied section goes: {saved}");
+
+    // A file that does not parse is never overwritten.
+    std::fs::write(&file, "{oops").unwrap();
+    let out = cfg(&["config", "set", "model", "x"], &[("IAC_CODE_PROVIDER", "vllm")], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not valid JSON"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{oops");
+}
+
+#[test]
+fn concurrent_config_edits_all_land() {
+    let ws = Workspace::new("config-race");
+    let providers = ["openai", "ollama", "lmstudio", "vllm", "llamacpp", "deepseek", "openrouter"];
+    let children: Vec<_> = providers
+        .iter()
+        .map(|p| {
+            Command::new(env!("CARGO_BIN_EXE_iac-code"))
+                .args(["config", "set", "--provider", p, "model", &format!("m-{p}")])
+                .env_clear()
+                .env("IAC_CODE_CONFIG_DIR", ws.config())
+                .stdin(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = std::fs::read_to_string(ws.config().join("settings.json")).unwrap();
+    let saved: Value = serde_json::from_str(&text).unwrap();
+    for p in providers {
+        assert_eq!(saved["providers"][p]["model"], format!("m-{p}"), "{saved}");
+    }
+}

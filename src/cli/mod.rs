@@ -7,7 +7,7 @@ mod script;
 use std::ffi::OsString;
 
 pub use acp::{AcpArgs, HttpArgs, Transport};
-pub use script::{OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
+pub use script::{ConfigCommand, OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
 
 use crate::error::{Error, Result};
 
@@ -26,6 +26,14 @@ Usage:
   iac-code sessions list [--cwd <DIR>] [--json]
   iac-code sessions show <ID> [--json]
   iac-code sessions delete <ID>
+  iac-code config path       print the settings file's path
+  iac-code config show [--json]
+                             the provider settings in force and where each
+                             comes from (env, settings, preset, default)
+  iac-code config set [--provider <NAME>] <KEY> <VALUE|->
+                             write KEY to the settings file (created 0600);
+                             - reads the value from stdin
+  iac-code config unset [--provider <NAME>] <KEY>
   iac-code --help            print this help
   iac-code --version         print the version
 
@@ -85,6 +93,8 @@ pub enum Command {
     Doctor,
     /// Manage stored sessions.
     Sessions(SessionsCommand),
+    /// Read or edit the settings file.
+    Config(ConfigCommand),
     /// Print `HELP`.
     Help,
     /// Print the version.
@@ -114,6 +124,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                     "acp" => acp::parse_acp(&mut parser),
                     "doctor" => script::parse_doctor(&mut parser),
                     "sessions" => script::parse_sessions(&mut parser),
+                    "config" => script::parse_config(&mut parser),
                     "help" => Ok(Command::Help),
                     other => Err(Error::Usage(format!(
                         "unknown command '{other}' (try 'iac-code --help')"

@@ -50,6 +50,34 @@ pub struct PromptArgs {
     pub log_file: Option<PathBuf>,
 }
 
+/// `iac-code config …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigCommand {
+    /// Print the settings file's path.
+    Path,
+    /// Show the provider settings in force.
+    Show {
+        /// `--json`.
+        json: bool,
+    },
+    /// Set a key (`-` as the value: read it from stdin).
+    Set {
+        /// `--provider`: whose section.
+        provider: Option<String>,
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// Remove a key.
+    Unset {
+        /// `--provider`: whose section.
+        provider: Option<String>,
+        /// The key.
+        key: String,
+    },
+}
+
 /// `iac-code sessions …`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionsCommand {
@@ -180,4 +208,50 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
             "unknown sessions action '{other}': expected list, show or delete"
         ))),
     }
+}
+
+pub(super) fn parse_config(parser: &mut lexopt::Parser) -> Result<Command> {
+    let action = match parser.next()? {
+        Some(Value(action)) => action.string()?,
+        Some(Short('h') | Long("help")) => return Ok(Command::Help),
+        Some(arg) => return Err(arg.unexpected().into()),
+        None => {
+            return Err(Error::Usage(
+                "missing action: try 'iac-code config show', 'path', 'set <KEY> <VALUE>' or \
+                 'unset <KEY>'"
+                    .to_string(),
+            ));
+        }
+    };
+    let (mut provider, mut json, mut words) = (None, false, Vec::new());
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("json") => json = true,
+            Long("provider") => provider = Some(parser.value()?.string()?),
+            // A lone `-` (read stdin) is a value to lexopt too.
+            Value(value) => words.push(value.string()?),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    let wrong = || Error::Usage(format!("unexpected arguments for 'iac-code config {action}'"));
+    let command = match (action.as_str(), words.as_slice()) {
+        ("path", []) if provider.is_none() && !json => ConfigCommand::Path,
+        ("show", []) if provider.is_none() => ConfigCommand::Show { json },
+        ("set", [key, value]) if !json => {
+            ConfigCommand::Set { provider, key: key.clone(), value: value.clone() }
+        }
+        ("set", _) if !json => {
+            return Err(Error::Usage(
+                "usage: iac-code config set [--provider <NAME>] <KEY> <VALUE|->".to_string(),
+            ));
+        }
+        ("unset", [key]) if !json => ConfigCommand::Unset { provider, key: key.clone() },
+        ("path" | "show" | "set" | "unset", _) => return Err(wrong()),
+        (other, _) => {
+            return Err(Error::Usage(format!(
+                "unknown config action '{other}': expected path, show, set or unset"
+            )));
+        }
+    };
+    Ok(Command::Config(command))
 }

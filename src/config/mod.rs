@@ -35,6 +35,7 @@ pub struct Limits {
     pub compact_percent: u64,
 }
 
+pub mod manage;
 mod presets;
 pub mod settings;
 
@@ -118,24 +119,28 @@ impl Env for ProcessEnv {
     }
 }
 
+/// The configuration directory: `$IAC_CODE_CONFIG_DIR`, else `~/.iac-code`.
+pub fn config_dir(env: &dyn Env) -> Result<PathBuf> {
+    match env.get("IAC_CODE_CONFIG_DIR") {
+        Some(dir) => Ok(expand_home(&dir, env)),
+        None => match env.get("HOME") {
+            Some(home) => Ok(PathBuf::from(home).join(".iac-code")),
+            None => Err(Error::Config("neither IAC_CODE_CONFIG_DIR nor HOME is set".to_string())),
+        },
+    }
+}
+
 impl Config {
     /// Builds the configuration from the arguments and the environment.
     pub fn from_env(_args: &AcpArgs, process: &dyn Env) -> Result<Config> {
-        let env = process;
-        let config_dir = match env.get("IAC_CODE_CONFIG_DIR") {
-            Some(dir) => expand_home(&dir, env),
-            None => match env.get("HOME") {
-                Some(home) => PathBuf::from(home).join(".iac-code"),
-                None => {
-                    return Err(Error::Config(
-                        "neither IAC_CODE_CONFIG_DIR nor HOME is set".to_string(),
-                    ));
-                }
-            },
-        };
+        let config_dir = config_dir(process)?;
         // The settings file sits under the environment: variables win.
         let layered = settings::layered(process, &config_dir)?;
-        let env: &dyn Env = &layered;
+        Config::from_layered(config_dir, &layered)
+    }
+
+    /// Builds the configuration from variables already layered over the settings file.
+    fn from_layered(config_dir: PathBuf, env: &dyn Env) -> Result<Config> {
         let limits = Limits {
             max_turn_requests: number(env, "IAC_CODE_MAX_TURN_REQUESTS", 100, 1, 10_000)? as u32,
             max_tokens: number(env, "IAC_CODE_MAX_TOKENS", 8192, 1, 1_000_000)? as u32,
@@ -302,64 +307,7 @@ fn seconds(env: &dyn Env, name: &str, default: f64) -> Result<Duration> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    struct MapEnv(HashMap<&'static str, &'static str>);
-    impl Env for MapEnv {
-        fn get(&self, name: &str) -> Option<String> {
-            self.0.get(name).map(|v| v.to_string())
-        }
-    }
-
-    fn config(vars: &[(&'static str, &'static str)]) -> Result<Config> {
-        let mut map: HashMap<_, _> = vars.iter().copied().collect();
-        map.insert("HOME", "/home/u");
-        Config::from_env(&AcpArgs::default(), &MapEnv(map))
-    }
-
-    #[test]
-    fn presets_fill_base_url_and_demand_keys() {
-        let c = config(&[("IAC_CODE_PROVIDER", "Ollama"), ("IAC_CODE_MODEL", "llama3")]).unwrap();
-        let p = c.provider.unwrap();
-        assert_eq!(p.base_url, "http://127.0.0.1:11434/v1");
-        assert_eq!(p.model, "llama3");
-        let c = config(&[("IAC_CODE_PROVIDER", "openai")]).unwrap();
-        assert!(c.provider.unwrap_err().contains("IAC_CODE_API_KEY"));
-        let c = config(&[]).unwrap();
-        assert!(c.provider.unwrap_err().contains("IAC_CODE_PROVIDER"));
-        assert_eq!(c.config_dir, PathBuf::from("/home/u/.iac-code"));
-    }
-
-    #[test]
-    fn base_url_alone_means_openai_compatible() {
-        let c =
-            config(&[("IAC_CODE_BASE_URL", "http://h:1/v1/"), ("IAC_CODE_MODEL", "m")]).unwrap();
-        let p = c.provider.unwrap();
-        assert_eq!((p.preset, p.base_url.as_str()), ("openai_compatible", "http://h:1/v1"));
-    }
-
-    #[test]
-    fn bad_values_are_config_errors() {
-        assert!(config(&[("IAC_CODE_PROVIDER", "nope")]).is_err());
-        assert!(config(&[("IAC_CODE_MAX_TOKENS", "-1")]).is_err());
-        assert!(config(&[("IAC_CODE_BASE_URL", "ftp://x")]).is_err());
-        let c = config(&[("IAC_CODE_CONFIG_DIR", "~/cfg")]).unwrap();
-        assert_eq!(c.config_dir, PathBuf::from("/home/u/cfg"));
-    }
-
-    #[test]
-    fn extra_models_are_offered_once() {
-        let c = config(&[
-            ("IAC_CODE_BASE_URL", "http://h/v1"),
-            ("IAC_CODE_MODEL", "a"),
-            ("IAC_CODE_MODELS", "b, a,c"),
-        ])
-        .unwrap();
-        assert_eq!(c.provider.unwrap().models, ["a", "b", "c"]);
-    }
-}
+mod tests;
 
 /// A provider configuration for unit tests elsewhere in the crate.
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Env;
 use crate::error::{Error, Result};
@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 pub const FILE: &str = "settings.json";
 
 /// Per-provider keys and the variable each one stands for.
-const PROVIDER_KEYS: &[(&str, &str)] = &[
+pub(super) const PROVIDER_KEYS: &[(&str, &str)] = &[
     ("baseUrl", "IAC_CODE_BASE_URL"),
     ("apiKey", "IAC_CODE_API_KEY"),
     ("model", "IAC_CODE_MODEL"),
@@ -41,6 +41,13 @@ pub(super) struct Layered<'a> {
     file: HashMap<&'static str, String>,
 }
 
+impl Layered<'_> {
+    /// The value the settings file gives `name`, if it gives one.
+    pub(super) fn in_file(&self, name: &str) -> Option<String> {
+        self.file.get(name).cloned()
+    }
+}
+
 impl Env for Layered<'_> {
     fn get(&self, name: &str) -> Option<String> {
         self.env.get(name).or_else(|| self.file.get(name).cloned())
@@ -57,12 +64,35 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
+    let layered = from_value(env, &parse(&text, &path)?, &path)?;
     let shown = path.display();
-    let root: Value = serde_json::from_str(&text)
-        .map_err(|err| Error::Config(format!("{shown}: not valid JSON: {err}")))?;
-    let Some(root) = root.as_object() else {
-        return Err(Error::Config(format!("{shown}: expected a JSON object")));
-    };
+    if layered.file.contains_key("IAC_CODE_API_KEY")
+        && let Ok(meta) = std::fs::metadata(&path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        log::warn!("{shown} holds an API key and other users may read it: chmod 600 {shown}");
+    }
+    Ok(layered)
+}
+
+/// The settings file's text as its top-level object.
+pub(super) fn parse(text: &str, path: &Path) -> Result<Map<String, Value>> {
+    let shown = path.display();
+    match serde_json::from_str(text) {
+        Ok(Value::Object(root)) => Ok(root),
+        Ok(_) => Err(Error::Config(format!("{shown}: expected a JSON object"))),
+        Err(err) => Err(Error::Config(format!("{shown}: not valid JSON: {err}"))),
+    }
+}
+
+/// The settings in `root` (read from `path`) under `env`: the active provider's section
+/// as the variables it stands for. Unknown keys and wrong types are errors.
+pub(super) fn from_value<'a>(
+    env: &'a dyn Env,
+    root: &Map<String, Value>,
+    path: &Path,
+) -> Result<Layered<'a>> {
+    let shown = path.display();
     let mut file = HashMap::new();
     for key in root.keys() {
         if key != "provider" && key != "providers" {
@@ -75,7 +105,11 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
         file.insert("IAC_CODE_PROVIDER", scalar(provider, "provider", &shown.to_string())?);
     }
     let active = env.get("IAC_CODE_PROVIDER").or_else(|| file.get("IAC_CODE_PROVIDER").cloned());
-    let providers = root.get("providers").and_then(Value::as_object);
+    let providers = match root.get("providers") {
+        None => None,
+        Some(Value::Object(providers)) => Some(providers),
+        Some(_) => return Err(Error::Config(format!("{shown}: providers must be an object"))),
+    };
     let section = match (&active, providers) {
         (Some(active), Some(providers)) => {
             let found = providers.iter().find(|(name, _)| same_provider(name, active));
@@ -111,18 +145,12 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
             }
         }
     }
-    if file.contains_key("IAC_CODE_API_KEY")
-        && let Ok(meta) = std::fs::metadata(&path)
-        && meta.permissions().mode() & 0o077 != 0
-    {
-        log::warn!("{shown} holds an API key and other users may read it: chmod 600 {shown}");
-    }
     Ok(Layered { env, file })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and
 /// `lmstudio` are one provider, as they are for `IAC_CODE_PROVIDER`.
-fn same_provider(section: &str, active: &str) -> bool {
+pub(super) fn same_provider(section: &str, active: &str) -> bool {
     let norm = |name: &str| -> String {
         let name: String = name
             .trim()
