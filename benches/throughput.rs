@@ -129,7 +129,9 @@ fn memory() {
     );
 }
 
-fn streaming() {
+/// Streaming through either wire API (the fake LLM answers `/messages` in Anthropic's
+/// event format and `/chat/completions` in OpenAI's).
+fn streaming(anthropic: bool) {
     let chunks = 10_000;
     let reply = || {
         let mut events: Vec<Event> = (0..chunks).map(|i| Event::Text(format!("tok{i} "))).collect();
@@ -142,7 +144,11 @@ fn streaming() {
     };
     let runs = 5;
     let llm = FakeLlm::start((0..runs + 1).map(|_| reply()).collect());
-    let env = [("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "fake-model".to_string())];
+    let mut env =
+        vec![("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "fake-model".to_string())];
+    if anthropic {
+        env.push(("IAC_CODE_PROVIDER", "anthropic_compatible".to_string()));
+    }
     let mut agent = Agent::spawn(&env);
     agent.call("initialize", initialize_params());
     let cwd = std::env::temp_dir();
@@ -165,7 +171,8 @@ fn streaming() {
     }
     rates.sort_by(f64::total_cmp);
     println!(
-        "session/update throughput, {chunks}-chunk reply: median {:.0}/s (min {:.0}, max {:.0}; {runs} runs, fake LLM in-process)",
+        "session/update throughput, {chunks}-chunk reply, {}: median {:.0}/s (min {:.0}, max {:.0}; {runs} runs, fake LLM in-process)",
+        if anthropic { "Anthropic Messages" } else { "OpenAI chat" },
         rates[rates.len() / 2],
         rates[0],
         rates[rates.len() - 1]
@@ -327,7 +334,8 @@ fn main() {
     }
     startup();
     memory();
-    streaming();
+    streaming(false);
+    streaming(true);
     bash_cancel();
     sessions();
     journal_append();
