@@ -133,9 +133,32 @@ fn probe(report: &mut Report, provider: &ProviderConfig) {
         }
         200..=299 => report.say(Level::Ok, &format!("{url} answered (HTTP {status})")),
         404 if provider.api == ApiKind::AnthropicMessages => {
-            // Anthropic-compatible gateways often have no model list.
-            report
-                .say(Level::Warn, &format!("{url} answered 404: the model list cannot be checked"));
+            // Anthropic-compatible gateways often have no model list: ask /messages (an
+            // empty request, refused without reaching a model) whether the URL is right.
+            let messages = format!("{}/messages", provider.base_url);
+            let mut post = agent
+                .post(&messages)
+                .header("anthropic-version", "2023-06-01")
+                .header("Content-Type", "application/json");
+            if let Some(key) = &provider.api_key {
+                post = post.header("x-api-key", key);
+            }
+            match post.send("{}").map(|r| r.status().as_u16()) {
+                Ok(404) | Err(_) => report.say(
+                    Level::Error,
+                    &format!(
+                        "{url} and {messages} answered 404 or not at all: check \
+                         IAC_CODE_BASE_URL (Anthropic endpoints usually end in /v1)"
+                    ),
+                ),
+                Ok(status) => report.say(
+                    Level::Warn,
+                    &format!(
+                        "{url} answered 404 but {messages} answers (HTTP {status}): the \
+                         model list cannot be checked"
+                    ),
+                ),
+            }
             return;
         }
         404 => {

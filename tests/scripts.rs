@@ -260,12 +260,16 @@ fn doctor_reports_one_line_per_finding() {
     }
     let out = doctor(env("claude-sonnet-4", &base));
     assert!(stdout(&out).contains("error model claude-sonnet-4 is not listed"), "{}", stdout(&out));
+    let gateway = HttpFixture::start(vec![(
+        "/v1/messages",
+        Route::status(400, r#"{"type":"error","error":{"type":"invalid_request_error"}}"#),
+    )]);
+    let out = doctor(env("claude-sonnet-4-5", &gateway.url("/v1")));
+    assert_eq!(out.status.code(), Some(0), "a gateway without /models: {}", stdout(&out));
+    assert!(stdout(&out).contains("the model list cannot be checked"), "{}", stdout(&out));
     let out = doctor(env("claude-sonnet-4-5", &wrong_path.url("/v1")));
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("warn  ")
-            && stdout(&out).contains("answered 404: the model list cannot")
-    );
+    assert_eq!(out.status.code(), Some(1), "a wrong base URL: {}", stdout(&out));
+    assert!(stdout(&out).contains("check IAC_CODE_BASE_URL"), "{}", stdout(&out));
 }
 
 #[test]
@@ -506,6 +510,40 @@ fn config_writes_a_settings_file_that_scripts_then_use() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
     assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // Values of a section not usable yet (its key kept in the environment) are checked too.
+    for (args, says) in [
+        (&["config", "set", "--provider", "anthropic", "thinkingBudget", "10"][..], "1024"),
+        (&["config", "set", "--provider", "vllm", "reasoningEffort", "extreme"], "minimal"),
+        (&["config", "set", "--provider", "vllm", "caFile", "/no/such.pem"], "cannot read"),
+        (
+            &["config", "set", "--provider", "vllm", "provider", "vllm"],
+            "--provider names a section",
+        ),
+    ] {
+        let out = cfg(args, &[("IAC_CODE_API_KEY", "sk-secret-env")], "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let out = cfg(&["config", "show", "--json"], &[("IAC_CODE_PROVIDER", "anthropic")], "");
+    let shown: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(shown["apiKey"]["value"], Value::Null, "no key anywhere: {shown}");
+    assert_eq!(
+        shown["baseUrl"],
+        json!({"value": "https://api.anthropic.com/v1", "source": "preset", "variable": "IAC_CODE_BASE_URL"}),
+        "the preset shows while the provider still lacks its key"
+    );
+
+    // A settings.json linked from elsewhere is updated where it lives.
+    let elsewhere = ws.root().join("dotfiles.json");
+    std::fs::rename(&file, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+    let out = cfg(&["config", "set", "model", "linked"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&elsewhere).unwrap()).unwrap();
+    assert_eq!(saved["providers"]["openai_compatible"]["model"], "linked");
 
     let out = cfg(&["config", "unset", "--provider", "LM Studio", "model"], &[], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -14,8 +14,9 @@ pub fn prompt_text(blocks: &[Value]) -> String {
 /// Image types both APIs accept.
 const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
-/// The largest image sent, as base64 (5 MiB decoded, the Anthropic limit).
-const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024 / 3 * 4 + 4;
+/// The largest image sent, in characters of base64: Anthropic refuses more than 5 MiB of
+/// base64 (about 3.75 MiB of image).
+const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
 
 /// The prompt's text, and its images when the model accepts them. An image that is not
 /// sent (the model takes none, or this one is of a type or size no API accepts) stays a
@@ -64,7 +65,10 @@ fn usable_image(block: &Value) -> Result<Image, String> {
         return Err("it has no data".into());
     }
     if data.len() > MAX_IMAGE_BASE64 {
-        return Err(format!("{} KiB of base64 is over the 5 MiB limit", data.len() / 1024));
+        return Err(format!(
+            "{} KiB of base64 is over the 5 MiB limit (about 3.75 MiB of image)",
+            data.len() / 1024
+        ));
     }
     if !data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
         return Err("its data is not base64".into());
@@ -166,7 +170,7 @@ mod tests {
             "[image: image/bmp not sent: the type must be one of",
             "[image: image/png not sent: its data is not base64]",
             "[image: image/png not sent: it has no data]",
-            "[image: image/gif not sent: 6826 KiB of base64 is over the 5 MiB limit]",
+            "[image: image/gif not sent: 5120 KiB of base64 is over the 5 MiB limit",
         ] {
             assert!(text.contains(want), "missing {want:?} in {text}");
         }

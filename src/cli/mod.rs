@@ -29,7 +29,7 @@ Usage:
   iac-code config path       print the settings file's path
   iac-code config show [--json]
                              the provider settings in force and where each
-                             comes from (env, settings, preset, default)
+                             comes from
   iac-code config set [--provider <NAME>] <KEY> <VALUE|->
                              write KEY to the settings file (created 0600);
                              - reads the value from stdin

@@ -55,6 +55,13 @@ pub fn edit(env: &dyn Env, provider: Option<&str>, key: &str, change: Change) ->
         Err(source) => return Err(Error::Io { path, source }),
     };
     let active = if key == "provider" {
+        if provider.is_some() {
+            return Err(Error::Usage(
+                "--provider names a section; the active provider is set with: \
+                 iac-code config set provider <NAME>"
+                    .into(),
+            ));
+        }
         match change {
             Change::Set(name) => {
                 root.insert(key.into(), Value::String(preset(name)?.into()));
@@ -80,7 +87,16 @@ pub fn edit(env: &dyn Env, provider: Option<&str>, key: &str, change: Change) ->
         Some(name)
     };
     check(env, &dir, &path, &root, active)?;
-    write_atomically(&dir, &path, &root)?;
+    // A settings.json kept elsewhere (a dotfiles repository) and linked here is updated
+    // where it lives; the link stays.
+    let target = match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            fs::canonicalize(&path).map_err(|source| Error::Io { path: path.clone(), source })?
+        }
+        _ => path.clone(),
+    };
+    let target_dir = target.parent().map_or_else(|| dir.clone(), Path::to_path_buf);
+    write_atomically(&target_dir, &target, &root)?;
     Ok(path)
 }
 
@@ -205,11 +221,24 @@ fn check(
             }
         }
     }
+    /// What is not set yet (a key kept in the environment, a model still to come) stands
+    /// in with a placeholder, so every value the file does hold is checked.
+    struct Complete<'a>(&'a dyn Env);
+    impl Env for Complete<'_> {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0.get(name).or_else(|| match name {
+                "IAC_CODE_API_KEY" | "IAC_CODE_MODEL" => Some("placeholder".into()),
+                "IAC_CODE_BASE_URL" => Some("http://placeholder.invalid/v1".into()),
+                _ => None,
+            })
+        }
+    }
     let only = Only { env, active };
     let layered = settings::from_value(&only, root, path)?;
-    Config::from_layered(dir.to_path_buf(), &layered)
-        .map(drop)
-        .map_err(|err| Error::Config(format!("nothing was changed: {err}")))
+    match Config::from_layered(dir.to_path_buf(), &Complete(&layered)) {
+        Ok(_) => Ok(()),
+        Err(err) => Err(Error::Config(format!("nothing was changed: {err}"))),
+    }
 }
 
 fn write_atomically(dir: &Path, path: &Path, root: &Map<String, Value>) -> Result<()> {
@@ -254,6 +283,12 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
     let layered = settings::layered(env, &dir)?;
     let config = Config::from_layered(dir, &layered)?;
     let provider = config.provider.as_ref().ok();
+    // The preset fills what is not set, even while the provider is not usable yet.
+    let named = layered.get("IAC_CODE_PROVIDER");
+    let preset = match provider {
+        Some(p) => find_preset(p.preset),
+        None => named.as_deref().and_then(find_preset),
+    };
     let mut shown = Vec::new();
     for &(key, variable) in [("provider", "IAC_CODE_PROVIDER")].iter().chain(PROVIDER_KEYS) {
         let (value, source) = if let Some(value) = env.get(variable) {
@@ -263,8 +298,12 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
         } else {
             match (key, provider) {
                 ("provider", Some(p)) => (Some(p.preset.to_string()), "inferred"),
-                ("baseUrl", Some(p)) => (Some(p.base_url.clone()), "preset"),
-                ("model", Some(p)) => (Some(p.model.clone()), "preset"),
+                ("baseUrl", _) if preset.is_some_and(|p| p.base_url.is_some()) => {
+                    (preset.and_then(|p| p.base_url).map(str::to_string), "preset")
+                }
+                ("model", _) if preset.is_some_and(|p| p.default_model.is_some()) => {
+                    (preset.and_then(|p| p.default_model).map(str::to_string), "preset")
+                }
                 ("maxTokens", _) => (Some(config.limits.max_tokens.to_string()), "default"),
                 ("contextWindow", _) => (Some(config.limits.context_window.to_string()), "default"),
                 ("images", _) => (Some("false".into()), "default"),
