@@ -101,14 +101,7 @@ pub fn compact(
 
 fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {
     let model = lock(turn.settings).model.clone();
-    let request = ChatRequest {
-        model: &model,
-        system: turn.system_prompt,
-        messages: history,
-        tools: turn.tool_defs,
-        max_tokens: turn.limits.max_tokens,
-    };
-    estimate_request(&request)
+    estimate_request(&turn.request(&model, history))
 }
 
 /// Where the kept suffix starts: the earliest message that begins a group (a user or an

@@ -141,6 +141,19 @@ pub struct Turn<'a> {
     pub recorder: &'a dyn Recorder,
 }
 
+impl<'a> Turn<'a> {
+    /// The request this turn sends for `messages`, with `model` (the session's model now).
+    fn request<'r>(&'r self, model: &'r str, messages: &'r [ChatMessage]) -> ChatRequest<'r> {
+        ChatRequest {
+            model,
+            system: self.system_prompt,
+            messages,
+            tools: self.tool_defs,
+            max_tokens: self.limits.max_tokens,
+        }
+    }
+}
+
 impl TurnUsage {
     fn add(&mut self, other: TurnUsage) {
         self.input += other.input;
@@ -273,13 +286,7 @@ fn request_completion(
     usage: &mut TurnUsage,
 ) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
-    let request = ChatRequest {
-        model: &model,
-        system: turn.system_prompt,
-        messages: history,
-        tools: turn.tool_defs,
-        max_tokens: turn.limits.max_tokens,
-    };
+    let request = turn.request(&model, history);
     let mut partial_text = String::new();
     let mut partial_thinking = String::new();
     let result = turn.provider.stream(&request, turn.cancel, &mut |delta| match delta {

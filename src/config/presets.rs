@@ -96,13 +96,17 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }
 
-pub(super) fn find_preset(name: &str) -> Option<&'static Preset> {
-    let norm: String = name
-        .trim()
+/// A provider name as it is compared: case, spaces, `-` and `.` do not matter.
+pub(super) fn normalize(name: &str) -> String {
+    name.trim()
         .to_ascii_lowercase()
         .chars()
         .map(|c| if c == ' ' || c == '-' || c == '.' { '_' } else { c })
-        .collect();
+        .collect()
+}
+
+pub(super) fn find_preset(name: &str) -> Option<&'static Preset> {
+    let norm = normalize(name);
     let norm = match norm.as_str() {
         "openapi_compatible" | "openai_compat" => "openai_compatible",
         "bailian" => "dashscope",

@@ -151,17 +151,9 @@ pub(super) fn from_value<'a>(
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and
 /// `lmstudio` are one provider, as they are for `IAC_CODE_PROVIDER`.
 pub(super) fn same_provider(section: &str, active: &str) -> bool {
-    let norm = |name: &str| -> String {
-        let name: String = name
-            .trim()
-            .to_ascii_lowercase()
-            .chars()
-            .map(|c| if matches!(c, ' ' | '-' | '.') { '_' } else { c })
-            .collect();
-        match super::presets::find_preset(&name) {
-            Some(preset) => preset.name.to_string(),
-            None => name,
-        }
+    let norm = |name: &str| match super::presets::find_preset(name) {
+        Some(preset) => preset.name.to_string(),
+        None => super::presets::normalize(name),
     };
     norm(section) == norm(active)
 }
