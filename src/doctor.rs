@@ -73,14 +73,24 @@ pub fn run() -> Result<u8> {
             Level::Warn,
             "IACCODE_ACP_HTTP_TOKEN is shorter than 16 characters: use a long random token",
         ),
-        Some(_) => {
-            report.say(Level::Ok, "IACCODE_ACP_HTTP_TOKEN is set: the HTTP transport requires it")
-        }
+        Some(_) => report.say(
+            Level::Ok,
+            "HTTP protection: IACCODE_ACP_HTTP_TOKEN is set; every HTTP request must carry it",
+        ),
         None => report.say(
             Level::Ok,
-            "IACCODE_ACP_HTTP_TOKEN is not set: the HTTP transport serves loopback only",
+            "HTTP protection: no IACCODE_ACP_HTTP_TOKEN; the HTTP transport serves loopback \
+             only, and only connections from this user (their socket's owner is checked)",
         ),
     }
+    report.say(
+        Level::Ok,
+        &format!(
+            "web_fetch: {} for public hosts (IAC_CODE_WEB_FETCH / webFetch); internal \
+             addresses always ask, and plan mode refuses them",
+            config.limits.web_fetch.name()
+        ),
+    );
     Ok(u8::from(report.errors > 0))
 }
 

@@ -4,6 +4,7 @@
 pub mod acp;
 pub mod agent;
 pub mod cancel;
+pub mod child;
 pub mod cli;
 pub mod config;
 pub mod config_cmd;
@@ -40,6 +41,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Serves ACP until the client goes away (stdio) or a SIGTERM/SIGINT (HTTP). `ready` gets
 /// the URL the HTTP transport listens on.
 pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
+    // Before any other thread starts: descendants that daemonise come back to us.
+    child::init();
     logging::init(args.debug, args.log_file.as_deref())?;
     let config = Config::from_env(args, &ProcessEnv)?;
     if args.transport == Transport::Http {

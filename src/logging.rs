@@ -2,6 +2,7 @@
 //! from `IAC_CODE_LOG` (RUST_LOG syntax), else `--debug`, else `info`.
 
 use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::{IoContext, Result};
@@ -29,7 +30,9 @@ fn init_at(default: &str, log_file: Option<&Path>) -> Result<()> {
     builder.format_timestamp_millis();
     match log_file {
         Some(path) => {
-            let file = OpenOptions::new().create(true).append(true).open(path).at(path)?;
+            // At trace level it holds prompts and file contents: ours alone.
+            let file =
+                OpenOptions::new().create(true).append(true).mode(0o600).open(path).at(path)?;
             builder.target(env_logger::Target::Pipe(Box::new(file)));
         }
         None => {

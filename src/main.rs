@@ -8,6 +8,12 @@ use iac_code::cli::{self, Command};
 use iac_code::error::Error;
 
 fn main() -> ExitCode {
+    // A tool command's supervisor (started by the server itself; see `child::supervisor`).
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().is_some_and(|a| a == iac_code::child::supervisor::ARG) {
+        let code = iac_code::child::supervisor::run(argv.collect());
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let command = match cli::parse() {
         Ok(command) => command,
         Err(err) => return fail(&err),

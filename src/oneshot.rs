@@ -52,6 +52,8 @@ pub fn run(args: &PromptArgs) -> Result<u8> {
 }
 
 fn run_turn(args: &PromptArgs) -> Result<u8> {
+    // Before any other thread starts: descendants that daemonise come back to us.
+    crate::child::init();
     logging::init_quiet(args.debug, args.log_file.as_deref())?;
     let config = Config::from_env(&AcpArgs::default(), &ProcessEnv)?;
     if let Err(reason) = &config.provider {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::cancel::CancelToken;
+use crate::config::WebFetch;
 use crate::tools::{Access, ToolKind};
 
 /// Session modes, as offered to clients.
@@ -69,6 +70,8 @@ impl Mode {
 pub struct Memory {
     always_allow: HashSet<String>,
     always_reject: HashSet<String>,
+    hosts_allowed: HashSet<String>,
+    hosts_rejected: HashSet<String>,
 }
 
 /// What to do with one tool call before running it.
@@ -126,6 +129,41 @@ pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, reach: Re
     }
 }
 
+/// Decides whether `web_fetch` may reach `host` now. Internal targets (loopback, private,
+/// link-local, metadata …) ask every time, never "always", and are refused in plan mode;
+/// public ones follow the `webFetch` policy, where "always" remembers the host.
+pub fn decide_network(
+    mode: Mode,
+    memory: &Memory,
+    policy: WebFetch,
+    host: &str,
+    internal: Option<&str>,
+) -> Decision {
+    let host = host.to_ascii_lowercase();
+    if let Some(why) = internal {
+        return match mode {
+            Mode::Plan => Decision::Deny(format!(
+                "Plan mode does not reach internal addresses: {host} is {why}. Ask the user \
+                 to switch modes if this fetch is meant."
+            )),
+            Mode::BypassPermissions => Decision::Allow,
+            Mode::Default | Mode::AcceptEdits => Decision::Ask { offer_always: false },
+        };
+    }
+    match policy {
+        WebFetch::Deny => Decision::Deny(
+            "web_fetch is turned off here (webFetch = deny); do without the page.".to_string(),
+        ),
+        WebFetch::Allow => Decision::Allow,
+        WebFetch::Ask if memory.hosts_rejected.contains(&host) => {
+            Decision::Deny(DENIED.to_string())
+        }
+        WebFetch::Ask if memory.hosts_allowed.contains(&host) => Decision::Allow,
+        WebFetch::Ask if mode == Mode::BypassPermissions => Decision::Allow,
+        WebFetch::Ask => Decision::Ask { offer_always: true },
+    }
+}
+
 /// The user's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
@@ -149,6 +187,22 @@ impl Answer {
 }
 
 impl Memory {
+    /// Remembers an "always" answer about fetching from `host`.
+    pub fn record_host(&mut self, host: &str, answer: Answer) {
+        let host = host.to_ascii_lowercase();
+        match answer {
+            Answer::AllowAlways => {
+                self.hosts_rejected.remove(&host);
+                self.hosts_allowed.insert(host);
+            }
+            Answer::RejectAlways => {
+                self.hosts_allowed.remove(&host);
+                self.hosts_rejected.insert(host);
+            }
+            Answer::AllowOnce | Answer::RejectOnce | Answer::Cancelled => {}
+        }
+    }
+
     /// Remembers an "always" answer for `tool`.
     pub fn record(&mut self, tool: &str, answer: Answer) {
         match answer {
@@ -232,6 +286,34 @@ mod tests {
             decide(Mode::Default, &m, "read_file", Access::Read, OUT),
             Decision::Ask { offer_always: false }
         );
+    }
+
+    #[test]
+    fn internal_targets_ask_every_time_and_plan_mode_refuses_them() {
+        let mut m = Memory::default();
+        m.record_host("127.0.0.1", Answer::AllowAlways);
+        let sticky = Decision::Ask { offer_always: false };
+        for policy in [WebFetch::Allow, WebFetch::Ask, WebFetch::Deny] {
+            let d = |mode| decide_network(mode, &m, policy, "127.0.0.1", Some("loopback"));
+            assert_eq!(d(Mode::Default), sticky);
+            assert_eq!(d(Mode::AcceptEdits), sticky);
+            assert!(matches!(d(Mode::Plan), Decision::Deny(_)));
+            assert_eq!(d(Mode::BypassPermissions), Decision::Allow);
+        }
+    }
+
+    #[test]
+    fn public_hosts_follow_the_policy() {
+        let mut m = Memory::default();
+        let d = |m: &Memory, policy, host| decide_network(Mode::Plan, m, policy, host, None);
+        assert_eq!(d(&m, WebFetch::Allow, "example.com"), Decision::Allow);
+        assert!(matches!(d(&m, WebFetch::Deny, "example.com"), Decision::Deny(_)));
+        assert_eq!(d(&m, WebFetch::Ask, "example.com"), Decision::Ask { offer_always: true });
+        m.record_host("Example.com", Answer::AllowAlways);
+        assert_eq!(d(&m, WebFetch::Ask, "example.com"), Decision::Allow);
+        assert_eq!(d(&m, WebFetch::Ask, "other.org"), Decision::Ask { offer_always: true });
+        m.record_host("other.org", Answer::RejectAlways);
+        assert_eq!(d(&m, WebFetch::Ask, "other.org"), Decision::Deny(DENIED.to_string()));
     }
 
     #[test]

@@ -140,17 +140,31 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
 }
 
 #[test]
-fn background_processes_holding_the_output_are_stopped_but_daemons_survive() {
+fn background_processes_holding_the_output_are_stopped_and_daemons_named() {
     let ws = Workspace::new("bash-background");
     // The shell exits at once; one child keeps stdout open, the other redirected it.
     let command =
         "sleep 300 & echo $! > pids; nohup sleep 301 >/dev/null 2>&1 & echo $! >> pids; echo done";
-    let run = bash(&ws, json!({"command": command}));
-    assert_eq!(run.status, "completed");
-    assert!(run.result.starts_with("STDOUT:\ndone\n"), "{}", run.result);
-    assert!(run.result.contains("stopped 1 background process(es)"), "{}", run.result);
+    let llm = FakeLlm::start(vec![
+        tool_reply("b1", "bash", json!({"command": command})),
+        text_reply("after"),
+    ]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    let (_, response) = acp.prompt(&session, "go");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let result = crate::tools::tool_result(&llm, 1);
+    assert!(result.starts_with("STDOUT:\ndone\n"), "{result}");
+    assert!(result.contains("stopped 1 background process(es)"), "{result}");
     let pids = pids(&ws);
     assert!(!alive(pids[0]), "the pipe holder was stopped");
-    assert!(alive(pids[1]), "a redirected daemon keeps running");
-    let _ = std::process::Command::new("kill").arg("-9").arg(pids[1].to_string()).status();
+    assert!(alive(pids[1]), "a redirected daemon keeps running while the session lives");
+    assert!(
+        result.contains(&format!("left running: pid {} `sleep 301`", pids[1])),
+        "the daemon is named: {result}"
+    );
+    // Closing the session stops what its calls left running.
+    acp.call("session/close", json!({"sessionId": session}));
+    assert!(!alive(pids[1]), "the daemon was stopped with its session");
 }

@@ -18,8 +18,15 @@ fn html_becomes_text_and_redirects_are_followed() {
         ("/docs", Route::ok("text/html; charset=utf-8", PAGE)),
         ("/old", Route::redirect("/docs")),
     ]);
-    let run = run_tool(&ws, "web_fetch", json!({"url": site.url("/old")}), Permission::RejectOnce);
-    assert!(run.asked.is_empty(), "fetching is read-only and does not ask");
+    let run = run_tool(&ws, "web_fetch", json!({"url": site.url("/old")}), Permission::AllowOnce);
+    // The fixture is on loopback, an internal address: each hop asks, without "always".
+    assert_eq!(run.asked.len(), 2, "both hops are internal and ask");
+    for question in &run.asked {
+        let title = question["params"]["toolCall"]["title"].as_str().unwrap();
+        assert!(title.contains("loopback"), "{title}");
+        let options = question["params"]["options"].as_array().unwrap();
+        assert!(options.iter().all(|o| !o["kind"].as_str().unwrap().ends_with("always")));
+    }
     assert_eq!(run.status, "completed");
     let expected = format!(
         "URL: {}\nStatus: 200\n(redirected from {})\n\n# Provider docs\n\n## Arguments\n\n- region – required",

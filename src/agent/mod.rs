@@ -139,6 +139,8 @@ pub struct Turn<'a> {
     pub sub_usage: &'a Mutex<TurnUsage>,
     /// Keeps the history durable.
     pub recorder: &'a dyn Recorder,
+    /// Processes the session's tool calls left running.
+    pub jobs: &'a crate::child::Jobs,
 }
 
 impl<'a> Turn<'a> {

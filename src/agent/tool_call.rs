@@ -9,7 +9,8 @@ use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn, lock};
 use crate::permission::{self, Answer, Decision, Question};
 use crate::tools::{
-    MAX_TOOL_OUTPUT_CHARS, ToolContext, ToolError, ToolKind, ToolOutput, truncate_middle,
+    HostReach, MAX_TOOL_OUTPUT_CHARS, NetworkGate, ToolContext, ToolError, ToolKind, ToolOutput,
+    truncate_middle,
 };
 
 /// Runs one call and returns its result message, already recorded. `Err` only for a fatal
@@ -18,13 +19,18 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
     let sub_agents = SubAgents { parent: turn, call_id: &id };
-    let config_dir = crate::tools::paths::real(turn.config_dir);
+    let config_dir =
+        crate::tools::paths::real(turn.config_dir).unwrap_or_else(|| turn.config_dir.to_path_buf());
+    let network = Network { turn, id: &id };
     let ctx = ToolContext {
         cwd: turn.cwd,
         cancel: turn.cancel,
         config_dir: &config_dir,
         progress: &progress,
         delegate: if turn.nested { None } else { Some(&sub_agents) },
+        targets: &[],
+        network: &network,
+        jobs: turn.jobs,
     };
     let args = parse_arguments(&call.arguments);
     let Some(tool) = turn.tools.get(&call.name) else {
@@ -83,11 +89,14 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
         Decision::Deny(message) => return Ok(fail(turn, &id, call, message)),
         Decision::Ask { offer_always } => {
             let mut title = invocation.title.clone();
-            let mut reasons = Vec::new();
-            if invocation.outside_cwd {
-                reasons.push("outside the project".to_string());
+            let mut reasons: Vec<String> =
+                invocation.targets.iter().flat_map(|t| t.reasons()).collect();
+            if invocation.targets.is_empty() {
+                if invocation.outside_cwd {
+                    reasons.push("outside the project".to_string());
+                }
+                reasons.extend(invocation.sensitive.clone());
             }
-            reasons.extend(invocation.sensitive.clone());
             if !reasons.is_empty() {
                 title = format!("{title} ({})", reasons.join("; "));
             }
@@ -97,7 +106,7 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
                 title,
                 kind: tool.kind(),
                 input: args.clone(),
-                locations: invocation.locations,
+                locations: invocation.locations.clone(),
                 offer_always: offer_always && tool.offers_always(),
             };
             let answer = turn.asker.ask(&question, turn.cancel);
@@ -118,12 +127,63 @@ pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, Str
     }
     turn.sink.emit(AgentEvent::ToolRunning { id: id.clone() });
     log::debug!("tool {} running", tool.name());
+    // The call opens exactly what the gate judged.
+    let ctx = ToolContext { targets: &invocation.targets, ..ctx };
     match tool.run(&args, &ctx) {
         Ok(output) => Ok(succeed(turn, &id, call, output)),
         Err(ToolError::Model(message)) => Ok(fail(turn, &id, call, message)),
         Err(ToolError::Fatal(message)) => {
             let _ = fail(turn, &id, call, message.clone());
             Err(format!("tool {} failed: {message}", tool.name()))
+        }
+    }
+}
+
+/// The permission gate for network targets a running call meets (web_fetch hosts and
+/// redirect hops): the session's mode and `webFetch` policy, and a question when needed.
+struct Network<'t> {
+    turn: &'t Turn<'t>,
+    id: &'t str,
+}
+
+impl NetworkGate for Network<'_> {
+    fn reach(&self, target: &HostReach) -> Result<(), String> {
+        let decision = {
+            let settings = lock(self.turn.settings);
+            permission::decide_network(
+                settings.mode,
+                &settings.memory,
+                self.turn.limits.web_fetch,
+                &target.host,
+                target.internal.as_deref(),
+            )
+        };
+        let offer_always = match decision {
+            Decision::Allow => return Ok(()),
+            Decision::Deny(message) => return Err(message),
+            Decision::Ask { offer_always } => offer_always,
+        };
+        let why = match &target.internal {
+            Some(why) => format!("{} is {why}", target.host),
+            None => format!("first request to {}", target.host),
+        };
+        let question = Question {
+            tool_call_id: self.id.to_string(),
+            tool: "web_fetch".to_string(),
+            title: format!("Fetch {} ({why})", target.url),
+            kind: ToolKind::Fetch,
+            input: serde_json::json!({"url": target.url}),
+            locations: Vec::new(),
+            offer_always,
+        };
+        let answer = self.turn.asker.ask(&question, self.turn.cancel);
+        if offer_always {
+            lock(self.turn.settings).memory.record_host(&target.host, answer);
+        }
+        match answer {
+            _ if answer.allows() => Ok(()),
+            Answer::Cancelled if self.turn.cancel.is_cancelled() => Err(CANCELLED_RESULT.into()),
+            _ => Err(permission::DENIED.to_string()),
         }
     }
 }

@@ -71,6 +71,21 @@ pub fn edit(env: &dyn Env, provider: Option<&str>, key: &str, change: Change) ->
             }
         }
         None
+    } else if let Some((key, _)) = settings::TOP_KEYS.iter().find(|(k, _)| *k == key) {
+        if provider.is_some() {
+            return Err(Error::Usage(format!(
+                "{key} is not a per-provider setting; drop --provider"
+            )));
+        }
+        match change {
+            Change::Set(value) => {
+                root.insert((*key).into(), Value::String(value.trim().to_string()));
+            }
+            Change::Unset => {
+                root.remove(*key);
+            }
+        }
+        None
     } else {
         let name = provider
             .map(str::to_string)

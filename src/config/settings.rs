@@ -35,6 +35,9 @@ pub(super) const PROVIDER_KEYS: &[(&str, &str)] = &[
     ("caFile", "IAC_CODE_CA_FILE"),
 ];
 
+/// Top-level keys besides the provider's, and the variable each one stands for.
+pub(super) const TOP_KEYS: &[(&str, &str)] = &[("webFetch", "IAC_CODE_WEB_FETCH")];
+
 /// The environment, with the settings file underneath it.
 pub(super) struct Layered<'a> {
     env: &'a dyn Env,
@@ -95,10 +98,15 @@ pub(super) fn from_value<'a>(
     let shown = path.display();
     let mut file = HashMap::new();
     for key in root.keys() {
-        if key != "provider" && key != "providers" {
+        if key != "provider" && key != "providers" && !TOP_KEYS.iter().any(|(k, _)| k == key) {
             return Err(Error::Config(format!(
-                "{shown}: unknown key '{key}' (expected provider, providers)"
+                "{shown}: unknown key '{key}' (expected provider, providers, webFetch)"
             )));
+        }
+    }
+    for (key, var) in TOP_KEYS {
+        if let Some(value) = root.get(*key) {
+            file.insert(*var, scalar(value, key, &shown.to_string())?);
         }
     }
     if let Some(provider) = root.get("provider") {

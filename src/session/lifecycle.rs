@@ -105,6 +105,7 @@ impl Manager {
             settings: Mutex::new(Settings { mode, model, memory: Memory::default() }),
             journal,
             state: Mutex::new(State { history: rebuilt.context, running: None }),
+            jobs: crate::child::Jobs::default(),
         });
         self.insert(Arc::clone(&session));
         session

@@ -85,6 +85,8 @@ pub struct Session {
     pub settings: Mutex<Settings>,
     journal: Journal,
     state: Mutex<State>,
+    /// Processes its tool calls left running; killed when the session is dropped.
+    pub jobs: crate::child::Jobs,
 }
 
 struct State {

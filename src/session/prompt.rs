@@ -172,6 +172,7 @@ impl<'a> TurnParts<'a> {
             nested: false,
             sub_usage: &self.sub_usage,
             recorder: session,
+            jobs: &session.jobs,
         }
     }
 }

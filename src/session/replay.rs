@@ -21,7 +21,17 @@ pub fn events(
 ) -> Vec<AgentEvent> {
     let cancel = CancelToken::new();
     let progress = |_: String| {};
-    let ctx = ToolContext { cwd, cancel: &cancel, config_dir, progress: &progress, delegate: None };
+    let jobs = crate::child::Jobs::default();
+    let ctx = ToolContext {
+        cwd,
+        cancel: &cancel,
+        config_dir,
+        progress: &progress,
+        delegate: None,
+        targets: &[],
+        network: &crate::tools::NoNetwork,
+        jobs: &jobs,
+    };
     let mut out = Vec::new();
     let mut ids: HashMap<&str, String> = HashMap::new();
     for (index, message) in all.iter().enumerate() {

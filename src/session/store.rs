@@ -84,6 +84,7 @@ impl Store {
         if !dir.join(META).exists() && !dir.join(JOURNAL).exists() {
             return Ok(None);
         }
+        check_owned(&dir)?;
         let lock = take_lock(&dir, id)?;
         let rebuilt = read_journal(&dir, true)?;
         let Some(mut meta) = meta_or_rebuilt(&dir, id, &rebuilt) else { return Ok(None) };
@@ -107,6 +108,7 @@ impl Store {
         if !dir.join(JOURNAL).exists() {
             return Ok(None);
         }
+        check_owned(&dir)?;
         let rebuilt = read_journal(&dir, false)?;
         Ok(meta_or_rebuilt(&dir, id, &rebuilt).map(|meta| (meta, rebuilt)))
     }
@@ -116,6 +118,9 @@ impl Store {
     pub fn fork(&self, from: &str, to: &str, cwd: &str) -> Result<Option<(Journal, Rebuilt)>> {
         let source = self.session_dir(from);
         let path = source.join(JOURNAL);
+        if fs::symlink_metadata(&source).is_ok() {
+            check_owned(&source)?;
+        }
         let mut bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -247,6 +252,46 @@ impl Journal {
         let meta = crate::lock(&self.meta);
         write_meta_file(&self.dir, &meta, durable)
     }
+}
+
+/// A session directory, and each of its files that exists, must be a real directory or
+/// file (not a symlink) owned by the user we run as: another user must not be able to plant
+/// a journal or point us at files elsewhere.
+fn check_owned(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = crate::sys::effective_uid();
+    for (path, want_dir) in [
+        (dir.to_path_buf(), true),
+        (dir.join(JOURNAL), false),
+        (dir.join(META), false),
+        (dir.join(LOCK), false),
+    ] {
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !want_dir => continue,
+            Err(err) => return Err(err).at(&path),
+        };
+        let kind_ok = if want_dir { meta.is_dir() } else { meta.is_file() };
+        if meta.file_type().is_symlink() || !kind_ok {
+            return Err(Error::Internal(format!(
+                "{} is {}; refusing to use it (a session's files must be its own)",
+                path.display(),
+                if meta.file_type().is_symlink() {
+                    "a symlink"
+                } else {
+                    "not a plain file or directory"
+                }
+            )));
+        }
+        if meta.uid() != uid {
+            return Err(Error::Internal(format!(
+                "{} belongs to uid {}, not to uid {uid} (this server's user); refusing to use it",
+                path.display(),
+                meta.uid()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn open_journal(dir: &Path) -> Result<File> {

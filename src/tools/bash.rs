@@ -5,8 +5,8 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitStatus, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, after, never, select, tick};
@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 use super::limits::{Capture, KEEP_HEAD, KEEP_TAIL, push_tail};
 use super::process::{MARKER_VAR, Tree};
 use super::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
+use crate::child::Supervised;
+use crate::child::supervisor::LeftRunning;
+use crate::sys::Ended;
 
 /// Timeout when the call gives none.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -118,6 +121,8 @@ struct Run {
     /// Background processes that kept the pipes open after the shell exited, and were
     /// stopped.
     pipe_holders: usize,
+    /// Processes the command left running (killed when the session ends).
+    left_running: Vec<LeftRunning>,
 }
 
 #[derive(Clone, Copy)]
@@ -128,33 +133,23 @@ enum Stream {
 
 fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, ToolError> {
     let marker = uuid::Uuid::new_v4().simple().to_string();
-    let mut child = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(ctx.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .env(MARKER_VAR, &marker)
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("TF_INPUT", "0")
-        .spawn()
+    let env = [
+        (MARKER_VAR, marker.as_str()),
+        ("PAGER", "cat"),
+        ("GIT_PAGER", "cat"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("TF_INPUT", "0"),
+    ];
+    let (mut supervised, pipes) = Supervised::spawn("/bin/sh", &["-c", command], ctx.cwd, &env)
         .map_err(|err| ToolError::Model(format!("cannot start /bin/sh: {err}")))?;
-    let pipes = [
-        child.stdout.as_ref().and_then(super::process::pipe_name),
-        child.stderr.as_ref().and_then(super::process::pipe_name),
-    ];
-    let tree = Tree { pgid: child.id(), marker, pipes: pipes.into_iter().flatten().collect() };
+    let names =
+        [super::process::pipe_name(&pipes.stdout), super::process::pipe_name(&pipes.stderr)];
+    let tree = Tree { pgid: supervised.pid, marker, pipes: names.into_iter().flatten().collect() };
     let (chunk_tx, chunks) = crossbeam_channel::bounded::<(Stream, Vec<u8>)>(64);
-    let pipes: [(Stream, Option<Box<dyn Read + Send>>); 2] = [
-        (Stream::Out, child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
-        (Stream::Err, child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
-    ];
-    for (stream, pipe) in pipes {
-        let (Some(mut pipe), tx) = (pipe, chunk_tx.clone()) else { continue };
+    let pipes: [(Stream, Box<dyn Read + Send>); 2] =
+        [(Stream::Out, Box::new(pipes.stdout)), (Stream::Err, Box::new(pipes.stderr))];
+    for (stream, mut pipe) in pipes {
+        let tx = chunk_tx.clone();
         let name = if matches!(stream, Stream::Out) { "bash-out" } else { "bash-err" };
         let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
             let mut buf = vec![0u8; 8192];
@@ -170,27 +165,31 @@ fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, T
             }
         });
         if let Err(err) = spawned {
-            tree.kill();
+            supervised.kill();
             return Err(ToolError::Fatal(format!("cannot start a pipe reader: {err}")));
         }
     }
     drop(chunk_tx);
-    let (exit_tx, exit_rx) = crossbeam_channel::bounded(1);
-    let waiter = std::thread::Builder::new().name("bash-wait".into()).spawn(move || {
-        let _ = exit_tx.send(child.wait());
-    });
-    if let Err(err) = waiter {
-        tree.kill();
-        return Err(ToolError::Fatal(format!("cannot start the process waiter: {err}")));
+    let exit_rx = supervised.exit();
+    let mut run = supervise(&tree, &mut supervised, chunks, exit_rx, timeout, ctx);
+    if matches!(run.end, End::Exited(_)) {
+        run.left_running = supervised.left_running();
+        if run.left_running.is_empty() {
+            supervised.kill();
+        } else {
+            // Killed when the session ends (or the server exits).
+            ctx.jobs.keep(supervised);
+        }
     }
-    Ok(supervise(&tree, chunks, exit_rx, timeout, ctx))
+    Ok(run)
 }
 
 /// The select loop: collect output, stream progress, enforce the deadline and the cancel.
 fn supervise(
     tree: &Tree,
+    supervised: &mut Supervised,
     chunks: Receiver<(Stream, Vec<u8>)>,
-    exit_rx: Receiver<std::io::Result<ExitStatus>>,
+    exit_rx: Receiver<Ended>,
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Run {
@@ -199,6 +198,7 @@ fn supervise(
         stdout: Capture::default(),
         stderr: Capture::default(),
         pipe_holders: 0,
+        left_running: Vec::new(),
     };
     let mut live = VecDeque::new();
     let mut dirty = false;
@@ -230,27 +230,30 @@ fn supervise(
             },
             recv(exit_wait) -> msg => {
                 exit_wait = never();
-                match msg {
-                    Ok(Ok(exit)) => status = Some(exit),
-                    // wait() failed: nothing more can be learnt about the child.
-                    _ => status = Some(ExitStatus::from_raw(255 << 8)),
-                }
+                status = Some(match msg {
+                    Ok(Ended::Code(code)) => ExitStatus::from_raw((code & 0xff) << 8),
+                    Ok(Ended::Signal(signal)) => ExitStatus::from_raw(signal & 0x7f),
+                    // The supervisor went away: nothing more can be learnt.
+                    Err(_) => ExitStatus::from_raw(255 << 8),
+                });
                 drain = after(IO_DRAIN);
             },
             recv(drain) -> _ => {
                 // Background children hold the output open: stop them, take what is left.
                 run.pipe_holders = tree.kill_pipe_holders().max(1);
-                collect_rest(&mut run, &chunks, None);
+                collect_rest(&mut run, &chunks);
                 break;
             },
             recv(ctx.cancel.channel()) -> _ => {
+                supervised.kill();
                 tree.kill();
                 run.end = End::Cancelled;
                 return run;
             },
             recv(deadline) -> _ => {
+                supervised.kill();
                 tree.kill();
-                collect_rest(&mut run, &chunks, Some(&exit_rx));
+                collect_rest(&mut run, &chunks);
                 run.end = End::TimedOut;
                 return run;
             },
@@ -268,11 +271,7 @@ fn supervise(
 }
 
 /// After a kill: take what the pipes still hold (they close once the tree is dead).
-fn collect_rest(
-    run: &mut Run,
-    chunks: &Receiver<(Stream, Vec<u8>)>,
-    exit_rx: Option<&Receiver<std::io::Result<ExitStatus>>>,
-) {
+fn collect_rest(run: &mut Run, chunks: &Receiver<(Stream, Vec<u8>)>) {
     let stop = after(IO_DRAIN);
     loop {
         select! {
@@ -283,11 +282,6 @@ fn collect_rest(
             },
             recv(stop) -> _ => break,
         }
-    }
-    if let Some(exit_rx) = exit_rx
-        && exit_rx.recv_timeout(IO_DRAIN).is_err()
-    {
-        log::debug!("bash: no exit status after the kill");
     }
 }
 
@@ -334,6 +328,14 @@ fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutpu
             IO_DRAIN.as_secs()
         ));
     }
+    if !run.left_running.is_empty() {
+        let named: Vec<String> =
+            run.left_running.iter().map(|p| format!("pid {} `{}`", p.pid, p.command)).collect();
+        text.push_str(&format!(
+            "left running: {} (they are stopped when the session ends)\n",
+            named.join(", ")
+        ));
+    }
     text.push_str(&format!("Exit code: {code}"));
     let truncated = run.stdout.total > (KEEP_HEAD + KEEP_TAIL) as u64
         || run.stderr.total > (KEEP_HEAD + KEEP_TAIL) as u64;
@@ -345,6 +347,7 @@ fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutpu
         "stdoutBytes": run.stdout.total,
         "stderrBytes": run.stderr.total,
         "truncated": truncated,
+        "leftRunning": run.left_running.iter().map(|p| p.pid).collect::<Vec<_>>(),
     });
     Ok(ToolOutput { text, raw, diff: None })
 }

@@ -4,7 +4,6 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::write_file::write_atomic;
 use super::{Access, FileDiff, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use super::{describe_path, parse_args, paths};
 
@@ -63,13 +62,12 @@ impl Tool for EditFile {
         if args.old_string == args.new_string {
             return Err(ToolError::Model("old_string and new_string are identical".into()));
         }
-        match std::fs::metadata(&path) {
-            Ok(meta) if !meta.is_file() => {
-                return Err(ToolError::Model(format!("{shown} is not a regular file; not edited")));
-            }
-            _ => {}
+        let (mut file, meta) = super::open::read(ctx, &path)?;
+        if !meta.is_file() {
+            return Err(ToolError::Model(format!("{shown} is not a regular file; not edited")));
         }
-        let bytes = std::fs::read(&path)
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes)
             .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
         let old_text = String::from_utf8(bytes)
             .map_err(|_| ToolError::Model(format!("{shown} is not valid UTF-8; not edited")))?;
@@ -86,7 +84,7 @@ impl Tool for EditFile {
             _ => {}
         }
         let new_text = old_text.replace(&args.old_string, &args.new_string);
-        write_atomic(&path, new_text.as_bytes())?;
+        super::open::write_atomic(ctx, &path, new_text.as_bytes())?;
         let plural = if count == 1 { "" } else { "s" };
         let text = format!("Edited {shown}: replaced {count} occurrence{plural}");
         let raw = json!({"path": path, "replacements": count});

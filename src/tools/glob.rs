@@ -74,19 +74,29 @@ impl Tool for Glob {
         if !base.is_dir() {
             return Err(ToolError::Model(format!("directory not found: {}", base.display())));
         }
+        let root = walk::Root::open(ctx, &base)?;
         let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
-        let complete = walk::files(&base, ctx, &|entry| {
-            let Ok(rel) = entry.path().strip_prefix(&base) else { return };
-            if matcher.is_match(rel) {
-                let mtime = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                crate::lock(&found).push((mtime, entry.path().to_path_buf()));
-            }
+        let (counted_base, counted) = (base.clone(), matcher.clone());
+        let counts = Box::new(move |path: &Path| {
+            path.strip_prefix(&counted_base).is_ok_and(|rel| counted.is_match(rel))
         });
-        if !complete {
+        let walked = root.files(
+            ctx,
+            &|path| {
+                let Ok(rel) = path.strip_prefix(&base) else { return };
+                if !matcher.is_match(rel) {
+                    return;
+                }
+                // Reported only if it is, beneath the judged root, a regular file.
+                let Ok(meta) = root.open_file(path).and_then(|f| f.metadata()) else { return };
+                if meta.is_file() {
+                    let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                    crate::lock(&found).push((mtime, path.to_path_buf()));
+                }
+            },
+            counts,
+        );
+        if !walked.complete {
             return Err(ToolError::Model("Search cancelled.".to_string()));
         }
         let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -115,8 +125,20 @@ impl Tool for Glob {
                 total - MAX_RESULTS
             ));
         }
+        text.push_str(&sensitive_note(walked.sensitive_skipped));
         Ok(ToolOutput { text, raw, diff: None })
     }
+}
+
+/// Says that sensitive entries were left out of a walk, if some were.
+pub(super) fn sensitive_note(skipped: usize) -> String {
+    if skipped == 0 {
+        return String::new();
+    }
+    format!(
+        "[{skipped} sensitive files (credentials, keys, Terraform state or variables) were \
+         left out; read one with read_file, which asks the user]\n"
+    )
 }
 
 /// Splits a pattern into the directory to walk and the pattern relative to it.

@@ -124,39 +124,58 @@ impl Tool for Grep {
         if !base.exists() {
             return Err(ToolError::Model(format!("path not found: {}", base.display())));
         }
+        let root = walk::Root::open(ctx, &base)?;
         let hits: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
         let skipped = AtomicUsize::new(0);
-        let complete = walk::files(&base, ctx, &|entry| {
-            let path = entry.path();
-            if let Some(filter) = &filter
-                && !filter.accepts(path, &base)
-            {
-                return;
-            }
-            match search_file(&regex, path, mode) {
-                Searched::Hit(lines) => {
-                    crate::lock(&hits).push(Hit { path: path.to_path_buf(), lines })
-                }
-                Searched::Skipped => {
-                    skipped.fetch_add(1, Ordering::Relaxed);
-                }
-                Searched::NoMatch => {}
-            }
+        let counted = filter.clone();
+        let counted_base = base.clone();
+        let counts = Box::new(move |path: &Path| {
+            counted.as_ref().is_none_or(|f| f.accepts(path, &counted_base))
         });
-        if !complete {
+        let walked = root.files(
+            ctx,
+            &|path| {
+                if let Some(filter) = &filter
+                    && !filter.accepts(path, &base)
+                {
+                    return;
+                }
+                match search_file(&regex, &root, path, mode) {
+                    Searched::Hit(lines) => {
+                        crate::lock(&hits).push(Hit { path: path.to_path_buf(), lines })
+                    }
+                    Searched::Skipped => {
+                        skipped.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Searched::NoMatch => {}
+                }
+            },
+            counts,
+        );
+        if !walked.complete {
             return Err(ToolError::Model("Search cancelled.".to_string()));
         }
         let mut hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
         hits.sort_by(|a, b| a.path.cmp(&b.path));
         let skipped = skipped.into_inner();
-        let text =
-            render(&hits, mode, context, max_results, &args.pattern, &base, ctx.cwd, skipped);
+        let mut text = render(
+            &hits,
+            mode,
+            context,
+            max_results,
+            &args.pattern,
+            (&root, &base),
+            ctx.cwd,
+            skipped,
+        );
+        text.push_str(&super::glob::sensitive_note(walked.sensitive_skipped));
         let lines: usize = hits.iter().map(|h| h.lines.len()).sum();
         let raw = json!({"files": hits.len(), "matchingLines": lines, "skippedFiles": skipped});
         Ok(ToolOutput { text, raw, diff: None })
     }
 }
 
+#[derive(Clone)]
 struct Filter {
     on_path: bool,
     matcher: GlobMatcher,
@@ -184,13 +203,9 @@ enum Searched {
     Skipped,
 }
 
-fn search_file(regex: &Regex, path: &Path, mode: Mode) -> Searched {
-    let Ok(meta) = path.metadata() else { return Searched::Skipped };
-    if meta.len() > MAX_FILE_BYTES {
-        return Searched::Skipped;
-    }
-    let Ok(bytes) = std::fs::read(path) else { return Searched::Skipped };
-    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+fn search_file(regex: &Regex, root: &walk::Root, path: &Path, mode: Mode) -> Searched {
+    let Ok(bytes) = read_below(root, path) else { return Searched::Skipped };
+    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) || paths::is_private_key_header(&bytes) {
         return Searched::NoMatch;
     }
     if mode == Mode::Files {
@@ -198,6 +213,20 @@ fn search_file(regex: &Regex, path: &Path, mode: Mode) -> Searched {
     }
     let lines = matching_lines(regex, &bytes);
     if lines.is_empty() { Searched::NoMatch } else { Searched::Hit(lines) }
+}
+
+/// The content of a regular file the walk found, opened beneath its root without following
+/// symlinks; anything else (a FIFO, a device, an oversized file) is an error.
+fn read_below(root: &walk::Root, path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = root.open_file(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return Err(std::io::Error::other("not a regular file of a searchable size"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Line numbers where a match starts, each line once.
@@ -231,7 +260,7 @@ fn render(
     context: usize,
     max_results: usize,
     pattern: &str,
-    base: &Path,
+    (root, base): (&walk::Root, &Path),
     cwd: &Path,
     skipped: usize,
 ) -> String {
@@ -270,7 +299,7 @@ fn render(
                     break;
                 }
                 let take = (max_results - shown).min(hit.lines.len());
-                render_lines(&mut out, hit, &hit.lines[..take], context, cwd);
+                render_lines(&mut out, root, hit, &hit.lines[..take], context, cwd);
                 shown += take;
             }
             total_lines
@@ -288,9 +317,16 @@ fn render(
 }
 
 /// `path:line:text` for matches and `path-line-text` for context, groups split by `--`.
-fn render_lines(out: &mut String, hit: &Hit, lines: &[u32], context: usize, cwd: &Path) {
+fn render_lines(
+    out: &mut String,
+    root: &walk::Root,
+    hit: &Hit,
+    lines: &[u32],
+    context: usize,
+    cwd: &Path,
+) {
     let name = walk::shown(&hit.path, cwd);
-    let Ok(bytes) = std::fs::read(&hit.path) else {
+    let Ok(bytes) = read_below(root, &hit.path) else {
         out.push_str(&format!("{name}: (changed or removed while searching)\n"));
         return;
     };
@@ -347,7 +383,8 @@ mod tests {
         std::fs::write(&file, body).expect("write");
         let hit = Hit { path: file, lines: vec![3, 4, 12] };
         let mut out = String::new();
-        render_lines(&mut out, &hit, &hit.lines, 1, &dir);
+        let root = walk::Root::at(&dir).expect("root");
+        render_lines(&mut out, &root, &hit, &hit.lines, 1, &dir);
         let expect = "f.txt-2-l2\nf.txt:3:l3\nf.txt:4:l4\nf.txt-5-l5\n--\nf.txt-11-l11\nf.txt:12:l12\nf.txt-13-l13\n";
         assert_eq!(out, expect);
         std::fs::remove_dir_all(&dir).expect("cleanup");

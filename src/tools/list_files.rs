@@ -52,7 +52,11 @@ impl Tool for ListFiles {
         let args: Args = parse_args(self.name(), args)?;
         let dir = paths::resolve(ctx.cwd, args.path.as_deref().unwrap_or("."));
         let shown = dir.display();
-        let reader = std::fs::read_dir(&dir)
+        let target = super::open::target(ctx, &dir)?;
+        let fd = super::open::open(ctx, &target, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+            .map_err(|err| ToolError::Model(format!("cannot list {shown}: {err}")))?;
+        // Listed through the descriptor: the directory judged, wherever its path leads now.
+        let reader = std::fs::read_dir(super::open::fd_path(&fd))
             .map_err(|err| ToolError::Model(format!("cannot list {shown}: {err}")))?;
         let mut entries: Vec<(String, String)> = Vec::new();
         for entry in reader.flatten() {

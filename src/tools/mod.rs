@@ -1,6 +1,7 @@
 //! The `Tool` trait, the registry, and what tools return. One tool per file. Tools never
 //! import `agent` or `acp`; they see a `ToolContext` and return `ToolOutput`/`ToolError`.
 
+mod address;
 mod agent;
 mod bash;
 mod edit_file;
@@ -9,9 +10,11 @@ mod grep;
 mod html;
 mod limits;
 mod list_files;
+mod open;
 pub mod paths;
 mod process;
 mod read_file;
+mod target;
 mod walk;
 mod web_fetch;
 mod write_file;
@@ -24,7 +27,9 @@ use serde_json::Value;
 
 use crate::cancel::CancelToken;
 
+pub use address::internal_reason;
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
+pub use target::{Target, judge};
 
 /// How a tool call is shown to a client (mirrors ACP's ToolKind without importing it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +72,41 @@ pub struct ToolContext<'a> {
     pub progress: &'a dyn Fn(String),
     /// Runs a sub-agent; `None` inside a sub-agent (no nesting).
     pub delegate: Option<&'a dyn Delegate>,
+    /// The paths this call was judged on by the permission gate (from `describe`): file
+    /// tools open exactly these, or refuse.
+    pub targets: &'a [Target],
+    /// Asks, while the call runs, about a network target that could not be judged before
+    /// (a `web_fetch` host or redirect hop).
+    pub network: &'a dyn NetworkGate,
+    /// Processes a call left running, killed when the session ends.
+    pub jobs: &'a crate::child::Jobs,
+}
+
+/// A network target a call is about to reach.
+#[derive(Debug, Clone)]
+pub struct HostReach {
+    /// The whole URL, for the question's title.
+    pub url: String,
+    /// The host name (or address) as written in the URL.
+    pub host: String,
+    /// Why the target is internal (loopback, private, link-local, metadata …), if it is.
+    pub internal: Option<String>,
+}
+
+/// A gate for contexts where no call runs (titles of replayed calls): nothing is reached.
+pub struct NoNetwork;
+
+impl NetworkGate for NoNetwork {
+    fn reach(&self, _target: &HostReach) -> Result<(), String> {
+        Err("no network access here".to_string())
+    }
+}
+
+/// Decides whether a running call may reach a network target, asking the user if the
+/// session's policy says so. Implemented by the agent loop (tools never import `agent`).
+pub trait NetworkGate {
+    /// `Ok` to go on; `Err` carries the message for the model.
+    fn reach(&self, target: &HostReach) -> Result<(), String>;
 }
 
 /// The kinds of sub-agent the `agent` tool can start.
@@ -133,10 +173,13 @@ pub struct Invocation {
     pub title: String,
     /// Absolute paths the call touches, with an optional line.
     pub locations: Vec<(PathBuf, Option<u32>)>,
-    /// Whether a touched path lies outside the session cwd (judged on the real path).
+    /// Whether a touched path lies outside the session cwd (judged on the real path), or
+    /// could not be judged.
     pub outside_cwd: bool,
     /// Why a touched path is sensitive (credentials, `.git` internals, ...), if it is.
     pub sensitive: Option<String>,
+    /// The touched paths as judged; the call opens exactly these.
+    pub targets: Vec<Target>,
 }
 
 impl Invocation {
@@ -147,6 +190,7 @@ impl Invocation {
             locations: Vec::new(),
             outside_cwd: false,
             sensitive: None,
+            targets: Vec::new(),
         }
     }
 }
@@ -285,11 +329,14 @@ pub(crate) fn judged(
     line: Option<u32>,
     ctx: &ToolContext,
 ) -> Invocation {
-    let real = paths::real(&path);
-    let outside_cwd = !paths::is_inside(&real, ctx.cwd);
-    let sensitive = paths::sensitive(&path, ctx.cwd, ctx.config_dir)
-        .or_else(|| paths::sensitive(&real, ctx.cwd, ctx.config_dir));
-    Invocation { title, locations: vec![(path, line)], outside_cwd, sensitive }
+    let target = judge(&path, ctx.cwd, ctx.config_dir);
+    Invocation {
+        title,
+        locations: vec![(path, line)],
+        outside_cwd: !target.inside,
+        sensitive: target.sensitive.clone(),
+        targets: vec![target],
+    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,9 @@
 //! escapes; catching that needs a cgroup.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::sys;
+use crate::{child, sys};
 
 /// The environment variable that marks every process a bash call starts.
 pub(super) const MARKER_VAR: &str = "IAC_CODE_TOOL_RUN";
@@ -25,13 +24,6 @@ pub(super) struct Tree {
     pub marker: String,
     /// `pipe:[inode]` of the call's stdout and stderr pipes.
     pub pipes: Vec<String>,
-}
-
-/// What /proc says about one process.
-struct Proc {
-    pid: u32,
-    ppid: u32,
-    pgid: u32,
 }
 
 impl Tree {
@@ -133,28 +125,8 @@ pub(super) fn pipe_name(fd: &impl std::os::fd::AsRawFd) -> Option<String> {
 }
 
 /// Every live (non-zombie) process but this one.
-fn live_processes() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let me = std::process::id();
-    dir.flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            let (state, ppid, pgid) = stat_of(&entry.path())?;
-            (pid != me && state != 'Z' && state != 'X').then_some(Proc { pid, ppid, pgid })
-        })
-        .collect()
-}
-
-/// State, parent and process group of `/proc/<pid>`.
-fn stat_of(dir: &Path) -> Option<(char, u32, u32)> {
-    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-    // The command name is in parentheses and may itself contain spaces or ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgid = fields.next()?.parse().ok()?;
-    Some((state, ppid, pgid))
+fn live_processes() -> Vec<child::Proc> {
+    child::process_table().into_iter().filter(|p| p.live).collect()
 }
 
 fn environ_has(pid: u32, needle: &str) -> bool {
@@ -169,11 +141,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_our_own_stat() {
-        let me = Path::new("/proc/self");
-        let (state, ppid, pgid) = stat_of(me).expect("stat");
-        assert!(state == 'R' || state == 'S', "{state}");
-        assert!(pgid > 0 && ppid > 0);
+    fn a_missing_marker_is_not_found() {
         assert!(!environ_has(std::process::id(), "IAC_CODE_TOOL_RUN=nothing-has-this"));
     }
 }

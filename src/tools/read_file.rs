@@ -1,7 +1,6 @@
 //! `read_file`: numbered lines of a text file, with a line window and size caps; binary
 //! files are refused, invalid UTF-8 is replaced.
 
-use std::fs::File;
 use std::io::Read;
 
 use serde::Deserialize;
@@ -63,8 +62,7 @@ impl Tool for ReadFile {
         let args: Args = parse_args(self.name(), args)?;
         let path = paths::resolve(ctx.cwd, &args.path);
         let shown = path.display();
-        let meta = std::fs::metadata(&path)
-            .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
+        let (file, meta) = super::open::read(ctx, &path)?;
         if meta.is_dir() {
             return Err(ToolError::Model(format!("{shown} is a directory; use list_files")));
         }
@@ -72,8 +70,8 @@ impl Tool for ReadFile {
             return Err(ToolError::Model(format!("{shown} is not a regular file; not read")));
         }
         let mut bytes = Vec::new();
-        File::open(&path)
-            .and_then(|f| f.take(MAX_READ_BYTES).read_to_end(&mut bytes))
+        file.take(MAX_READ_BYTES)
+            .read_to_end(&mut bytes)
             .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
         if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
             return Err(ToolError::Model(format!(

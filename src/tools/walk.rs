@@ -1,52 +1,117 @@
 //! Gitignore-aware parallel walks for `glob` and `grep`. Hidden files are included
 //! (`.github/`, `.gitlab-ci.yml`); `.git/` and sensitive files are skipped (reading them
 //! needs a question); symlinks are not followed, so a walk never leaves the tree it was
-//! given; a cancel stops it.
+//! given; a cancel stops it. The walk lists names by path, but every file it reports is
+//! opened beneath a descriptor of the judged root without following symlinks, and only
+//! regular files count: a directory swapped for a symlink mid-walk yields nothing from
+//! where the symlink leads.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ignore::{DirEntry, WalkBuilder, WalkState};
+use ignore::{WalkBuilder, WalkState};
 
-use super::{ToolContext, paths};
+use super::{ToolContext, ToolError, open, paths};
 
-/// Calls `visit` for every file under `root` (or `root` itself when it is a file), from
-/// several threads. Sensitive entries are skipped unless `root` itself is sensitive (then
-/// the user was asked). Returns `false` if the walk was cancelled.
-pub(super) fn files(root: &Path, ctx: &ToolContext, visit: &(dyn Fn(&DirEntry) + Sync)) -> bool {
-    let cancel = ctx.cancel;
-    let config_dir = ctx.config_dir.to_path_buf();
-    let root_sensitive = paths::sensitive(&paths::real(root), ctx.cwd, &config_dir).is_some();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
-    let stopped = AtomicBool::new(false);
-    WalkBuilder::new(root)
-        .hidden(false)
-        .parents(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        .threads(threads)
-        .filter_entry(move |entry| {
-            entry.depth() == 0 || root_sensitive || !paths::skip_in_walk(entry.path(), &config_dir)
-        })
-        .build_parallel()
-        .run(|| {
-            Box::new(|result| {
-                if cancel.is_cancelled() {
-                    stopped.store(true, Ordering::Relaxed);
-                    return WalkState::Quit;
+/// The judged root of a walk, held open.
+pub(super) struct Root {
+    base: PathBuf,
+    fd: OwnedFd,
+    /// Whether the root itself was sensitive (then the user was asked, and nothing below
+    /// it is skipped for its name).
+    sensitive: bool,
+}
+
+/// How a walk ended.
+pub(super) struct Walked {
+    /// `false`: cancelled.
+    pub complete: bool,
+    /// Sensitive files not searched (`.env`, `*.tfstate`, keys …) that `counts` accepted.
+    pub sensitive_skipped: usize,
+}
+
+impl Root {
+    /// Opens the judged `base` (a directory, or one file).
+    pub fn open(ctx: &ToolContext, base: &Path) -> Result<Root, ToolError> {
+        let target = open::target(ctx, base)?;
+        let fd = open::open(ctx, &target, open::PATH, 0)
+            .map_err(|err| ToolError::Model(format!("cannot search {}: {err}", base.display())))?;
+        Ok(Root { base: base.to_path_buf(), fd, sensitive: target.sensitive.is_some() })
+    }
+
+    /// A root opened as it is, for unit tests that have no session.
+    #[cfg(test)]
+    pub fn at(base: &Path) -> std::io::Result<Root> {
+        let fd = OwnedFd::from(File::open(base)?);
+        Ok(Root { base: base.to_path_buf(), fd, sensitive: false })
+    }
+
+    /// Opens a file the walk found (`path` starts with the root's path) for reading,
+    /// beneath the root, never through a symlink.
+    pub fn open_file(&self, path: &Path) -> std::io::Result<File> {
+        let rel = path.strip_prefix(&self.base).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not below the walk's root")
+        })?;
+        open::read_below(self.fd.as_fd(), rel)
+    }
+
+    /// Calls `visit` for every regular file under the root (or the root itself when it is a
+    /// file), from several threads. Sensitive files left out are counted when `counts`
+    /// accepts their path (the ones the search would otherwise have looked at).
+    pub fn files(
+        &self,
+        ctx: &ToolContext,
+        visit: &(dyn Fn(&Path) + Sync),
+        counts: Box<dyn Fn(&Path) -> bool + Send + Sync>,
+    ) -> Walked {
+        let cancel = ctx.cancel;
+        let config_dir = ctx.config_dir.to_path_buf();
+        let root_sensitive = self.sensitive;
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+        let stopped = AtomicBool::new(false);
+        let skipped = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&skipped);
+        WalkBuilder::new(&self.base)
+            .hidden(false)
+            .parents(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false)
+            .require_git(false)
+            .follow_links(false)
+            .threads(threads)
+            .filter_entry(move |entry| {
+                let walk = entry.depth() == 0
+                    || root_sensitive
+                    || !paths::skip_in_walk(entry.path(), &config_dir);
+                if !walk && !entry.file_type().is_some_and(|t| t.is_dir()) && counts(entry.path()) {
+                    counter.fetch_add(1, Ordering::Relaxed);
                 }
-                if let Ok(entry) = result
-                    && entry.file_type().is_some_and(|t| t.is_file())
-                {
-                    visit(&entry);
-                }
-                WalkState::Continue
+                walk
             })
-        });
-    !stopped.load(Ordering::Relaxed)
+            .build_parallel()
+            .run(|| {
+                Box::new(|result| {
+                    if cancel.is_cancelled() {
+                        stopped.store(true, Ordering::Relaxed);
+                        return WalkState::Quit;
+                    }
+                    if let Ok(entry) = result
+                        && entry.file_type().is_some_and(|t| t.is_file())
+                    {
+                        visit(entry.path());
+                    }
+                    WalkState::Continue
+                })
+            });
+        Walked {
+            complete: !stopped.load(Ordering::Relaxed),
+            sensitive_skipped: skipped.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// `path` relative to `cwd` when inside it, else absolute; for listing results.

@@ -1,17 +1,29 @@
 //! `web_fetch`: GET an http(s) URL with capped redirects, a 30 s deadline and a 10 MiB
 //! download cap; HTML becomes readable text, other text is returned as is, binary content
 //! is refused. The request runs on its own thread so that a cancel returns at once.
+//!
+//! Every hop (the first URL and each redirect) is judged before it is followed: the host is
+//! resolved once, the name and every address are judged (loopback, private, link-local,
+//! metadata … are internal), the session's network gate decides (internal targets ask
+//! every time and are refused in plan mode; public ones follow the `webFetch` policy), and
+//! the connection goes only to the addresses judged.
 
 use std::io::Read;
-use std::time::Duration;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::select;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use ureq::ResponseExt;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
+use super::address::{internal_name, internal_reason};
 use super::parse_args;
-use super::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, html};
+use super::{
+    Access, HostReach, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, html,
+};
 
 /// The whole request, redirects included.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -64,40 +76,38 @@ impl Tool for WebFetch {
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;
-        let url = args.url.trim().to_string();
-        let lower = url.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            return Err(ToolError::Model(format!(
-                "only http:// and https:// URLs can be fetched, not '{url}'"
-            )));
-        }
+        let first = args.url.trim().to_string();
         let max_length = args.max_length.unwrap_or(DEFAULT_MAX_LENGTH).max(1);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(TIMEOUT))
-            .timeout_connect(Some(CONNECT_TIMEOUT))
-            .max_redirects(MAX_REDIRECTS)
-            .http_status_as_error(false)
-            .user_agent(concat!("iac-code/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let worker_agent = agent.clone();
-        let worker_url = url.clone();
-        std::thread::Builder::new()
-            .name("web-fetch".into())
-            .spawn(move || {
-                let _ = tx.send(fetch(&worker_agent, &worker_url));
-            })
-            .map_err(|err| ToolError::Fatal(format!("cannot start the fetch thread: {err}")))?;
-        let page = select! {
-            recv(rx) -> page => page.map_err(|_| ToolError::Model(format!("fetching {url} failed")))??,
-            recv(ctx.cancel.channel()) -> _ => {
-                agent.shutdown();
-                return Err(ToolError::Model("Fetch cancelled.".to_string()));
+        let deadline = Instant::now() + TIMEOUT;
+        let mut url = first.clone();
+        let mut hops = 0;
+        let page = loop {
+            let target = Target::parse(&url)?;
+            let judged = judge(&target, ctx, deadline)?;
+            ctx.network
+                .reach(&HostReach {
+                    url: url.clone(),
+                    host: target.host.clone(),
+                    internal: judged.internal.clone(),
+                })
+                .map_err(ToolError::Model)?;
+            let page = fetch_pinned(&url, &target, judged.addrs, ctx, deadline)?;
+            match page.location.as_deref() {
+                Some(location) if (300..400).contains(&page.status) => {
+                    hops += 1;
+                    if hops > MAX_REDIRECTS {
+                        return Err(ToolError::Model(format!(
+                            "cannot fetch {first}: more than {MAX_REDIRECTS} redirects"
+                        )));
+                    }
+                    // The next hop is judged like the first before it is followed.
+                    url = join(&target, location);
+                }
+                _ => break page,
             }
         };
         let status = page.status;
-        let output = render(page, &url, max_length);
+        let output = render(page, &first, max_length);
         if status >= 400 {
             // The body often explains the error; the model still needs to know it failed.
             return Err(ToolError::Model(format!("HTTP error {status}\n{}", output.text)));
@@ -106,8 +116,189 @@ impl Tool for WebFetch {
     }
 }
 
+/// Where one hop goes.
+struct Target {
+    https: bool,
+    /// Lowercase, IPv6 without brackets.
+    host: String,
+    port: u16,
+    /// `scheme://authority`, for resolving relative redirects.
+    origin: String,
+    /// The path of the URL (for relative redirects).
+    path: String,
+}
+
+impl Target {
+    fn parse(url: &str) -> Result<Target, ToolError> {
+        let bad = |why: &str| ToolError::Model(format!("cannot fetch '{url}': {why}"));
+        let lower = url.to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            return Err(ToolError::Model(format!(
+                "only http:// and https:// URLs can be fetched, not '{url}'"
+            )));
+        }
+        let uri: ureq::http::Uri = url.parse().map_err(|_| bad("not a valid URL"))?;
+        let https = uri.scheme_str().is_some_and(|s| s.eq_ignore_ascii_case("https"));
+        let raw_host = uri.host().ok_or_else(|| bad("no host"))?;
+        let host = raw_host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or(raw_host);
+        let origin = format!("{}://{authority}", if https { "https" } else { "http" });
+        Ok(Target { https, host, port, origin, path: uri.path().to_string() })
+    }
+}
+
+/// The absolute URL a `Location` names, from the hop that sent it.
+fn join(from: &Target, location: &str) -> String {
+    let location = location.trim();
+    let lower = location.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return location.to_string();
+    }
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{}://{rest}", if from.https { "https" } else { "http" });
+    }
+    if location.starts_with('/') {
+        return format!("{}{location}", from.origin);
+    }
+    let dir = match from.path.rfind('/') {
+        Some(end) => &from.path[..=end],
+        None => "/",
+    };
+    format!("{}{dir}{location}", from.origin)
+}
+
+/// What one hop resolved to, and whether that is internal.
+struct Judged {
+    addrs: Vec<SocketAddr>,
+    internal: Option<String>,
+}
+
+/// Resolves the hop's host once (cancellable, within the deadline) and judges the name and
+/// every address it resolved to; the fetch then connects only to those addresses.
+fn judge(target: &Target, ctx: &ToolContext, deadline: Instant) -> Result<Judged, ToolError> {
+    let by_name = internal_name(&target.host);
+    let addrs = if let Ok(ip) = target.host.parse::<IpAddr>() {
+        vec![SocketAddr::new(ip, target.port)]
+    } else {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let query = (target.host.clone(), target.port);
+        std::thread::Builder::new()
+            .name("web-fetch-dns".into())
+            .spawn(move || {
+                let _ = tx.send(query.to_socket_addrs().map(|a| a.collect::<Vec<_>>()));
+            })
+            .map_err(|err| ToolError::Fatal(format!("cannot start the resolver thread: {err}")))?;
+        let resolved = select! {
+            recv(rx) -> answer => answer.ok(),
+            recv(ctx.cancel.channel()) -> _ => {
+                return Err(ToolError::Model("Fetch cancelled.".to_string()));
+            }
+            recv(crossbeam_channel::at(deadline)) -> _ => None,
+        };
+        match resolved {
+            Some(Ok(addrs)) if !addrs.is_empty() => addrs,
+            // Through a proxy the proxy resolves the name: judged by the name alone.
+            _ if proxied() => Vec::new(),
+            _ => {
+                return Err(ToolError::Model(format!(
+                    "cannot fetch: {} does not resolve (is this machine offline?)",
+                    target.host
+                )));
+            }
+        }
+    };
+    let by_addr = addrs.iter().find_map(|a| internal_reason(a.ip()).map(|why| (a.ip(), why)));
+    let literal = target.host.parse::<IpAddr>().is_ok();
+    let internal = by_name.map(str::to_string).or_else(|| {
+        by_addr.map(|(ip, why)| if literal { why.to_string() } else { format!("{why} ({ip})") })
+    });
+    Ok(Judged { addrs, internal })
+}
+
+/// Whether an HTTP proxy is configured for fetches.
+fn proxied() -> bool {
+    ureq::Proxy::try_from_env().is_some()
+}
+
+/// A resolver that answers with the addresses already judged for the hop's host, so the
+/// connection goes where the judgement looked (no second lookup: DNS rebinding). Other
+/// names (a proxy) resolve as usual.
+#[derive(Debug)]
+struct Pinned {
+    host: String,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Resolver for Pinned {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+        if host.eq_ignore_ascii_case(&self.host) {
+            if self.addrs.is_empty() {
+                return Err(ureq::Error::HostNotFound);
+            }
+            let mut out = self.empty();
+            for addr in self.addrs.iter().take(16) {
+                out.push(*addr);
+            }
+            return Ok(out);
+        }
+        DefaultResolver::default().resolve(uri, config, timeout)
+    }
+}
+
+/// GETs `url` (one hop, no redirect followed) connecting only to `addrs`, on its own
+/// thread so that a cancel returns at once.
+fn fetch_pinned(
+    url: &str,
+    target: &Target,
+    addrs: Vec<SocketAddr>,
+    ctx: &ToolContext,
+    deadline: Instant,
+) -> Result<Page, ToolError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(ToolError::Model(format!("cannot fetch {url}: no answer in time")));
+    }
+    let config = ureq::Agent::config_builder()
+        .timeout_global(Some(left))
+        .timeout_connect(Some(CONNECT_TIMEOUT))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .user_agent(concat!("iac-code/", env!("CARGO_PKG_VERSION")))
+        .build();
+    let pinned = Pinned { host: target.host.clone(), addrs };
+    let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), pinned);
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let worker_agent = agent.clone();
+    let worker_url = url.to_string();
+    std::thread::Builder::new()
+        .name("web-fetch".into())
+        .spawn(move || {
+            let _ = tx.send(fetch(&worker_agent, &worker_url));
+        })
+        .map_err(|err| ToolError::Fatal(format!("cannot start the fetch thread: {err}")))?;
+    select! {
+        recv(rx) -> page => page.map_err(|_| ToolError::Model(format!("fetching {url} failed")))?,
+        recv(ctx.cancel.channel()) -> _ => {
+            agent.shutdown();
+            Err(ToolError::Model("Fetch cancelled.".to_string()))
+        }
+    }
+}
+
 struct Page {
     status: u16,
+    /// A redirect's target, as sent.
+    location: Option<String>,
     final_url: String,
     content_type: String,
     body: Vec<u8>,
@@ -128,6 +319,8 @@ fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, ToolError> {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let location =
+        response.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_string);
     let mut body = Vec::new();
     response
         .body_mut()
@@ -137,7 +330,7 @@ fn fetch(agent: &ureq::Agent, url: &str) -> Result<Page, ToolError> {
         .map_err(|err| ToolError::Model(format!("reading {url} failed: {err}")))?;
     let cut = body.len() as u64 > MAX_DOWNLOAD;
     body.truncate(MAX_DOWNLOAD as usize);
-    Ok(Page { status, final_url, content_type, body, cut })
+    Ok(Page { status, location, final_url, content_type, body, cut })
 }
 
 fn describe(err: &ureq::Error, url: &str) -> String {
@@ -147,7 +340,6 @@ fn describe(err: &ureq::Error, url: &str) -> String {
             " (connection refused)"
         }
         ureq::Error::Timeout(_) => " (no answer in time; is this machine offline?)",
-        ureq::Error::TooManyRedirects => " (more than 5 redirects)",
         _ => "",
     };
     format!("cannot fetch {url}: {err}{hint}")

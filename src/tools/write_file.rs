@@ -1,9 +1,6 @@
-//! `write_file`: creates or overwrites a file atomically (temp file, fsync, rename), making
-//! parent directories and keeping an existing file's permissions.
-
-use std::fs::{self, File};
-use std::io::Write;
-use std::path::Path;
+//! `write_file`: creates or overwrites a file atomically (temp file, fsync, rename in the
+//! verified parent directory), making parent directories and keeping an existing file's
+//! permissions.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -51,21 +48,8 @@ impl Tool for WriteFile {
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;
         let path = paths::resolve(ctx.cwd, &args.path);
-        match fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::Model(format!("{} is a directory", path.display())));
-            }
-            Ok(meta) if !meta.is_file() => {
-                let msg = format!("{} is not a regular file; not written", path.display());
-                return Err(ToolError::Model(msg));
-            }
-            _ => {}
-        }
-        let old_text = match fs::read(&path) {
-            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(_) => None,
-        };
-        write_atomic(&path, args.content.as_bytes())?;
+        let previous = super::open::write_atomic(ctx, &path, args.content.as_bytes())?;
+        let old_text = previous.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
         let lines = args.content.lines().count();
         let verb = if old_text.is_some() { "overwrote" } else { "created" };
         let text = format!("Successfully wrote {lines} lines to {} ({verb})", path.display());
@@ -73,39 +57,4 @@ impl Tool for WriteFile {
         let diff = FileDiff { path, old_text, new_text: args.content };
         Ok(ToolOutput { text, raw, diff: Some(diff) })
     }
-}
-
-/// Replaces `path` with `contents` so that a crash leaves either the old or the new file,
-/// never half of one. Parent directories are created; an existing file keeps its mode.
-pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ToolError> {
-    // Write through a symlink to its target (the permission check judged the target),
-    // instead of replacing the link with a file.
-    let resolved = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path).ok(),
-        _ => None,
-    };
-    let path = resolved.as_deref().unwrap_or(path);
-    let fail = |what: &str, err: std::io::Error| {
-        ToolError::Model(format!("cannot write {}: {what}: {err}", path.display()))
-    };
-    let parent = path.parent().ok_or_else(|| ToolError::Model("no parent directory".into()))?;
-    fs::create_dir_all(parent).map_err(|e| fail("creating parent directories", e))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.iac-code-{}.tmp", uuid::Uuid::new_v4().simple()));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(contents)?;
-        if let Ok(meta) = fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        File::open(parent).and_then(|d| d.sync_all())
-    })();
-    if let Err(err) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(fail("writing", err));
-    }
-    Ok(())
 }

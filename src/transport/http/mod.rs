@@ -4,6 +4,7 @@
 //! read and write deadlines, replay buffers), and stopped cleanly by SIGTERM/SIGINT.
 
 mod conn;
+mod peer;
 mod request;
 mod response;
 mod routes;
@@ -54,6 +55,8 @@ pub(crate) struct Hub {
     limits: Limits,
     stopping: AtomicBool,
     open_sockets: AtomicUsize,
+    /// Our effective uid: the one user served without a token.
+    uid: u32,
 }
 
 impl Hub {
@@ -189,6 +192,7 @@ pub fn serve(services: Arc<Services>, options: Options, ready: &mut dyn FnMut(&s
         limits,
         stopping: AtomicBool::new(false),
         open_sockets: AtomicUsize::new(0),
+        uid: sys::effective_uid(),
     });
     start_signal_thread(Arc::clone(&hub), local)?;
     start_reaper(Arc::clone(&hub))?;
@@ -197,6 +201,13 @@ pub fn serve(services: Arc<Services>, options: Options, ready: &mut dyn FnMut(&s
         IpAddr::V4(ip) => format!("http://{ip}:{}/acp", local.port()),
     };
     log::info!("listening on {shown}");
+    match &hub.token {
+        Some(_) => log::info!("protection: a bearer token (IACCODE_ACP_HTTP_TOKEN) is required"),
+        None => log::info!(
+            "protection: no token; only uid {} (this server's user) may connect over loopback",
+            hub.uid
+        ),
+    }
     ready(&shown);
     accept_loop(&hub, &listener);
     shutdown(&hub);
@@ -248,6 +259,18 @@ fn accept_loop(hub: &Arc<Hub>, listener: &TcpListener) {
 
 fn serve_socket(hub: &Hub, stream: &TcpStream) {
     let _ = stream.set_nodelay(true);
+    if let Err(why) = peer::same_user(hub.token.is_some(), hub.uid, stream) {
+        log::warn!("{why}");
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+        let body = format!(
+            "{why}. Without IACCODE_ACP_HTTP_TOKEN this server serves only the user who \
+             started it; set IACCODE_ACP_HTTP_TOKEN (and send it as a bearer token) to let \
+             other users in"
+        );
+        let _ = response::error(stream, 403, &body, &[], false);
+        linger(stream);
+        return;
+    }
     let mut reader = Reader::new(stream);
     let mut idle = FIRST_REQUEST;
     loop {

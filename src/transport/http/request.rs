@@ -203,7 +203,7 @@ impl<S: Source> Reader<S> {
             let size = std::str::from_utf8(&line)
                 .ok()
                 .and_then(|l| l.split(';').next())
-                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+                .and_then(|hex| strict_number(hex.trim_end_matches([' ', '\t']), 16))
                 .ok_or(ReadError::Status(400, "bad chunk size"))?;
             if size == 0 {
                 // Trailers, up to the empty line.
@@ -268,7 +268,7 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, ReadError> {
     let length = match lengths.as_slice() {
         [] => None,
         [first, rest @ ..] if rest.iter().all(|l| l == first) => {
-            Some(first.parse::<u64>().map_err(|_| ReadError::Status(400, "bad content-length"))?)
+            Some(strict_number(first, 10).ok_or(ReadError::Status(400, "bad content-length"))?)
         }
         _ => return Err(ReadError::Status(400, "conflicting content-length")),
     };
@@ -279,3 +279,12 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, ReadError> {
 #[cfg(test)]
 #[path = "request_tests.rs"]
 mod tests;
+
+/// A number of digits only (`+5`, ` 5`, `0x5` and the empty string are refused: a proxy
+/// that read them differently could smuggle a request past us), as `u64`.
+fn strict_number(text: &str, radix: u32) -> Option<u64> {
+    if text.is_empty() || text.len() > 20 || !text.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(text, radix).ok()
+}

@@ -1,0 +1,198 @@
+//! Every process this crate starts goes through here: `command` builds it with an
+//! environment that holds none of our secrets (provider keys, the HTTP token, every
+//! `IAC_CODE_*`/`IACCODE_*` setting but the tool-run marker), and `spawn` starts it as a
+//! child the reaper knows. The server is a child subreaper, so a descendant that
+//! daemonises comes back to us instead of to init; the reaper thread reaps the ones that
+//! nobody else waits for, so none stays a zombie. A tidy test checks that no other module
+//! calls `Command::new`.
+
+pub mod supervisor;
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::process::{Child, Command};
+use std::sync::{Mutex, OnceLock};
+
+pub use supervisor::{Jobs, Supervised};
+
+use crate::{lock, sys};
+
+/// Provider key variables that other tools also read (never ours to pass on).
+const PROVIDER_KEYS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "DEEPSEEK_API_KEY",
+    "DASHSCOPE_API_KEY",
+    "OPENROUTER_API_KEY",
+];
+
+/// Our variables a child may see: the marker that finds a call's processes.
+const KEPT: &[&str] = &["IAC_CODE_TOOL_RUN"];
+
+/// Whether a child must not see the variable `name`.
+pub fn is_secret(name: &str) -> bool {
+    let ours = name.starts_with("IAC_CODE_") || name.starts_with("IACCODE_");
+    (ours && !KEPT.contains(&name)) || PROVIDER_KEYS.contains(&name)
+}
+
+/// A command for `program` whose environment is ours minus every secret (`is_secret`).
+/// The one way this crate builds a process.
+pub fn command(program: impl AsRef<OsStr>) -> Command {
+    let mut command = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_secret) {
+            command.env_remove(&name);
+        }
+    }
+    command
+}
+
+/// Pids of children that their owner waits for; the reaper leaves them alone.
+fn owned() -> &'static Mutex<HashSet<u32>> {
+    static OWNED: OnceLock<Mutex<HashSet<u32>>> = OnceLock::new();
+    OWNED.get_or_init(Mutex::default)
+}
+
+/// Starts `command` as a child whose owner will wait for it (then call `forget`).
+pub fn spawn(command: &mut Command) -> std::io::Result<Child> {
+    // Held across the spawn: the reaper cannot see the new pid before it is recorded.
+    let mut owned = lock(owned());
+    let child = command.spawn()?;
+    owned.insert(child.id());
+    Ok(child)
+}
+
+/// The owner of `pid` has waited for it (or gave up): the reaper may reap it from now on.
+pub fn forget(pid: u32) {
+    lock(owned()).remove(&pid);
+}
+
+/// Makes this process a child subreaper and starts the thread that reaps the descendants
+/// re-parented to it. Call once, early, before other threads start (SIGCHLD is blocked
+/// in the threads started afterwards so that only the reaper receives it).
+pub fn init() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        if let Err(err) = sys::set_child_subreaper() {
+            log::warn!("cannot become a child subreaper: {err}");
+        }
+        let mut signals = vec![sys::SIGCHLD];
+        signals.extend(sys::TERMINATION_SIGNALS);
+        // The reaper starts with termination signals blocked (they belong to the main
+        // thread or its signal thread); every thread keeps SIGCHLD blocked.
+        if let Err(err) = sys::block_signals(&signals) {
+            log::warn!("cannot block SIGCHLD: {err}");
+            return;
+        }
+        let started = std::thread::Builder::new().name("reaper".into()).spawn(reap_forever);
+        if let Err(err) = started {
+            log::warn!("cannot start the reaper: {err}");
+        }
+        let _ = sys::unblock_signals(&sys::TERMINATION_SIGNALS);
+    });
+}
+
+fn reap_forever() {
+    loop {
+        if sys::wait_signal(&[sys::SIGCHLD]).is_err() {
+            return;
+        }
+        reap_adopted();
+    }
+}
+
+/// Reaps every ended child that no owner waits for.
+fn reap_adopted() {
+    let owned = lock(owned());
+    for pid in children() {
+        if !owned.contains(&pid) {
+            match sys::reap(pid) {
+                Ok(Some((pid, ended))) => log::debug!("reaped adopted process {pid}: {ended:?}"),
+                Ok(None) => {}
+                Err(err) => log::debug!("cannot reap {pid}: {err}"),
+            }
+        }
+    }
+}
+
+/// Our children, from `/proc/self/task/*/children`.
+fn children() -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    let mut pids = Vec::new();
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            pids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+        }
+    }
+    pids
+}
+
+/// What /proc says about one process.
+#[derive(Debug, Clone, Copy)]
+pub struct Proc {
+    /// Its pid.
+    pub pid: u32,
+    /// Its parent's pid.
+    pub ppid: u32,
+    /// Its process group.
+    pub pgid: u32,
+    /// Whether it runs (not a zombie).
+    pub live: bool,
+}
+
+/// Every process but this one, zombies included (marked).
+pub fn process_table() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let me = std::process::id();
+    dir.flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let (state, ppid, pgid) = stat_of(&entry.path())?;
+            let live = state != 'Z' && state != 'X';
+            (pid != me).then_some(Proc { pid, ppid, pgid, live })
+        })
+        .collect()
+}
+
+/// State, parent and process group of `/proc/<pid>`.
+fn stat_of(dir: &std::path::Path) -> Option<(char, u32, u32)> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    // The command name is in parentheses and may itself contain spaces or ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgid = fields.next()?.parse().ok()?;
+    Some((state, ppid, pgid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_named() {
+        for secret in [
+            "IAC_CODE_API_KEY",
+            "IACCODE_API_KEY",
+            "IACCODE_ACP_HTTP_TOKEN",
+            "IAC_CODE_BASE_URL",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+        ] {
+            assert!(is_secret(secret), "{secret}");
+        }
+        for kept in ["IAC_CODE_TOOL_RUN", "PATH", "HOME", "AWS_PROFILE", "TF_VAR_region"] {
+            assert!(!is_secret(kept), "{kept}");
+        }
+    }
+
+    #[test]
+    fn reads_our_parent_from_proc() {
+        let me = std::path::Path::new("/proc/self");
+        let (state, ppid, pgid) = stat_of(me).expect("stat");
+        assert!(state == 'R' || state == 'S', "{state}");
+        assert!(pgid > 0 && ppid > 0);
+    }
+}

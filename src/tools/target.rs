@@ -1,0 +1,57 @@
+//! A path as the permission gate judged it: where it really points, whether that is inside
+//! the session cwd, why it is sensitive, and which file it was. The file tools open exactly
+//! this (`open.rs`).
+
+use std::path::{Path, PathBuf};
+
+use std::os::unix::fs::MetadataExt;
+
+use super::paths;
+
+/// A path as the permission gate judged it, before the call runs.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// As the call named it, resolved lexically against the cwd.
+    pub path: PathBuf,
+    /// Where it really points (symlinks resolved); `None`: it could not be resolved.
+    pub real: Option<PathBuf>,
+    /// Whether `real` lies in the session cwd.
+    pub inside: bool,
+    /// Why it is sensitive, if it is.
+    pub sensitive: Option<String>,
+    /// Device and inode of `real` when it existed.
+    pub id: Option<(u64, u64)>,
+}
+
+impl Target {
+    /// Whether reaching it takes a question of its own (outside the cwd, unresolvable, or
+    /// sensitive).
+    pub fn asked(&self) -> bool {
+        !self.inside || self.sensitive.is_some()
+    }
+
+    /// Why reaching it takes a question, for the question's title.
+    pub fn reasons(&self) -> Vec<String> {
+        let mut reasons = Vec::new();
+        if self.real.is_none() {
+            reasons
+                .push("it cannot be resolved: a dangling or looping symlink, or no access".into());
+        } else if !self.inside {
+            reasons.push("outside the project".to_string());
+        }
+        reasons.extend(self.sensitive.clone());
+        reasons
+    }
+}
+
+/// Judges `path` (already resolved against `cwd`) on its name and on where it really
+/// points. A path that cannot be resolved counts as outside.
+pub fn judge(path: &Path, cwd: &Path, config_dir: &Path) -> Target {
+    let real = paths::real(path);
+    let inside = real.as_deref().is_some_and(|r| paths::is_inside(r, cwd));
+    let sensitive = paths::sensitive(path, cwd, config_dir)
+        .or_else(|| real.as_deref().and_then(|r| paths::sensitive(r, cwd, config_dir)));
+    let id =
+        real.as_deref().and_then(|r| std::fs::symlink_metadata(r).ok()).map(|m| (m.dev(), m.ino()));
+    Target { path: path.to_path_buf(), real, inside, sensitive, id }
+}
