@@ -73,17 +73,25 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
     let registry = Registry::builtin();
     let cancel = CancelToken::new();
     let progress = |_: String| {};
+    let jobs = iac_code::child::Jobs::default();
     let ctx = ToolContext {
         cwd: root,
         cancel: &cancel,
         config_dir: Path::new("/nonexistent"),
         progress: &progress,
         delegate: None,
+        targets: &[],
+        network: &iac_code::tools::NoNetwork,
+        jobs: &jobs,
     };
+    let tool = registry.get(tool).unwrap();
     let started = Instant::now();
-    let out = registry.get(tool).unwrap().run(&args, &ctx);
+    // Judged first, as the permission gate does, then opened as judged.
+    let invocation = tool.describe(&args, &ctx);
+    let ctx = ToolContext { targets: &invocation.targets, ..ctx };
+    let out = tool.run(&args, &ctx);
     let elapsed = started.elapsed();
-    assert!(out.is_ok(), "{tool} failed");
+    assert!(out.is_ok(), "{} failed", tool.name());
     elapsed
 }
 
@@ -159,4 +167,35 @@ fn main() {
         || ours(&root, "glob", json!({"pattern": "**/*.tf"})),
         || rg(&root, &[&common[..], &["--files", "-g", "*.tf"]].concat()),
     );
+    // One read_file call (judged, then opened beneath the cwd without symlinks), and the
+    // same file read by std alone, for the cost of the race-free open.
+    let file = walkdir_first_tf(&root);
+    let rel = file.strip_prefix(&root).unwrap().display().to_string();
+    let calls: Vec<Duration> =
+        (0..201).map(|_| ours(&root, "read_file", json!({"path": rel.clone()}))).collect();
+    let plain: Vec<Duration> = (0..201)
+        .map(|_| {
+            let started = Instant::now();
+            let _ = std::fs::read_to_string(&file).unwrap();
+            started.elapsed()
+        })
+        .collect();
+    println!(
+        "read_file, one call on a small file: {:.1} µs median (std::fs::read_to_string alone: {:.1} µs)",
+        median(calls).as_secs_f64() * 1e6,
+        median(plain).as_secs_f64() * 1e6
+    );
+}
+
+fn walkdir_first_tf(root: &Path) -> std::path::PathBuf {
+    let mut dir = root.to_path_buf();
+    loop {
+        let mut entries: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+        entries.sort();
+        if let Some(tf) = entries.iter().find(|p| p.extension().is_some_and(|e| e == "tf")) {
+            return tf.clone();
+        }
+        dir = entries.into_iter().find(|p| p.is_dir()).expect("a .tf file in the tree");
+    }
 }

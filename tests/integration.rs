@@ -32,5 +32,7 @@ mod scripts;
 mod anthropic;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
+// The hardening: other users, internal addresses, races, secrets, daemons, framing.
+mod security;
 // Project rules checked over the source tree.
 mod tidy;

@@ -1,5 +1,5 @@
 //! Project rules over the source tree: headers, size, stdout hygiene, no unwrap outside
-//! tests, no leftovers.
+//! tests, no leftovers, one place that builds processes.
 
 use std::path::Path;
 
@@ -44,6 +44,10 @@ fn source_files_follow_the_house_rules() {
             }
             if line.contains("unsafe") && rel != "sys.rs" {
                 problems.push(format!("{at}: unsafe outside sys.rs"));
+            }
+            // Every process we start must get the secret-free environment.
+            if line.contains("Command::new(") && rel != "child/mod.rs" {
+                problems.push(format!("{at}: a process built outside child::command"));
             }
         }
     }

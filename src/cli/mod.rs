@@ -55,7 +55,7 @@ Options for acp:
   --sse-buffer <BYTES>       replay buffer per ACP connection
                              (default: 8388608)
   -d, --debug                log at debug level
-  --log-file <PATH>          append logs to PATH instead of stderr
+  --log-file <PATH>          append logs to PATH (created 0600) instead of stderr
 
 Options for -p:
   --output-format <text|json|stream-json>

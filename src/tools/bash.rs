@@ -205,7 +205,7 @@ fn supervise(
     let deadline = after(timeout);
     let ticker = tick(PROGRESS_EVERY);
     let mut chunk_rx = chunks.clone();
-    let mut exit_wait = exit_rx.clone();
+    let mut exit_wait = exit_rx;
     let mut drain = never();
     let mut status: Option<ExitStatus> = None;
     let mut pipes_closed = false;
