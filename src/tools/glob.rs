@@ -88,10 +88,9 @@ impl Tool for Glob {
                     return;
                 }
                 // Reported only if it is, beneath the judged root, a regular file.
-                let Ok(meta) = root.open_file(path).and_then(|f| f.metadata()) else { return };
-                if meta.is_file() {
-                    let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                    crate::lock(&found).push((mtime, path.to_path_buf()));
+                let Ok(entry) = root.stat_file(path) else { return };
+                if entry.regular {
+                    crate::lock(&found).push((entry.modified, path.to_path_buf()));
                 }
             },
             counts,

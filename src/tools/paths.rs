@@ -132,19 +132,23 @@ fn sensitive_name(name: &str) -> Option<&'static str> {
     if name.strip_prefix(".env.").is_some_and(|variant| !ENV_TEMPLATES.contains(&variant)) {
         return Some("may hold credentials");
     }
-    let lower = name.to_ascii_lowercase();
-    if lower.ends_with(".tfstate") || lower.ends_with(".tfstate.backup") {
+    // Walks judge every name: no allocation here.
+    let ends = |suffix: &str| {
+        name.len() >= suffix.len()
+            && name.as_bytes()[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    if ends(".tfstate") || ends(".tfstate.backup") {
         return Some(
             "Terraform state holds every resource attribute in plain text, secrets included",
         );
     }
-    if lower.ends_with(".tfvars") || lower.ends_with(".tfvars.json") {
+    if ends(".tfvars") || ends(".tfvars.json") {
         return Some("Terraform variables often hold secrets");
     }
-    if [".pem", ".key", ".p12", ".pfx"].iter().any(|ext| lower.ends_with(ext)) {
+    if [".pem", ".key", ".p12", ".pfx"].iter().any(|ext| ends(ext)) {
         return Some("may be a private key or certificate");
     }
-    if name.starts_with("id_") && !lower.ends_with(".pub") {
+    if name.starts_with("id_") && !ends(".pub") {
         return Some("may be an SSH private key");
     }
     if name.ends_with("_history") {

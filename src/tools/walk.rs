@@ -6,20 +6,25 @@
 //! regular files count: a directory swapped for a symlink mid-walk yields nothing from
 //! where the symlink leads.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ignore::{WalkBuilder, WalkState};
 
 use super::{ToolContext, ToolError, open, paths};
+use crate::sys;
 
 /// The judged root of a walk, held open.
 pub(super) struct Root {
     base: PathBuf,
     fd: OwnedFd,
+    /// Directories below the root opened (without symlinks) for `stat_file`.
+    dirs: Mutex<HashMap<PathBuf, Arc<OwnedFd>>>,
     /// Whether the root itself was sensitive (then the user was asked, and nothing below
     /// it is skipped for its name).
     sensitive: bool,
@@ -39,14 +44,19 @@ impl Root {
         let target = open::target(ctx, base)?;
         let fd = open::open(ctx, &target, open::PATH, 0)
             .map_err(|err| ToolError::Model(format!("cannot search {}: {err}", base.display())))?;
-        Ok(Root { base: base.to_path_buf(), fd, sensitive: target.sensitive.is_some() })
+        Ok(Root {
+            base: base.to_path_buf(),
+            fd,
+            dirs: Mutex::default(),
+            sensitive: target.sensitive.is_some(),
+        })
     }
 
     /// A root opened as it is, for unit tests that have no session.
     #[cfg(test)]
     pub fn at(base: &Path) -> std::io::Result<Root> {
         let fd = OwnedFd::from(File::open(base)?);
-        Ok(Root { base: base.to_path_buf(), fd, sensitive: false })
+        Ok(Root { base: base.to_path_buf(), fd, dirs: Mutex::default(), sensitive: false })
     }
 
     /// Opens a file the walk found (`path` starts with the root's path) for reading,
@@ -56,6 +66,38 @@ impl Root {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "not below the walk's root")
         })?;
         open::read_below(self.fd.as_fd(), rel)
+    }
+
+    /// What a file the walk found is, beneath the root and without following symlinks:
+    /// its directory is opened once (cached), the file itself `fstatat`'ed in it. For
+    /// listings that need no content (glob).
+    pub fn stat_file(&self, path: &Path) -> std::io::Result<sys::Entry> {
+        let invalid =
+            || std::io::Error::new(std::io::ErrorKind::InvalidInput, "not below the root");
+        let rel = path.strip_prefix(&self.base).map_err(|_| invalid())?;
+        let name = rel.file_name().ok_or_else(invalid)?.as_bytes();
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        match self.dir(parent)? {
+            Some(dir) => sys::stat_at(dir.as_fd(), name),
+            None => sys::stat_at(self.fd.as_fd(), name),
+        }
+    }
+
+    /// The directory `rel` below the root (`None`: the root itself), opened one component
+    /// at a time from its cached parent with `O_NOFOLLOW`, and cached.
+    fn dir(&self, rel: &Path) -> std::io::Result<Option<Arc<OwnedFd>>> {
+        if rel.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        if let Some(dir) = crate::lock(&self.dirs).get(rel) {
+            return Ok(Some(Arc::clone(dir)));
+        }
+        let parent = self.dir(rel.parent().unwrap_or(Path::new("")))?;
+        let at = parent.as_deref().map_or(self.fd.as_fd(), |fd| fd.as_fd());
+        let name = rel.file_name().map(|n| n.as_bytes()).unwrap_or(b".");
+        let dir = Arc::new(sys::open_at(at, name, libc::O_PATH | libc::O_DIRECTORY, 0)?);
+        crate::lock(&self.dirs).insert(rel.to_path_buf(), Arc::clone(&dir));
+        Ok(Some(dir))
     }
 
     /// Calls `visit` for every regular file under the root (or the root itself when it is a
