@@ -218,6 +218,8 @@ pub fn effective_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+pub use diag::tcp_owner;
 pub use fsat::{Entry, mkdir_at, open_at, open_beneath, rename_at, stat_at, unlink_at};
 
+mod diag;
 mod fsat;

@@ -1,7 +1,8 @@
 //! Which local user is on the other end of a loopback TCP connection. Without a token the
-//! HTTP server serves only the user it runs as: the client's socket is the one in
-//! `/proc/net/tcp` (or `tcp6`) whose local address is our peer's and whose remote address
-//! is ours, and its owner is the uid on that line. Checked once per TCP connection.
+//! HTTP server serves only the user it runs as: the client's socket is the one whose local
+//! address is our peer's and whose remote address is ours, and its owner is asked of the
+//! kernel (`NETLINK_SOCK_DIAG`, one exact lookup) or read from `/proc/net/tcp` (or
+//! `tcp6`) where that is not available. Checked once per TCP connection.
 
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
@@ -28,9 +29,20 @@ pub fn same_user(token: bool, uid: u32, stream: &TcpStream) -> Result<(), String
     }
 }
 
-/// The uid that owns the socket at `peer` connected to `local`, if it is found.
+/// The uid that owns the socket at `peer` connected to `local`, if it is found: asked of
+/// the kernel for that one socket (`NETLINK_SOCK_DIAG`), else looked up in
+/// `/proc/net/tcp*` (kernels without `inet_diag`).
 pub fn owner(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     let (local, peer) = (canonical(local), canonical(peer));
+    match crate::sys::tcp_owner(peer, local) {
+        Ok(found) => return found,
+        Err(err) => log::debug!("sock_diag: {err}; reading /proc/net/tcp instead"),
+    }
+    proc_owner(local, peer)
+}
+
+/// `owner` from the `/proc/net/tcp*` listing.
+fn proc_owner(local: SocketAddr, peer: SocketAddr) -> Option<u32> {
     let file = if peer.is_ipv4() { "/proc/net/tcp" } else { "/proc/net/tcp6" };
     let reader = BufReader::new(std::fs::File::open(file).ok()?);
     for line in reader.lines().skip(1) {
@@ -103,10 +115,14 @@ mod tests {
         let (server_side, peer) = listener.accept().unwrap();
         let local = server_side.local_addr().unwrap();
         assert_eq!(peer, client.local_addr().unwrap());
-        assert_eq!(owner(local, peer), Some(crate::sys::effective_uid()));
+        let me = Some(crate::sys::effective_uid());
+        assert_eq!(owner(local, peer), me);
+        assert_eq!(proc_owner(local, peer), me, "the /proc fallback agrees");
+        assert_eq!(crate::sys::tcp_owner(peer, local).ok().flatten(), me, "so does sock_diag");
         // Nobody owns a socket that does not exist.
         let nowhere = SocketAddr::from(([127, 0, 0, 1], 1));
         assert_eq!(owner(local, nowhere), None);
+        assert_eq!(proc_owner(local, nowhere), None);
     }
 
     #[test]
