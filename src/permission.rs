@@ -129,6 +129,14 @@ pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, reach: Re
     }
 }
 
+/// Why every fetch is refused under `webFetch = deny`.
+pub const DENY_ALL: &str = "web_fetch is turned off here (webFetch = deny); do without the page.";
+
+/// Whether the `webFetch` policy refuses every fetch, before any name is even resolved.
+pub fn network_refused(policy: WebFetch) -> Option<&'static str> {
+    (policy == WebFetch::Deny).then_some(DENY_ALL)
+}
+
 /// Decides whether `web_fetch` may reach `host` now. Internal targets (loopback, private,
 /// link-local, metadata …) ask every time, never "always", and are refused in plan mode;
 /// public ones follow the `webFetch` policy, where "always" remembers the host.
@@ -140,6 +148,9 @@ pub fn decide_network(
     internal: Option<&str>,
 ) -> Decision {
     let host = host.to_ascii_lowercase();
+    if policy == WebFetch::Deny {
+        return Decision::Deny(DENY_ALL.to_string());
+    }
     if let Some(why) = internal {
         return match mode {
             Mode::Plan => Decision::Deny(format!(
@@ -151,9 +162,7 @@ pub fn decide_network(
         };
     }
     match policy {
-        WebFetch::Deny => Decision::Deny(
-            "web_fetch is turned off here (webFetch = deny); do without the page.".to_string(),
-        ),
+        WebFetch::Deny => Decision::Deny(DENY_ALL.to_string()),
         WebFetch::Allow => Decision::Allow,
         WebFetch::Ask if memory.hosts_rejected.contains(&host) => {
             Decision::Deny(DENIED.to_string())
@@ -293,7 +302,11 @@ mod tests {
         let mut m = Memory::default();
         m.record_host("127.0.0.1", Answer::AllowAlways);
         let sticky = Decision::Ask { offer_always: false };
-        for policy in [WebFetch::Allow, WebFetch::Ask, WebFetch::Deny] {
+        assert!(matches!(
+            decide_network(Mode::BypassPermissions, &m, WebFetch::Deny, "127.0.0.1", Some("x")),
+            Decision::Deny(_)
+        ));
+        for policy in [WebFetch::Allow, WebFetch::Ask] {
             let d = |mode| decide_network(mode, &m, policy, "127.0.0.1", Some("loopback"));
             assert_eq!(d(Mode::Default), sticky);
             assert_eq!(d(Mode::AcceptEdits), sticky);

@@ -163,6 +163,59 @@ fn one_shot_refuses_what_would_ask_unless_the_mode_allows_it() {
 }
 
 #[test]
+fn one_shot_never_fetches_an_internal_address_unless_the_mode_allows_it() {
+    use crate::support::http_fixture::{HttpFixture, Route};
+    let ws = Workspace::new("oneshot-fetch");
+    let site = HttpFixture::start(vec![("/meta", Route::ok("text/plain", "TOKEN-123"))]);
+    let fetch = || tool_reply("f1", "web_fetch", json!({"url": site.url("/meta")}));
+    let llm = FakeLlm::start(vec![
+        fetch(),
+        text_reply("could not"),
+        fetch(),
+        text_reply("could not"),
+        fetch(),
+        text_reply("done"),
+    ]);
+    for mode in ["dont_ask", "accept_edits"] {
+        let out = run(&ws, Some(&llm), &["-p", "fetch it", "--permission-mode", mode], &[], "");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(site.hits().is_empty(), "{mode}: nobody could be asked, so nothing was fetched");
+    }
+    let args = ["-p", "fetch it", "--permission-mode", "bypass_permissions"];
+    let out = run(&ws, Some(&llm), &args, &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(site.hits(), ["/meta"], "bypass_permissions allows it");
+}
+
+#[test]
+fn web_fetch_policy_comes_from_settings_and_is_checked() {
+    let ws = Workspace::new("web-fetch-policy");
+    let out = run(&ws, None, &["config", "set", "webFetch", "sometimes"], &[], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("allow, ask, deny"), "{}", stderr(&out));
+    let out = run(&ws, None, &["config", "set", "webFetch", "deny"], &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&run(&ws, None, &["config", "show"], &[], ""));
+    assert!(shown.contains("webFetch\tdeny\tsettings"), "{shown}");
+    let shown = stdout(&run(&ws, None, &["config", "show"], &[("IAC_CODE_WEB_FETCH", "ask")], ""));
+    assert!(shown.contains("webFetch\task\tenv"), "the variable wins: {shown}");
+    let out = run(&ws, None, &["doctor"], &[], "");
+    assert!(stdout(&out).contains("web_fetch: deny"), "{}", stdout(&out));
+    // A public URL under `deny` is refused before anything is resolved or sent.
+    let llm = FakeLlm::start(vec![
+        tool_reply("f1", "web_fetch", json!({"url": "https://example.invalid/x"})),
+        text_reply("done"),
+    ]);
+    let args = ["-p", "fetch", "--permission-mode", "bypass_permissions"];
+    let out = run(&ws, Some(&llm), &args, &[], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = &llm.requests()[1].body;
+    let result = body["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "tool");
+    let text = result.unwrap()["content"].as_str().unwrap();
+    assert!(text.contains("webFetch = deny"), "{text}");
+}
+
+#[test]
 fn doctor_reports_one_line_per_finding() {
     let ws = Workspace::new("doctor");
     let llm = FakeLlm::start(vec![]);

@@ -147,6 +147,13 @@ struct Network<'t> {
 }
 
 impl NetworkGate for Network<'_> {
+    fn open(&self) -> Result<(), String> {
+        match permission::network_refused(self.turn.limits.web_fetch) {
+            Some(why) => Err(why.to_string()),
+            None => Ok(()),
+        }
+    }
+
     fn reach(&self, target: &HostReach) -> Result<(), String> {
         let decision = {
             let settings = lock(self.turn.settings);

@@ -305,7 +305,8 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
         None => named.as_deref().and_then(find_preset),
     };
     let mut shown = Vec::new();
-    for &(key, variable) in [("provider", "IAC_CODE_PROVIDER")].iter().chain(PROVIDER_KEYS) {
+    let keys = [("provider", "IAC_CODE_PROVIDER")].iter().chain(PROVIDER_KEYS);
+    for &(key, variable) in keys.chain(settings::TOP_KEYS) {
         let (value, source) = if let Some(value) = env.get(variable) {
             (Some(value), "env")
         } else if let Some(value) = layered.in_file(variable) {
@@ -322,6 +323,7 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
                 ("maxTokens", _) => (Some(config.limits.max_tokens.to_string()), "default"),
                 ("contextWindow", _) => (Some(config.limits.context_window.to_string()), "default"),
                 ("images", _) => (Some("false".into()), "default"),
+                ("webFetch", _) => (Some(config.limits.web_fetch.name().into()), "default"),
                 _ => (None, "unset"),
             }
         };

@@ -52,7 +52,11 @@ pub fn tcp_owner(socket: SocketAddr, remote: SocketAddr) -> io::Result<Option<u3
     let family = if socket.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
     // SAFETY: socket(2) with constant arguments; the descriptor is owned at once.
     let fd = unsafe {
-        libc::socket(libc::AF_NETLINK, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, libc::NETLINK_SOCK_DIAG)
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            libc::NETLINK_SOCK_DIAG,
+        )
     };
     if fd < 0 {
         return Err(io::Error::last_os_error());
@@ -97,9 +101,7 @@ pub fn tcp_owner(socket: SocketAddr, remote: SocketAddr) -> io::Result<Option<u3
     let mut answer = [0u8; 512];
     let received = loop {
         // SAFETY: recv writes at most `answer.len()` bytes into our buffer.
-        let n = unsafe {
-            libc::recv(fd.as_raw_fd(), answer.as_mut_ptr().cast(), answer.len(), 0)
-        };
+        let n = unsafe { libc::recv(fd.as_raw_fd(), answer.as_mut_ptr().cast(), answer.len(), 0) };
         if n >= 0 {
             break n as usize;
         }

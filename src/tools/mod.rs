@@ -107,6 +107,11 @@ impl NetworkGate for NoNetwork {
 pub trait NetworkGate {
     /// `Ok` to go on; `Err` carries the message for the model.
     fn reach(&self, target: &HostReach) -> Result<(), String>;
+
+    /// `Err` when no target may be reached at all, asked before any name is resolved.
+    fn open(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The kinds of sub-agent the `agent` tool can start.

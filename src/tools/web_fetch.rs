@@ -76,6 +76,8 @@ impl Tool for WebFetch {
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;
+        // A policy that refuses every fetch refuses before any name is resolved.
+        ctx.network.open().map_err(ToolError::Model)?;
         let first = args.url.trim().to_string();
         let max_length = args.max_length.unwrap_or(DEFAULT_MAX_LENGTH).max(1);
         let deadline = Instant::now() + TIMEOUT;
