@@ -436,6 +436,24 @@ fn daemons_are_killed_on_timeout_and_cancel() {
     for pid in pids {
         assert!(!alive(pid), "pid {pid} outlived the cancel");
     }
+    assert_eq!(children_of(acp.pid()), Vec::<(u32, String)>::new(), "no child left, no zombie");
+}
+
+/// The children of `parent` and their states, from /proc.
+fn children_of(parent: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let mut fields = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+        let state = fields.next().unwrap_or("").to_string();
+        if fields.next().and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
+            found.push((pid, state));
+        }
+    }
+    found
 }
 
 #[test]
@@ -466,6 +484,44 @@ fn daemons_left_by_a_finished_call_are_named_and_stopped_with_the_server() {
     for pid in pids {
         assert!(!alive(pid), "pid {pid} outlived the server");
     }
+}
+
+/// Waits (bounded, without sleeping) until `done` holds.
+fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::yield_now();
+    }
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn the_server_adopts_and_reaps_what_a_dead_supervisor_leaves() {
+    let ws = Workspace::new("sec-reaper");
+    let llm = FakeLlm::start(vec![
+        tool_reply("b1", "bash", json!({"command": format!("{ESCAPER}; echo started")})),
+        text_reply("after"),
+    ]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let (_, response) = acp.prompt(&session, "go");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let daemon = daemons(&ws)[0];
+    let supervisor = parent_of(daemon).expect("the daemon runs");
+    assert_ne!(supervisor, acp.pid(), "the daemon hangs below its call's supervisor");
+    // Someone kills the supervisor: the daemon comes to the server, not to init.
+    Command::new("kill").args(["-9", &supervisor.to_string()]).status().unwrap();
+    until("the server adopts the daemon", || parent_of(daemon) == Some(acp.pid()));
+    // When it ends, the server reaps it: no zombie stays behind.
+    Command::new("kill").args(["-9", &daemon.to_string()]).status().unwrap();
+    until("the daemon is reaped", || parent_of(daemon).is_none());
 }
 
 #[test]
