@@ -156,21 +156,21 @@ impl Supervised {
         let _ = self.control.shutdown(std::net::Shutdown::Write);
         // The supervisor closes its end once everything is dead and it exits.
         let deadline = Instant::now() + KILL_WAIT;
-        loop {
+        let finished = loop {
             match self.reports.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(_) => continue,
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => {
-                    log::warn!("the supervisor of pid {} did not finish in time", self.pid);
-                    break;
-                }
+                Err(RecvTimeoutError::Disconnected) => break true,
+                Err(RecvTimeoutError::Timeout) => break false,
             }
-        }
+        };
         if let Some(mut child) = self.child.take() {
-            let pid = child.id();
-            if matches!(child.try_wait(), Ok(Some(_))) || child.wait().is_ok() {
-                super::forget(pid);
+            if !finished {
+                // Stuck: end it; what it still held comes to us (a subreaper) and is reaped.
+                log::warn!("the supervisor of pid {} did not finish in time; killed", self.pid);
+                let _ = child.kill();
             }
+            let _ = child.wait();
+            super::forget(child.id());
         }
     }
 }

@@ -172,17 +172,22 @@ pub fn is_private_key_header(head: &[u8]) -> bool {
             .is_some_and(|line| line.windows(11).any(|w| w == b"PRIVATE KEY"))
 }
 
-/// Whether the existing regular file at `path` starts like a PEM private key.
-fn has_private_key_header(path: &Path) -> bool {
+/// Why the existing regular file at `path` (a real path) is sensitive by its content: it
+/// starts like a PEM private key. Never follows a symlink, never blocks on a FIFO.
+pub fn sensitive_content(path: &Path) -> Option<String> {
     use std::io::Read;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
-    if !meta.is_file() {
-        return false;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
     }
     let mut head = [0u8; 128];
-    let Ok(file) = std::fs::File::open(path) else { return false };
     let n = file.take(head.len() as u64).read(&mut head).unwrap_or(0);
-    is_private_key_header(&head[..n])
+    is_private_key_header(&head[..n]).then(|| "it starts like a PEM private key".to_string())
 }
 
 /// Why `path` is sensitive, if it is. Credential stores and the config dir count anywhere;
@@ -226,9 +231,6 @@ pub fn sensitive(path: &Path, cwd: &Path, config_dir: &Path) -> Option<String> {
     let below = path.strip_prefix(cwd).unwrap_or(path);
     if below.components().any(|c| c.as_os_str() == ".git") {
         return Some(".git/ is repository internals".to_string());
-    }
-    if has_private_key_header(path) {
-        return Some("it starts like a PEM private key".to_string());
     }
     None
 }

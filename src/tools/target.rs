@@ -2,9 +2,8 @@
 //! the session cwd, why it is sensitive, and which file it was. The file tools open exactly
 //! this (`open.rs`).
 
-use std::path::{Path, PathBuf};
-
 use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use super::paths;
 
@@ -50,7 +49,8 @@ pub fn judge(path: &Path, cwd: &Path, config_dir: &Path) -> Target {
     let real = paths::real(path);
     let inside = real.as_deref().is_some_and(|r| paths::is_inside(r, cwd));
     let sensitive = paths::sensitive(path, cwd, config_dir)
-        .or_else(|| real.as_deref().and_then(|r| paths::sensitive(r, cwd, config_dir)));
+        .or_else(|| real.as_deref().and_then(|r| paths::sensitive(r, cwd, config_dir)))
+        .or_else(|| real.as_deref().and_then(paths::sensitive_content));
     let id =
         real.as_deref().and_then(|r| std::fs::symlink_metadata(r).ok()).map(|m| (m.dev(), m.ino()));
     Target { path: path.to_path_buf(), real, inside, sensitive, id }
