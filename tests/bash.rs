@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission};
 use crate::support::fake_llm::{FakeLlm, text_reply, tool_reply};
+use crate::support::procs::alive;
 use crate::support::workspace::Workspace;
 use crate::tools::{ToolRun, run_tool};
 
@@ -22,17 +23,6 @@ const SPAWNER: &str = "sleep 1000 & echo $! > pids; \
 
 fn bash(ws: &Workspace, args: Value) -> ToolRun {
     run_tool(ws, "bash", args, Permission::AllowOnce)
-}
-
-/// Whether `pid` is still a live process (a zombie waiting for its reaper counts as dead).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next();
-            !matches!(state, Some("Z") | Some("X"))
-        }
-        Err(_) => false,
-    }
 }
 
 fn pids(ws: &Workspace) -> Vec<u32> {
@@ -102,14 +92,8 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
         tool_reply("b1", "bash", json!({"command": format!("echo starting; {SPAWNER}")})),
         text_reply("after"),
     ]);
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
-    acp.initialize();
-    let session = acp.new_session(&ws.project());
-    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
-    let id = acp.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "bypass_permissions");
+    let id = acp.start_prompt(&session, "go");
     // Live output arrives while the command runs; "ready" means every process exists.
     loop {
         let msg = acp.recv();

@@ -15,6 +15,7 @@ use crate::support::acp_client::{AcpProcess, Permission};
 use crate::support::fake_llm::{FakeLlm, text_reply, tool_replies, tool_reply};
 use crate::support::http_client::HttpServer;
 use crate::support::http_fixture::{HttpFixture, Route};
+use crate::support::procs::{alive, parent_of};
 use crate::support::workspace::Workspace;
 use crate::tools::{run_tool, tool_result};
 
@@ -22,17 +23,6 @@ use crate::tools::{run_tool, tool_result};
 #[allow(clippy::print_stderr)]
 fn skip(why: &str) {
     eprintln!("skipped: {why}");
-}
-
-/// Whether `pid` is a live process (zombies count as dead).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next();
-            !matches!(state, Some("Z") | Some("X"))
-        }
-        Err(_) => false,
-    }
 }
 
 /// Runs `script` with bash as uid/gid 65534, returning what it printed; `None` (with the
@@ -104,11 +94,8 @@ fn fetch(ws: &Workspace, url: &str, mode: &str, permission: Permission) -> (Stri
         tool_reply("f1", "web_fetch", json!({"url": url})),
         text_reply("done"),
     ]);
-    let mut acp = AcpProcess::spawn_with_llm(ws, &llm, &[]);
+    let (mut acp, session) = AcpProcess::session_in_mode(ws, &llm, mode);
     acp.set_permission(permission);
-    acp.initialize();
-    let session = acp.new_session(&ws.project());
-    acp.call("session/set_mode", json!({"sessionId": session, "modeId": mode}));
     let (msgs, response) = acp.prompt(&session, "go");
     assert_eq!(response["result"]["stopReason"], "end_turn", "{}", acp.context());
     let asked = msgs.iter().filter(|m| m["method"] == "session/request_permission").cloned();
@@ -271,12 +258,9 @@ fn a_racing_swapper_never_gets_an_outside_byte_out() {
     }
     script.push(text_reply("done"));
     let llm = FakeLlm::start(script);
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "accept_edits");
     // Anything that asks (an outside path judged as such) is refused.
     acp.set_permission(Permission::RejectOnce);
-    acp.initialize();
-    let session = acp.new_session(&ws.project());
-    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "accept_edits"}));
     let (msgs, response) = acp.prompt(&session, "go");
     stop.store(true, Ordering::Relaxed);
     let flips = swapper.join().unwrap();
@@ -371,11 +355,8 @@ fn each_new_sensitive_name_asks() {
             tool_reply("w1", "write_file", json!({"path": rel, "content": "x"})),
             text_reply("done"),
         ]);
-        let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+        let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "accept_edits");
         acp.set_permission(Permission::RejectOnce);
-        acp.initialize();
-        let session = acp.new_session(&ws.project());
-        acp.call("session/set_mode", json!({"sessionId": session, "modeId": "accept_edits"}));
         let (msgs, _) = acp.prompt(&session, "go");
         let asked = msgs.iter().filter(|m| m["method"] == "session/request_permission").count();
         assert_eq!(asked, 1, "writing {rel} asks even in accept_edits");
@@ -413,14 +394,8 @@ fn daemons_are_killed_on_timeout_and_cancel() {
         tool_reply("b1", "bash", json!({"command": format!("{ESCAPER}; echo ready; sleep 1000")})),
         text_reply("after"),
     ]);
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
-    acp.initialize();
-    let session = acp.new_session(&ws.project());
-    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
-    let id = acp.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "bypass_permissions");
+    let id = acp.start_prompt(&session, "go");
     loop {
         let msg = acp.recv();
         let text = msg["params"]["update"]["content"][0]["content"]["text"].as_str().unwrap_or("");
@@ -456,20 +431,23 @@ fn children_of(parent: u32) -> Vec<(u32, String)> {
     found
 }
 
-#[test]
-fn daemons_left_by_a_finished_call_are_named_and_stopped_with_the_server() {
-    let ws = Workspace::new("sec-daemons-left");
+/// A turn whose one command starts the daemons and ends; returns the server, still
+/// running, and the command's result.
+fn leave_daemons(ws: &Workspace) -> (AcpProcess, String) {
     let llm = FakeLlm::start(vec![
         tool_reply("b1", "bash", json!({"command": format!("{ESCAPER}; echo started")})),
         text_reply("after"),
     ]);
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
-    acp.initialize();
-    let session = acp.new_session(&ws.project());
-    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let (mut acp, session) = AcpProcess::session_in_mode(ws, &llm, "bypass_permissions");
     let (_, response) = acp.prompt(&session, "go");
     assert_eq!(response["result"]["stopReason"], "end_turn");
-    let result = tool_result(&llm, 1);
+    (acp, tool_result(&llm, 1))
+}
+
+#[test]
+fn daemons_left_by_a_finished_call_are_named_and_stopped_with_the_server() {
+    let ws = Workspace::new("sec-daemons-left");
+    let (mut acp, result) = leave_daemons(&ws);
     let pids = daemons(&ws);
     for pid in &pids {
         assert!(alive(*pid), "a finished call's daemon runs on until the session ends");
@@ -495,24 +473,10 @@ fn until(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[test]
 fn the_server_adopts_and_reaps_what_a_dead_supervisor_leaves() {
     let ws = Workspace::new("sec-reaper");
-    let llm = FakeLlm::start(vec![
-        tool_reply("b1", "bash", json!({"command": format!("{ESCAPER}; echo started")})),
-        text_reply("after"),
-    ]);
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
-    acp.initialize();
-    let session = acp.new_session(&ws.project());
-    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
-    let (_, response) = acp.prompt(&session, "go");
-    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let (acp, _) = leave_daemons(&ws);
     let daemon = daemons(&ws)[0];
     let supervisor = parent_of(daemon).expect("the daemon runs");
     assert_ne!(supervisor, acp.pid(), "the daemon hangs below its call's supervisor");

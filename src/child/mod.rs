@@ -141,6 +141,21 @@ pub struct Proc {
     pub live: bool,
 }
 
+/// `roots` and every descendant of theirs in `procs`, roots first.
+pub fn with_descendants(mut roots: Vec<u32>, procs: &[Proc]) -> Vec<u32> {
+    let mut i = 0;
+    while i < roots.len() {
+        let parent = roots[i];
+        for p in procs {
+            if p.ppid == parent && !roots.contains(&p.pid) {
+                roots.push(p.pid);
+            }
+        }
+        i += 1;
+    }
+    roots
+}
+
 /// Every process but this one, zombies included (marked).
 pub fn process_table() -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };

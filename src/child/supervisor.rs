@@ -322,17 +322,7 @@ fn kill_all(me: u32) {
 /// Live (non-zombie) descendants of `root`, from /proc.
 fn descendants(root: u32) -> Vec<u32> {
     let procs = super::process_table();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        for p in &procs {
-            if p.ppid == parent && !found.contains(&p.pid) {
-                found.push(p.pid);
-            }
-        }
-        i += 1;
-    }
+    let mut found = super::with_descendants(vec![root], &procs);
     found.remove(0);
     found.retain(|pid| procs.iter().any(|p| p.pid == *pid && p.live));
     found

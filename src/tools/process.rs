@@ -72,23 +72,13 @@ impl Tree {
     pub fn members(&self) -> Vec<u32> {
         let needle = format!("{MARKER_VAR}={}", self.marker);
         let procs = live_processes();
-        let mut found: Vec<u32> = procs
+        let found: Vec<u32> = procs
             .iter()
             .filter(|p| p.pgid == self.pgid || p.pid == self.pgid || environ_has(p.pid, &needle))
             .map(|p| p.pid)
             .collect();
         // Descendants of anything found so far (children that moved to their own session).
-        let mut i = 0;
-        while i < found.len() {
-            let parent = found[i];
-            for p in &procs {
-                if p.ppid == parent && !found.contains(&p.pid) {
-                    found.push(p.pid);
-                }
-            }
-            i += 1;
-        }
-        found
+        child::with_descendants(found, &procs)
     }
 
     /// Kills the processes that still hold the call's output pipes open (background

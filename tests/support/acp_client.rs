@@ -346,11 +346,25 @@ impl AcpProcess {
 
     /// Sends a text `session/prompt`; returns (messages before the response, the response).
     pub fn prompt(&mut self, session: &str, text: &str) -> (Vec<Value>, Value) {
-        let id = self.request(
+        let id = self.start_prompt(session, text);
+        self.until_response(&id)
+    }
+
+    /// Sends a text `session/prompt` without waiting; returns its request id.
+    pub fn start_prompt(&mut self, session: &str, text: &str) -> Value {
+        self.request(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
-        );
-        self.until_response(&id)
+        )
+    }
+
+    /// Spawns against `llm`, initializes, and opens a session in the project in `mode`.
+    pub fn session_in_mode(ws: &Workspace, llm: &FakeLlm, mode: &str) -> (AcpProcess, String) {
+        let mut acp = AcpProcess::spawn_with_llm(ws, llm, &[]);
+        acp.initialize();
+        let session = acp.new_session(&ws.project());
+        acp.call("session/set_mode", json!({"sessionId": session, "modeId": mode}));
+        (acp, session)
     }
 
     /// Closes the agent's stdin (EOF for the agent).

@@ -10,6 +10,8 @@ pub mod http_client;
 #[allow(dead_code)]
 pub mod http_fixture;
 #[allow(dead_code)]
+pub mod procs;
+#[allow(dead_code)]
 pub mod schema;
 #[allow(dead_code)]
 pub mod workspace;
