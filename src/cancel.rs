@@ -38,7 +38,7 @@ impl CancelToken {
     /// Cancels: sets the flag, then disconnects the channel to wake every waiter.
     pub fn cancel(&self) {
         self.inner.flag.store(true, Ordering::SeqCst);
-        crate::lock(&self.inner.tx).take();
+        crate::sync::lock(&self.inner.tx).take();
     }
 
     /// Whether `cancel` was called.

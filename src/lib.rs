@@ -6,17 +6,16 @@ pub mod agent;
 pub mod cancel;
 pub mod child;
 pub mod cli;
+pub mod commands;
 pub mod config;
-pub mod config_cmd;
-pub mod doctor;
 pub mod error;
+pub mod history;
 pub mod jsonrpc;
 pub mod logging;
-pub mod oneshot;
 pub mod permission;
 pub mod provider;
 pub mod session;
-pub mod sessions_cmd;
+pub mod sync;
 mod sys;
 pub mod time;
 pub mod tools;
@@ -29,11 +28,6 @@ use cli::{AcpArgs, Transport};
 use config::{Config, ProcessEnv};
 use error::{Error, Result};
 
-/// Locks a mutex, recovering the data if a panicking thread poisoned it (a panic in one
-/// prompt must not take the rest of the server down).
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// How long running prompts get to answer `cancelled` when the client goes away.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -44,7 +38,7 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     // Before any other thread starts: descendants that daemonise come back to us.
     child::init();
     logging::init(args.debug, args.log_file.as_deref())?;
-    let config = Config::from_env(args, &ProcessEnv)?;
+    let config = Config::from_env(&ProcessEnv)?;
     if args.transport == Transport::Http {
         transport::http::check_bind(
             &args.host,

@@ -27,10 +27,10 @@ fn main() -> ExitCode {
             println!("iac-code {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Command::Prompt(args) => code(iac_code::oneshot::run(&args)),
-        Command::Doctor => code(iac_code::doctor::run()),
-        Command::Sessions(command) => code(iac_code::sessions_cmd::run(&command)),
-        Command::Config(command) => code(iac_code::config_cmd::run(&command)),
+        Command::Prompt(args) => code(iac_code::commands::oneshot::run(&args)),
+        Command::Doctor => code(iac_code::commands::doctor::run()),
+        Command::Sessions(command) => code(iac_code::commands::sessions::run(&command)),
+        Command::Config(command) => code(iac_code::commands::config::run(&command)),
         Command::Acp(args) => match iac_code::serve_acp(&args, &mut |url| {
             // HTTP mode only: stdout is free there, and scripts read the address from it
             // (println! flushes at the newline).

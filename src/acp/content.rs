@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::agent::history::Image;
+use crate::history::Image;
 
 /// Flattens prompt blocks into one user message (blocks joined by a blank line).
 pub fn prompt_text(blocks: &[Value]) -> String {

@@ -5,7 +5,7 @@
 use super::dispatch::{AcpAgent, Reply, to_reply};
 use super::types::*;
 use crate::jsonrpc::{Outbox, Request};
-use crate::lock;
+use crate::sync::lock;
 use crate::permission::Mode;
 use crate::session::{COMMANDS, Session};
 

@@ -4,8 +4,9 @@
 //! everything, and the client sees `[Context compacted: X -> Y tokens]`.
 
 use super::event::AgentEvent;
-use super::history::ChatMessage;
-use super::{Turn, estimate_request, lock};
+use crate::history::ChatMessage;
+use super::{Turn, estimate_request};
+use crate::sync::lock;
 use crate::provider::{ChatRequest, ProviderError};
 use crate::tools::truncate_middle;
 
@@ -151,7 +152,7 @@ fn render(messages: &[ChatMessage]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::history::ToolCallRecord;
+    use crate::history::ToolUse;
 
     #[test]
     fn never_splits_a_call_from_its_result() {
@@ -159,7 +160,7 @@ mod tests {
             text: String::new(),
             thinking: String::new(),
             signed: Vec::new(),
-            tool_calls: vec![ToolCallRecord {
+            tool_calls: vec![ToolUse {
                 id: id.into(),
                 name: "bash".into(),
                 arguments: "{}".into(),

@@ -4,7 +4,6 @@
 
 pub mod compact;
 pub mod event;
-pub mod history;
 pub mod prompt;
 mod sub_agent;
 mod tool_call;
@@ -14,12 +13,12 @@ use std::sync::Mutex;
 
 use crate::cancel::CancelToken;
 use crate::config::Limits;
-pub(crate) use crate::lock;
+use crate::sync::lock;
 use crate::permission::{Asker, Memory, Mode};
 use crate::provider::{ChatRequest, Completion, Delta, Finish, Provider, ProviderError, ToolDef};
 use crate::tools::Registry;
 use event::{AgentEvent, ContextUsage, EventSink};
-use history::{ChatMessage, close_unanswered};
+use crate::history::{self, ChatMessage, close_unanswered};
 
 /// Keeps a durable copy of the history as it grows; the session journal implements it.
 pub trait Recorder: Send + Sync {

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::event::{AgentEvent, EventSink};
-use super::history::ChatMessage;
+use crate::history::ChatMessage;
 use super::{StopReason, Turn, run_turn, tool_defs};
 use crate::config::Limits;
 use crate::tools::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType, ToolError};
@@ -69,11 +69,11 @@ impl Delegate for SubAgents<'_> {
         let outcome = match run_turn(&turn, &mut history, request.prompt, Vec::new()) {
             Ok(outcome) => outcome,
             Err(failure) => {
-                super::lock(parent.sub_usage).add(failure.usage);
+                crate::sync::lock(parent.sub_usage).add(failure.usage);
                 return Err(ToolError::Model(format!("the sub-agent failed: {}", failure.message)));
             }
         };
-        super::lock(parent.sub_usage).add(outcome.usage);
+        crate::sync::lock(parent.sub_usage).add(outcome.usage);
         if outcome.stop == StopReason::Cancelled {
             return Err(ToolError::Model(super::CANCELLED_RESULT.to_string()));
         }
@@ -154,7 +154,7 @@ impl EventSink for SubSink<'_> {
         match event {
             AgentEvent::Text(text) | AgentEvent::Notice(text) => {
                 let shown = {
-                    let mut live = crate::lock(&self.live);
+                    let mut live = crate::sync::lock(&self.live);
                     live.text.push_str(&text);
                     let due = live.last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY);
                     if !due {
@@ -170,7 +170,7 @@ impl EventSink for SubSink<'_> {
             AgentEvent::ToolCall(mut call) => {
                 call.title = format!("{} › {}", self.label, call.title);
                 call.parent = Some(self.call_id.clone());
-                crate::lock(&self.live).text.clear();
+                crate::sync::lock(&self.live).text.clear();
                 self.parent.emit(AgentEvent::ToolCall(call));
             }
             AgentEvent::ToolRunning { .. }

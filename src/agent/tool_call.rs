@@ -4,9 +4,10 @@
 use serde_json::Value;
 
 use super::event::{AgentEvent, ToolCallEnd, ToolCallStart};
-use super::history::{ChatMessage, ToolCallRecord};
+use crate::history::{ChatMessage, ToolUse};
 use super::sub_agent::SubAgents;
-use super::{CANCELLED_RESULT, Turn, lock};
+use super::{CANCELLED_RESULT, Turn};
+use crate::sync::lock;
 use crate::permission::{self, Answer, Decision, Question};
 use crate::tools::{
     HostReach, MAX_TOOL_OUTPUT_CHARS, NetworkGate, ToolContext, ToolError, ToolKind, ToolOutput,
@@ -15,7 +16,7 @@ use crate::tools::{
 
 /// Runs one call and returns its result message, already recorded. `Err` only for a fatal
 /// tool error.
-pub(super) fn run(turn: &Turn, call: &ToolCallRecord) -> Result<ChatMessage, String> {
+pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
     let sub_agents = SubAgents { parent: turn, call_id: &id };
@@ -226,7 +227,7 @@ fn announce(
 
 /// The result is recorded before the client hears of it, so that a crash never loses a
 /// result the client saw.
-fn fail(turn: &Turn, id: &str, call: &ToolCallRecord, message: String) -> ChatMessage {
+fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String) -> ChatMessage {
     let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),
@@ -245,7 +246,7 @@ fn fail(turn: &Turn, id: &str, call: &ToolCallRecord, message: String) -> ChatMe
     result
 }
 
-fn succeed(turn: &Turn, id: &str, call: &ToolCallRecord, output: ToolOutput) -> ChatMessage {
+fn succeed(turn: &Turn, id: &str, call: &ToolUse, output: ToolOutput) -> ChatMessage {
     let text = truncate_middle(&output.text, MAX_TOOL_OUTPUT_CHARS);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),

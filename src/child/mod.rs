@@ -15,7 +15,8 @@ use std::sync::{Mutex, OnceLock};
 
 pub use supervisor::{Jobs, Supervised};
 
-use crate::{lock, sys};
+use crate::sync::lock;
+use crate::sys;
 
 /// Provider key variables that other tools also read (never ours to pass on).
 const PROVIDER_KEYS: &[&str] = &[

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use crate::lock;
+use crate::sync::lock;
 use crate::sys::{self, Ended};
 
 /// The hidden first argument that runs the supervisor.

@@ -1,10 +1,9 @@
-//! Turns `AcpArgs` plus the environment into a validated `Config`. The only module that
+//! Turns the environment (over the settings file) into a validated `Config`. The only module that
 //! reads `IAC_CODE_*` variables.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::AcpArgs;
 use crate::error::{Error, Result};
 
 /// Everything the server needs to know, validated once at start-up.
@@ -169,7 +168,7 @@ pub fn config_dir(env: &dyn Env) -> Result<PathBuf> {
 
 impl Config {
     /// Builds the configuration from the arguments and the environment.
-    pub fn from_env(_args: &AcpArgs, process: &dyn Env) -> Result<Config> {
+    pub fn from_env(process: &dyn Env) -> Result<Config> {
         let config_dir = config_dir(process)?;
         // The settings file sits under the environment: variables win.
         let layered = settings::layered(process, &config_dir)?;

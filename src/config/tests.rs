@@ -13,7 +13,7 @@ impl Env for MapEnv {
 fn config(vars: &[(&'static str, &'static str)]) -> Result<Config> {
     let mut map: HashMap<_, _> = vars.iter().copied().collect();
     map.insert("HOME", "/home/u");
-    Config::from_env(&AcpArgs::default(), &MapEnv(map))
+    Config::from_env(&MapEnv(map))
 }
 
 #[test]

@@ -139,7 +139,7 @@ impl Outbox {
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, ReplySender>> {
-        crate::lock(&self.pending.waiting)
+        crate::sync::lock(&self.pending.waiting)
     }
 
     fn send<T: Serialize>(&self, frame: &T, session: Option<&str>) {

@@ -5,13 +5,13 @@ mod anthropic;
 mod openai;
 mod retry;
 mod sse;
-mod transport;
+mod stream;
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agent::history::{ChatMessage, SignedThinking, ToolCallRecord};
+use crate::history::{ChatMessage, SignedThinking, ToolUse};
 use crate::cancel::CancelToken;
 use crate::config::{ApiKind, ProviderConfig};
 
@@ -83,7 +83,7 @@ pub struct Completion {
     /// The reasoning as signed blocks (Anthropic), to send back intact; empty otherwise.
     pub signed: Vec<SignedThinking>,
     /// Tool calls, assembled.
-    pub tool_calls: Vec<ToolCallRecord>,
+    pub tool_calls: Vec<ToolUse>,
     /// Why it stopped.
     pub finish: Finish,
     /// Usage, if the provider reported it.

@@ -6,7 +6,7 @@ use super::prompt::done_without_llm;
 use super::record::Record;
 use super::{PromptFailure, Session};
 use crate::agent::event::{AgentEvent, EventSink};
-use crate::agent::history::ChatMessage;
+use crate::history::ChatMessage;
 use crate::agent::{Outcome, StopReason, Turn, TurnFailure, TurnUsage, compact};
 
 /// Every command: name, description, input hint.

@@ -8,7 +8,7 @@ use super::record::Rebuilt;
 use super::store::{self, Journal, Meta};
 use super::{Manager, Session, State, validate_cwd};
 use crate::agent::Settings;
-use crate::agent::history::ChatMessage;
+use crate::history::ChatMessage;
 use crate::error::{Error, Result};
 use crate::permission::{Memory, Mode};
 

@@ -17,12 +17,12 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::agent::event::EventSink;
-use crate::agent::history::ChatMessage;
+use crate::history::ChatMessage;
 use crate::agent::{self, Outcome, Recorder, Settings, TurnFailure};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::lock;
+use crate::sync::lock;
 use crate::permission::{Asker, Mode};
 use crate::provider::{self, Provider, ToolDef};
 use crate::tools::Registry;

@@ -8,11 +8,11 @@ use std::thread;
 
 use super::commands::{self, Command};
 use super::{Manager, PromptFailure, PromptIo, Services, Session, title_of};
-use crate::agent::history::Image;
+use crate::history::Image;
 use crate::agent::{self, Outcome, Turn, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::lock;
+use crate::sync::lock;
 use crate::provider::Provider;
 
 impl Manager {
@@ -97,7 +97,7 @@ fn run(
             .unwrap_or_else(|| "unknown panic".to_string());
         log::error!("session {}: prompt thread panicked: {what}", session.id);
         let before = history.len();
-        agent::history::close_unanswered(&mut history, "Interrupted by an internal error.");
+        crate::history::close_unanswered(&mut history, "Interrupted by an internal error.");
         for message in &history[before..] {
             agent::Recorder::message(session, message);
         }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::history::{ChatMessage, Image, SignedThinking, ToolCallRecord};
+use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -203,7 +203,7 @@ impl Record {
                     .collect(),
                 tool_calls: tool_calls
                     .iter()
-                    .map(|c| ToolCallRecord {
+                    .map(|c| ToolUse {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         arguments: c.arguments.clone(),
@@ -306,7 +306,7 @@ impl Rebuilt {
     pub fn repairs(&self) -> Vec<Record> {
         let mut probe = self.context.clone();
         let before = probe.len();
-        crate::agent::history::close_unanswered(&mut probe, INTERRUPTED);
+        crate::history::close_unanswered(&mut probe, INTERRUPTED);
         probe[before..].iter().map(Record::of).collect()
     }
 }

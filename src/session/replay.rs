@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
-use crate::agent::history::ChatMessage;
+use crate::history::ChatMessage;
 use crate::cancel::CancelToken;
 use crate::tools::{Registry, ToolContext, ToolKind};
 

@@ -211,7 +211,7 @@ impl Journal {
         text.push('\n');
         let path = self.dir.join(JOURNAL);
         {
-            let mut file = crate::lock(&self.file);
+            let mut file = crate::sync::lock(&self.file);
             let before = file.metadata().at(&path)?.len();
             if let Err(err) = file.write_all(text.as_bytes()) {
                 let _ = file.set_len(before);
@@ -222,25 +222,25 @@ impl Journal {
             record,
             Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
         ) {
-            crate::lock(&self.meta).messages += 1;
+            crate::sync::lock(&self.meta).messages += 1;
         }
         Ok(())
     }
 
     /// Forces the journal to disk.
     pub fn sync(&self) -> Result<()> {
-        crate::lock(&self.file).sync_data().at(&self.dir.join(JOURNAL))
+        crate::sync::lock(&self.file).sync_data().at(&self.dir.join(JOURNAL))
     }
 
     /// The current metadata.
     pub fn meta(&self) -> Meta {
-        crate::lock(&self.meta).clone()
+        crate::sync::lock(&self.meta).clone()
     }
 
     /// Changes the metadata, stamps `updatedAt` and replaces the file atomically (without
     /// an fsync: if it is lost, it is rebuilt from the journal).
     pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        let mut meta = crate::lock(&self.meta);
+        let mut meta = crate::sync::lock(&self.meta);
         change(&mut meta);
         meta.updated_at = crate::time::now_rfc3339();
         write_meta_file(&self.dir, &meta, false)
@@ -249,7 +249,7 @@ impl Journal {
     /// Writes the metadata file; the lock is held from the copy through the rename, so
     /// two threads never interleave.
     fn write_meta(&self, durable: bool) -> Result<()> {
-        let meta = crate::lock(&self.meta);
+        let meta = crate::sync::lock(&self.meta);
         write_meta_file(&self.dir, &meta, durable)
     }
 }

@@ -90,7 +90,7 @@ impl Tool for Glob {
                 // Reported only if it is, beneath the judged root, a regular file.
                 let Ok(entry) = root.stat_file(path) else { return };
                 if entry.regular {
-                    crate::lock(&found).push((entry.modified, path.to_path_buf()));
+                    crate::sync::lock(&found).push((entry.modified, path.to_path_buf()));
                 }
             },
             counts,

@@ -142,7 +142,7 @@ impl Tool for Grep {
                 }
                 match search_file(&regex, &root, path, mode) {
                     Searched::Hit(lines) => {
-                        crate::lock(&hits).push(Hit { path: path.to_path_buf(), lines })
+                        crate::sync::lock(&hits).push(Hit { path: path.to_path_buf(), lines })
                     }
                     Searched::Skipped => {
                         skipped.fetch_add(1, Ordering::Relaxed);

@@ -89,14 +89,14 @@ impl Root {
         if rel.as_os_str().is_empty() {
             return Ok(None);
         }
-        if let Some(dir) = crate::lock(&self.dirs).get(rel) {
+        if let Some(dir) = crate::sync::lock(&self.dirs).get(rel) {
             return Ok(Some(Arc::clone(dir)));
         }
         let parent = self.dir(rel.parent().unwrap_or(Path::new("")))?;
         let at = parent.as_deref().map_or(self.fd.as_fd(), |fd| fd.as_fd());
         let name = rel.file_name().map(|n| n.as_bytes()).unwrap_or(b".");
         let dir = Arc::new(sys::open_at(at, name, libc::O_PATH | libc::O_DIRECTORY, 0)?);
-        crate::lock(&self.dirs).insert(rel.to_path_buf(), Arc::clone(&dir));
+        crate::sync::lock(&self.dirs).insert(rel.to_path_buf(), Arc::clone(&dir));
         Ok(Some(dir))
     }
 

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use crate::agent::history::{SignedThinking, ToolCallRecord};
+use crate::history::{SignedThinking, ToolUse};
 use crate::provider::sse::SseEvent;
-use crate::provider::transport::{Accumulate, AttemptError, Flow, clip};
+use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
 use crate::provider::{Completion, Delta, Finish, Usage};
 
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +25,7 @@ pub(in crate::provider) struct Acc {
     thinking: String,
     signed: Vec<SignedThinking>,
     blocks: Vec<(u64, Block)>,
-    calls: Vec<ToolCallRecord>,
+    calls: Vec<ToolUse>,
     finish: Option<Finish>,
     usage: Option<Usage>,
 }
@@ -109,7 +109,7 @@ impl Acc {
                     Some(map) if !map.is_empty() => input.to_string(),
                     _ => String::new(),
                 };
-                self.calls.push(ToolCallRecord {
+                self.calls.push(ToolUse {
                     id: block["id"].as_str().unwrap_or("").to_string(),
                     name: block["name"].as_str().unwrap_or("").to_string(),
                     arguments,
@@ -232,7 +232,7 @@ impl Accumulate for Acc {
     }
 
     fn finish(self) -> Completion {
-        let calls: Vec<ToolCallRecord> =
+        let calls: Vec<ToolUse> =
             self.calls.into_iter().filter(|c| !c.name.is_empty()).collect();
         let finish = match self.finish {
             Some(finish) => finish,

@@ -2,7 +2,7 @@
 //! strictly alternating roles, tool results in user turns, signed thinking sent back
 //! intact) and the event accumulator (text, thinking and signatures, `tool_use` with
 //! `input_json_delta`, usage from `message_start` and `message_delta`, stop reasons).
-//! Streaming, retries and the watchdog are `transport`'s.
+//! Streaming, retries and the watchdog are `stream`'s.
 
 mod accumulate;
 mod wire;
@@ -10,7 +10,7 @@ mod wire;
 use accumulate::Acc;
 use wire::request_body;
 
-use super::transport::{self, Protocol};
+use super::stream::{self, Protocol};
 use super::{ChatRequest, Completion, Delta, Provider, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
@@ -64,6 +64,6 @@ impl Provider for Messages {
     ) -> Result<Completion, ProviderError> {
         let body = serde_json::to_vec(&request_body(request, &self.config))
             .map_err(|err| ProviderError::Failed(format!("cannot encode the request: {err}")))?;
-        transport::stream(self, &self.config, &body, cancel, on_delta)
+        stream::stream(self, &self.config, &body, cancel, on_delta)
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::agent::history::ChatMessage;
+use crate::history::ChatMessage;
 use crate::config::ProviderConfig;
 use crate::provider::ChatRequest;
 

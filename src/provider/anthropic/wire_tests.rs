@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::agent::history::{SignedThinking, ToolCallRecord};
+use crate::history::{SignedThinking, ToolUse};
 use crate::provider::ToolDef;
 
 #[test]
@@ -31,12 +31,12 @@ fn the_request_alternates_roles_and_sends_signed_thinking_back() {
                 },
             ],
             tool_calls: vec![
-                ToolCallRecord {
+                ToolUse {
                     id: "a".into(),
                     name: "read_file".into(),
                     arguments: r#"{"path":"x"}"#.into(),
                 },
-                ToolCallRecord {
+                ToolUse {
                     id: "b".into(),
                     name: "list_files".into(),
                     arguments: String::new(),

@@ -2,9 +2,9 @@
 //! tool-call fragments joined by index, finish reason and usage kept.
 
 use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
-use crate::agent::history::ToolCallRecord;
+use crate::history::ToolUse;
 use crate::provider::sse::SseEvent;
-use crate::provider::transport::{Accumulate, AttemptError, Flow, clip};
+use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
 use crate::provider::{Completion, Delta, Finish, Usage};
 
 /// How far past the known tool calls a streamed `index` may jump.
@@ -14,7 +14,7 @@ const MAX_INDEX_GAP: usize = 64;
 pub(in crate::provider) struct Accumulator {
     text: String,
     thinking: String,
-    calls: Vec<ToolCallRecord>,
+    calls: Vec<ToolUse>,
     pub(super) finish: Option<Finish>,
     usage: Option<Usage>,
     refused: bool,
@@ -103,7 +103,7 @@ impl Accumulator {
             return;
         }
         while self.calls.len() <= index {
-            self.calls.push(ToolCallRecord {
+            self.calls.push(ToolUse {
                 id: String::new(),
                 name: String::new(),
                 arguments: String::new(),

@@ -1,5 +1,5 @@
 //! OpenAI-compatible chat completions (`POST {base}/chat/completions`, `stream: true`): the
-//! wire format and its accumulator; the streaming, retries and watchdog are `transport`'s.
+//! wire format and its accumulator; the streaming, retries and watchdog are `stream`'s.
 
 mod accumulate;
 mod wire;
@@ -7,7 +7,7 @@ mod wire;
 use accumulate::Accumulator;
 use wire::wire_request;
 
-use super::transport::{self, Protocol};
+use super::stream::{self, Protocol};
 use super::{ChatRequest, Completion, Delta, Provider, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
@@ -57,6 +57,6 @@ impl Provider for OpenAiChat {
     ) -> Result<Completion, ProviderError> {
         let body = serde_json::to_vec(&wire_request(request, &self.config))
             .map_err(|err| ProviderError::Failed(format!("cannot encode the request: {err}")))?;
-        transport::stream(self, &self.config, &body, cancel, on_delta)
+        stream::stream(self, &self.config, &body, cancel, on_delta)
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::history::ChatMessage;
+use crate::history::ChatMessage;
 use crate::config::ProviderConfig;
 use crate::provider::ChatRequest;
 

@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::acp::AcpAgent;
 use crate::jsonrpc::{self, Inbound, Outbox, Outgoing};
-use crate::lock;
+use crate::sync::lock;
 use crate::session::Services;
 
 /// Bytes queued toward one SSE writer before it counts as stalled.

@@ -22,7 +22,7 @@ use request::{Limits, ReadError, Reader};
 
 use crate::cli::HttpArgs;
 use crate::error::{Error, Result};
-use crate::lock;
+use crate::sync::lock;
 use crate::session::Services;
 use crate::sys;
 

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::agent::history::ChatMessage;
-use crate::cli::{AcpArgs, SessionsCommand};
+use crate::history::ChatMessage;
+use crate::cli::SessionsCommand;
 use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::session::store::{Meta, Store, check_id};
@@ -23,7 +23,7 @@ pub fn run(command: &SessionsCommand) -> Result<u8> {
 }
 
 fn run_inner(command: &SessionsCommand) -> Result<u8> {
-    let config = Config::from_env(&AcpArgs::default(), &ProcessEnv)?;
+    let config = Config::from_env(&ProcessEnv)?;
     let store = Store::new(&config.config_dir);
     let mut out = sys::stdout().lock();
     let write = |out: &mut dyn Write, text: &str| writeln!(out, "{text}").map_err(Error::Stream);

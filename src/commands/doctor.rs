@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::cli::AcpArgs;
 use crate::config::{ApiKind, Config, ProcessEnv, ProviderConfig};
 use crate::error::Result;
 use crate::sys;
@@ -44,7 +43,7 @@ impl Report {
 /// Runs every check; returns the exit code.
 pub fn run() -> Result<u8> {
     let mut report = Report { errors: 0 };
-    let config = match Config::from_env(&AcpArgs::default(), &ProcessEnv) {
+    let config = match Config::from_env(&ProcessEnv) {
         Ok(config) => {
             report.say(Level::Ok, "configuration: the environment is valid");
             config

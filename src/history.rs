@@ -20,7 +20,7 @@ pub enum ChatMessage {
         /// The reasoning as the provider signed it (Anthropic), to send it back intact.
         signed: Vec<SignedThinking>,
         /// Tool calls requested, in order.
-        tool_calls: Vec<ToolCallRecord>,
+        tool_calls: Vec<ToolUse>,
     },
     /// The result of one tool call.
     ToolResult {
@@ -55,7 +55,7 @@ pub struct SignedThinking {
 
 /// A tool call as the model made it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCallRecord {
+pub struct ToolUse {
     /// The model's id for the call.
     pub id: String,
     /// Tool name.
@@ -103,7 +103,7 @@ mod tests {
     #[test]
     fn unanswered_calls_get_error_results() {
         let call =
-            |id: &str| ToolCallRecord { id: id.into(), name: "t".into(), arguments: "{}".into() };
+            |id: &str| ToolUse { id: id.into(), name: "t".into(), arguments: "{}".into() };
         let mut history = vec![
             ChatMessage::User { text: "hi".into(), images: Vec::new() },
             ChatMessage::Assistant {

@@ -11,12 +11,13 @@ use serde_json::{Value, json};
 use crate::agent::event::{AgentEvent, EventSink};
 use crate::agent::{Outcome, StopReason};
 use crate::cancel::CancelToken;
-use crate::cli::{AcpArgs, OutputFormat, PermissionMode, PromptArgs};
+use crate::cli::{OutputFormat, PermissionMode, PromptArgs};
 use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::permission::{Answer, Asker, Mode, Question};
 use crate::session::{Manager, PromptFailure, PromptIo, Services};
-use crate::{lock, logging, sys};
+use crate::sync::lock;
+use crate::{logging, sys};
 
 /// Exit codes of one-shot mode (documented in the man page).
 pub mod exit {
@@ -55,7 +56,7 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     // Before any other thread starts: descendants that daemonise come back to us.
     crate::child::init();
     logging::init_quiet(args.debug, args.log_file.as_deref())?;
-    let config = Config::from_env(&AcpArgs::default(), &ProcessEnv)?;
+    let config = Config::from_env(&ProcessEnv)?;
     if let Err(reason) = &config.provider {
         return Err(Error::Config(reason.clone()));
     }

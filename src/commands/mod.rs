@@ -1,0 +1,7 @@
+//! The commands for scripts, each run once from `main` and printing to stdout: `-p` (one
+//! turn), `doctor`, `sessions`, `config`. The ACP server itself is wired in `serve`.
+
+pub mod config;
+pub mod doctor;
+pub mod oneshot;
+pub mod sessions;
