@@ -4,8 +4,8 @@
 //! threads, descriptors, chunk-to-frame latency and events/s; no thresholds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-#[allow(dead_code)]
-#[path = "../tests/support/fake_llm.rs"]
+#[allow(dead_code, unused_imports)]
+#[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
 
 use std::io::{BufRead, BufReader, Read, Write};

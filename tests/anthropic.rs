@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission, agent_text, updates_of};
+use crate::support::command::iac_code;
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply};
 use crate::support::workspace::Workspace;
 
@@ -228,12 +229,7 @@ fn the_settings_file_configures_the_provider_and_the_environment_wins() {
 
     std::fs::write(ws.config().join("settings.json"), r#"{"providers": {}, "provder": "x"}"#)
         .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iac-code"))
-        .arg("acp")
-        .env_clear()
-        .env("IAC_CODE_CONFIG_DIR", ws.config())
-        .output()
-        .unwrap();
+    let out = iac_code(&ws).arg("acp").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown key 'provder'"));
 }
@@ -302,13 +298,13 @@ fn images_reach_both_apis_when_the_model_accepts_them() {
 fn a_bad_ca_file_or_thinking_setting_is_a_clear_configuration_error() {
     let ws = Workspace::new("ca-file");
     let run = |env: &[(&str, &str)]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_iac-code"));
-        command.arg("acp").env_clear().env("IAC_CODE_CONFIG_DIR", ws.config());
-        command.env("IAC_CODE_BASE_URL", "https://llm.example/v1").env("IAC_CODE_MODEL", "m");
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        command.output().unwrap()
+        iac_code(&ws)
+            .arg("acp")
+            .env("IAC_CODE_BASE_URL", "https://llm.example/v1")
+            .env("IAC_CODE_MODEL", "m")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
     };
     let missing = ws.root().join("nope.pem");
     let out = run(&[("IAC_CODE_CA_FILE", missing.to_str().unwrap())]);

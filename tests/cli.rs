@@ -1,19 +1,20 @@
 //! The command line: help, version, usage errors and the man page staying in step.
 
 use std::collections::BTreeSet;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
+use crate::support::command::iac_code;
+use crate::support::workspace::Workspace;
+
+/// Runs the binary in a fresh workspace with `args` and `env`.
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iac-code"));
-    cmd.args(args).env_clear().stdin(Stdio::null());
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd.env("HOME", std::env::temp_dir());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("spawn iac-code")
+    let ws = Workspace::new("cli");
+    iac_code(&ws)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn iac-code")
 }
 
 fn text(bytes: &[u8]) -> String {

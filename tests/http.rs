@@ -7,6 +7,7 @@ use std::net::TcpStream;
 
 use serde_json::{Value, json};
 
+use crate::support::command::iac_code;
 use crate::support::fake_llm::{Event as LlmEvent, FakeLlm, Reply, text_reply, tool_reply};
 use crate::support::http_client::{Event, HttpServer, Sse};
 use crate::support::workspace::Workspace;
@@ -185,10 +186,8 @@ fn host_and_origin_are_checked_against_dns_rebinding() {
 #[test]
 fn a_remote_bind_needs_a_token_or_an_explicit_flag() {
     let ws = Workspace::new("http-remote");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_iac-code"))
+    let output = iac_code(&ws)
         .args(["acp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"])
-        .env_clear()
-        .env("IAC_CODE_CONFIG_DIR", ws.config())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::acp_client::AcpProcess;
+use crate::support::command::{BIN, TestCommand, iac_code};
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply};
 use crate::support::http_fixture::{HttpFixture, Route};
 use crate::support::workspace::Workspace;
@@ -20,21 +20,13 @@ fn run(
     env: &[(&str, &str)],
     stdin: &str,
 ) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_iac-code"));
-    command.args(args).current_dir(ws.project()).env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        command.env("PATH", path);
-    }
-    command.env("HOME", ws.root()).env("IAC_CODE_CONFIG_DIR", ws.config());
+    let mut command = iac_code(ws);
+    command.args(args);
     if let Some(llm) = llm {
-        for (k, v) in AcpProcess::llm_env(llm) {
-            command.env(k, v);
-        }
-    }
-    for (k, v) in env {
-        command.env(k, v);
+        command.fake_llm(llm);
     }
     let mut child = command
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -376,7 +368,7 @@ fn install_sh_installs_reinstalls_and_uninstalls() {
             .unwrap()
     };
     for _ in 0..2 {
-        let out = sh(&["--binary", env!("CARGO_BIN_EXE_iac-code")]);
+        let out = sh(&["--binary", BIN]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("installed iac-code"), "{}", stdout(&out));
         assert!(stdout(&out).contains("is not on your PATH"));
@@ -398,13 +390,14 @@ fn install_sh_installs_reinstalls_and_uninstalls() {
 
 /// Spawns `-p` with piped stdout, for tests that act while it runs.
 fn spawn(ws: &Workspace, llm: &FakeLlm, args: &[&str]) -> std::process::Child {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_iac-code"));
-    command.args(args).current_dir(ws.project()).env_clear();
-    command.env("HOME", ws.root()).env("IAC_CODE_CONFIG_DIR", ws.config());
-    for (k, v) in AcpProcess::llm_env(llm) {
-        command.env(k, v);
-    }
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap()
+    iac_code(ws)
+        .args(args)
+        .fake_llm(llm)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 #[test]
@@ -618,10 +611,8 @@ fn concurrent_config_edits_all_land() {
     let children: Vec<_> = providers
         .iter()
         .map(|p| {
-            Command::new(env!("CARGO_BIN_EXE_iac-code"))
+            iac_code(&ws)
                 .args(["config", "set", "--provider", p, "model", &format!("m-{p}")])
-                .env_clear()
-                .env("IAC_CODE_CONFIG_DIR", ws.config())
                 .stdin(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()

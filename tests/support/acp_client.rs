@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{Value, json};
 
+use super::command::{BIN, iac_code, llm_env};
 use super::fake_llm::FakeLlm;
 use super::schema;
 use super::workspace::Workspace;
@@ -77,9 +78,9 @@ impl AcpProcess {
         Self::spawn_with(ws, &["acp"], env)
     }
 
-    /// Spawns `iac-code acp` configured for `llm` (see [`AcpProcess::llm_env`]) plus `extra`.
+    /// Spawns `iac-code acp` configured for `llm` (see [`llm_env`]) plus `extra`.
     pub fn spawn_with_llm(ws: &Workspace, llm: &FakeLlm, extra: &[(&str, &str)]) -> AcpProcess {
-        let owned = Self::llm_env(llm);
+        let owned = llm_env(llm);
         let mut env = env_refs(&owned);
         env.extend_from_slice(extra);
         Self::spawn(ws, &env)
@@ -93,22 +94,15 @@ impl AcpProcess {
         let stderr_file = File::create(&stderr_path)
             .unwrap_or_else(|e| panic!("cannot create {}: {e}", stderr_path.display()));
 
-        let mut command = Command::new(env!("CARGO_BIN_EXE_iac-code"));
-        command.args(args).current_dir(ws.project()).env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
-        command
-            .env("HOME", ws.root())
-            .env("IAC_CODE_CONFIG_DIR", ws.config())
-            .env("IAC_CODE_LOG", "debug");
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(stderr_file));
-        let mut child = command.spawn().unwrap_or_else(|e| {
-            panic!("cannot spawn {} {args:?}: {e}", env!("CARGO_BIN_EXE_iac-code"))
-        });
+        let mut child = iac_code(ws)
+            .args(args)
+            .env("IAC_CODE_LOG", "debug")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr_file))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot spawn {BIN} {args:?}: {e}"));
         let stdin = child.stdin.take().expect("child stdin is piped");
         let stdout = child.stdout.take().expect("child stdout is piped");
 
@@ -156,17 +150,6 @@ impl AcpProcess {
             permission: Permission::default(),
             timeout: DEFAULT_TIMEOUT,
         }
-    }
-
-    /// Env for a fake LLM: `openai_compatible` provider at `llm.base_url()`, key `sk-test`,
-    /// model `fake-model`.
-    pub fn llm_env(llm: &FakeLlm) -> Vec<(String, String)> {
-        vec![
-            ("IAC_CODE_PROVIDER".to_owned(), "openai_compatible".to_owned()),
-            ("IAC_CODE_BASE_URL".to_owned(), llm.base_url()),
-            ("IAC_CODE_API_KEY".to_owned(), "sk-test".to_owned()),
-            ("IAC_CODE_MODEL".to_owned(), "fake-model".to_owned()),
-        ]
     }
 
     /// Sets how long `recv` (and everything built on it) waits for one message.
@@ -508,7 +491,7 @@ impl Drop for AcpProcess {
     }
 }
 
-/// Borrows owned env pairs (e.g. from [`AcpProcess::llm_env`]) for `spawn`.
+/// Borrows owned env pairs (e.g. from [`llm_env`]) for `spawn`.
 pub fn env_refs(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
     pairs.iter().map(|(key, value)| (key.as_str(), value.as_str())).collect()
 }

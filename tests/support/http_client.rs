@@ -5,14 +5,14 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::Value;
 
-use super::acp_client::AcpProcess;
+use super::command::{TestCommand, iac_code};
 use super::fake_llm::FakeLlm;
 use super::schema;
 use super::workspace::Workspace;
@@ -56,25 +56,14 @@ impl HttpServer {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> HttpServer {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_iac-code"));
+        let mut command = iac_code(ws);
         command.args(["acp", "--transport", "http", "--port", "0"]).args(args);
-        command.current_dir(ws.project()).env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
-        command
-            .env("HOME", ws.root())
-            .env("IAC_CODE_CONFIG_DIR", ws.config())
-            .env("IAC_CODE_LOG", "debug");
+        command.env("IAC_CODE_LOG", "debug");
         if let Some(llm) = llm {
-            for (k, v) in AcpProcess::llm_env(llm) {
-                command.env(k, v);
-            }
-        }
-        for (k, v) in env {
-            command.env(k, v);
+            command.fake_llm(llm);
         }
         let mut child = command
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

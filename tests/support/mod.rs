@@ -1,8 +1,11 @@
-//! Shared test support for the `iac-code` integration tests: a scripted fake LLM,
-//! an ACP client driving the real binary, ACP schema validation and scratch workspaces.
+//! Shared test support for the `iac-code` integration tests: the command that starts the
+//! real binary, a scripted fake LLM, an ACP client driving the binary, ACP schema
+//! validation and scratch workspaces.
 
 #[allow(dead_code)]
 pub mod acp_client;
+#[allow(dead_code)]
+pub mod command;
 #[allow(dead_code)]
 pub mod fake_llm;
 #[allow(dead_code)]

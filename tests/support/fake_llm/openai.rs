@@ -1,0 +1,83 @@
+//! The OpenAI chat-completions stream: the script's events as SSE `data:` lines carrying
+//! `chat.completion.chunk` objects (role chunk first, content, reasoning, tool-call
+//! headers and argument pieces, finish, usage), then `data: [DONE]`.
+
+use std::io;
+use std::net::TcpStream;
+
+use serde_json::{Value, json};
+
+use super::http::write_chunk;
+use super::script::{ARGUMENT_PIECE_CHARS, Event, arguments_text, split_chars};
+
+/// Writes one SSE `data:` event carrying `payload` as one chunk.
+fn write_data(w: &mut TcpStream, payload: &Value) -> io::Result<()> {
+    write_chunk(w, &format!("data: {payload}\n\n"))
+}
+
+/// An OpenAI `chat.completion.chunk` with one choice.
+fn chunk(model: &str, delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    })
+}
+
+/// Writes `events` as OpenAI chunks, one HTTP chunk each (nothing for an empty script).
+pub(super) fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> io::Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    write_data(w, &chunk(model, json!({"role": "assistant", "content": ""}), None))?;
+    for event in events {
+        match event {
+            Event::Text(text) => write_data(w, &chunk(model, json!({"content": text}), None))?,
+            Event::Reasoning(text) => {
+                write_data(w, &chunk(model, json!({"reasoning_content": text}), None))?;
+            }
+            Event::ToolCall { index, id, name, args } => {
+                let header = json!({"tool_calls": [{
+                    "index": index,
+                    "id": id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": ""},
+                }]});
+                write_data(w, &chunk(model, header, None))?;
+                for piece in split_chars(&arguments_text(args), ARGUMENT_PIECE_CHARS) {
+                    let delta =
+                        json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
+                    write_data(w, &chunk(model, delta, None))?;
+                }
+            }
+            Event::Finish(reason) => write_data(w, &chunk(model, json!({}), Some(*reason)))?,
+            Event::Usage { prompt, completion } => {
+                let usage = json!({
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 1_700_000_000,
+                    "model": model,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": completion,
+                        "total_tokens": prompt + completion,
+                    },
+                });
+                write_data(w, &usage)?;
+            }
+            Event::Raw(raw) => write_chunk(w, raw)?,
+            Event::Done => write_chunk(w, "data: [DONE]\n\n")?,
+            Event::Stamp => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros());
+                write_data(w, &chunk(model, json!({"content": format!("t={now}")}), None))?;
+            }
+            Event::Pause(ms) => std::thread::sleep(std::time::Duration::from_millis(*ms)),
+        }
+    }
+    Ok(())
+}
