@@ -63,7 +63,9 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
             args: args.http.clone(),
         };
         let services = Arc::new(session::Services::new(config));
-        return transport::http::serve(services, options, ready);
+        let served = transport::http::serve(services, options, ready);
+        child::kill_descendants();
+        return served;
     }
     let services = Arc::new(session::Services::new(config));
     let stdio = transport::stdio::start().map_err(Error::Stream)?;
@@ -73,6 +75,7 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     agent.shutdown(SHUTDOWN_GRACE);
     drop(agent);
     stdio.outbox.fail_pending();
+    child::kill_descendants();
     stdio.finish(Duration::from_secs(2));
     Ok(())
 }

@@ -474,18 +474,24 @@ fn until(what: &str, done: impl Fn() -> bool) {
 }
 
 #[test]
-fn the_server_adopts_and_reaps_what_a_dead_supervisor_leaves() {
+fn the_server_adopts_reaps_and_stops_what_a_dead_supervisor_leaves() {
     let ws = Workspace::new("sec-reaper");
-    let (acp, _) = leave_daemons(&ws);
-    let daemon = daemons(&ws)[0];
+    let (mut acp, _) = leave_daemons(&ws);
+    let [daemon, other] = daemons(&ws)[..] else { panic!("two daemons") };
     let supervisor = parent_of(daemon).expect("the daemon runs");
     assert_ne!(supervisor, acp.pid(), "the daemon hangs below its call's supervisor");
-    // Someone kills the supervisor: the daemon comes to the server, not to init.
+    // Someone kills the supervisor: its daemons come to the server, not to init.
     Command::new("kill").args(["-9", &supervisor.to_string()]).status().unwrap();
-    until("the server adopts the daemon", || parent_of(daemon) == Some(acp.pid()));
-    // When it ends, the server reaps it: no zombie stays behind.
+    until("the server adopts the daemons", || {
+        parent_of(daemon) == Some(acp.pid()) && parent_of(other) == Some(acp.pid())
+    });
+    // When one ends, the server reaps it: no zombie stays behind.
     Command::new("kill").args(["-9", &daemon.to_string()]).status().unwrap();
     until("the daemon is reaped", || parent_of(daemon).is_none());
+    // When the server ends, it stops what it adopted.
+    acp.close_stdin();
+    assert!(acp.wait_exit(std::time::Duration::from_secs(10)).is_some());
+    assert!(!alive(other), "pid {other} outlived the server that adopted it");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use super::event::AgentEvent;
 use crate::history::ChatMessage;
-use super::{Turn, estimate_request};
+use super::{Turn, estimate};
 use crate::sync::lock;
 use crate::provider::{ChatRequest, ProviderError};
 use crate::tools::truncate_middle;
@@ -102,7 +102,7 @@ pub fn compact(
 
 fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {
     let model = lock(turn.settings).model.clone();
-    estimate_request(&turn.request(&model, history))
+    estimate::request(&turn.request(&model, history))
 }
 
 /// Where the kept suffix starts: the earliest message that begins a group (a user or an

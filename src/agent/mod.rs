@@ -3,6 +3,7 @@
 //! code on the prompt thread. Never imports `acp`.
 
 pub mod compact;
+mod estimate;
 pub mod event;
 pub mod prompt;
 mod sub_agent;
@@ -300,7 +301,7 @@ fn request_completion(
             turn.sink.emit(AgentEvent::Thought(text));
         }
     });
-    let request_tokens = estimate_request(&request);
+    let request_tokens = estimate::request(&request);
     let completion = match result {
         Ok(completion) => completion,
         Err(ProviderError::Cancelled) => {
@@ -329,7 +330,7 @@ fn request_completion(
                     .iter()
                     .map(|c| c.arguments.len() + c.name.len())
                     .sum::<usize>();
-            (request_tokens, estimate_tokens(out_chars), true)
+            (request_tokens, estimate::tokens(out_chars), true)
         }
     };
     usage.input += input;
@@ -355,33 +356,3 @@ fn sanitize_ids(mut completion: Completion) -> Completion {
     completion
 }
 
-/// A rough token count for servers that report none (about four bytes per token).
-fn estimate_tokens(bytes: usize) -> u64 {
-    bytes.div_ceil(4) as u64
-}
-
-/// What one image counts for in an estimate, in bytes of text (about 1,600 tokens).
-const IMAGE_BYTES: usize = 1600 * 4;
-
-pub(super) fn estimate_request(request: &ChatRequest) -> u64 {
-    let mut bytes = request.system.len();
-    for message in request.messages {
-        bytes += 16
-            + match message {
-                // An image costs about 1,600 tokens on either API, whatever its bytes.
-                ChatMessage::User { text, images } => text.len() + images.len() * IMAGE_BYTES,
-                ChatMessage::Assistant { text, tool_calls, .. } => {
-                    text.len()
-                        + tool_calls
-                            .iter()
-                            .map(|c| c.arguments.len() + c.name.len() + 16)
-                            .sum::<usize>()
-                }
-                ChatMessage::ToolResult { content, .. } => content.len(),
-            };
-    }
-    for tool in request.tools {
-        bytes += tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
-    }
-    estimate_tokens(bytes)
-}

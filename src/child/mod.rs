@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::process::{Child, Command};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 pub use supervisor::{Jobs, Supervised};
 
@@ -102,6 +103,35 @@ fn reap_forever() {
         reap_adopted();
     }
 }
+
+/// Kills every process still descended from this one and waits (bounded) until none is
+/// left: what dead supervisors left behind, adopted by us. Called when the server or a
+/// one-shot run ends (live supervisors have been told to stop by then).
+pub fn kill_descendants() {
+    let deadline = Instant::now() + KILL_WAIT;
+    let me = std::process::id();
+    loop {
+        let procs = process_table();
+        let mut left = with_descendants(vec![me], &procs);
+        left.remove(0);
+        left.retain(|pid| procs.iter().any(|p| p.pid == *pid && p.live));
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            log::warn!("{} process(es) survived the shutdown kill", left.len());
+            return;
+        }
+        for pid in left {
+            let _ = sys::kill_process(pid, sys::SIGKILL);
+        }
+        // A killed process needs a scheduler tick to die; this runs once, at exit.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// How long `kill_descendants` waits at most.
+const KILL_WAIT: Duration = Duration::from_secs(2);
 
 /// Reaps every ended child that no owner waits for.
 fn reap_adopted() {

@@ -131,6 +131,9 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     let result = done.recv().map_err(|_| Error::Internal("the prompt never answered".into()))?;
     let code = printer.finish(&session.id, &result);
     manager.shutdown(std::time::Duration::from_secs(5));
+    drop(session);
+    drop(manager);
+    crate::child::kill_descendants();
     Ok(code)
 }
 

@@ -2,7 +2,6 @@
 //! text, run on the prompt thread like a turn (so they queue behind nothing and can be
 //! cancelled), and answer with a message. Anything else starting with `/` is a prompt.
 
-use super::prompt::done_without_llm;
 use super::record::Record;
 use super::{PromptFailure, Session};
 use crate::agent::event::{AgentEvent, EventSink};
@@ -121,4 +120,9 @@ mod tests {
         assert_eq!(parse("please /clear"), None);
         assert!(Command::Compact.needs_llm() && !Command::Clear.needs_llm());
     }
+}
+
+/// An empty outcome for commands that make no LLM request.
+fn done_without_llm() -> std::result::Result<Outcome, PromptFailure> {
+    Ok(Outcome { stop: StopReason::EndTurn, usage: TurnUsage::default() })
 }

@@ -9,7 +9,7 @@ use std::thread;
 use super::commands::{self, Command};
 use super::{Manager, PromptFailure, PromptIo, Services, Session, title_of};
 use crate::history::Image;
-use crate::agent::{self, Outcome, Turn, TurnUsage};
+use crate::agent::{self, Turn, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::sync::lock;
@@ -175,11 +175,6 @@ impl<'a> TurnParts<'a> {
             jobs: &session.jobs,
         }
     }
-}
-
-/// An empty outcome for commands that make no LLM request.
-pub(super) fn done_without_llm() -> std::result::Result<Outcome, PromptFailure> {
-    Ok(Outcome { stop: agent::StopReason::EndTurn, usage: TurnUsage::default() })
 }
 
 /// Counts running prompt threads; decrements on drop, even when the thread panics.
