@@ -102,8 +102,7 @@ mod tests {
 
     #[test]
     fn unanswered_calls_get_error_results() {
-        let call =
-            |id: &str| ToolUse { id: id.into(), name: "t".into(), arguments: "{}".into() };
+        let call = |id: &str| ToolUse { id: id.into(), name: "t".into(), arguments: "{}".into() };
         let mut history = vec![
             ChatMessage::User { text: "hi".into(), images: Vec::new() },
             ChatMessage::Assistant {

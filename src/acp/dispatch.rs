@@ -17,7 +17,7 @@ use crate::agent::{Outcome, StopReason};
 use crate::error::Error;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
-use crate::session::{Manager, PromptFailure, PromptIo, Services, Session, replay};
+use crate::session::{Manager, PromptFailure, PromptIo, Services, Session, SessionId, replay};
 
 /// Sessions listed per page.
 const LIST_PAGE: usize = 100;
@@ -72,7 +72,7 @@ impl AcpAgent {
                     self.sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
                 // ACP: the whole conversation is replayed before the response.
                 let services = self.sessions.services();
-                let sink = AcpSink { outbox: outbox.clone(), session_id: session.id.clone() };
+                let sink = AcpSink { outbox: outbox.clone(), session_id: session.id.to_string() };
                 for event in replay::events(
                     &all,
                     &services.tools,
@@ -180,10 +180,10 @@ impl AcpAgent {
         let (text, images) = prompt_input(&p.prompt, images);
         let id = request.id.clone();
         let reply_outbox = outbox.clone();
-        let session_id = p.session_id.clone();
+        let session_id = p.session_id.to_string();
         let io = PromptIo {
-            sink: Arc::new(AcpSink { outbox: outbox.clone(), session_id: p.session_id.clone() }),
-            asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: p.session_id.clone() }),
+            sink: Arc::new(AcpSink { outbox: outbox.clone(), session_id: session_id.clone() }),
+            asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
             done: Box::new(move |result| {
                 let route = Some(session_id.as_str());
                 match prompt_result(result) {
@@ -255,14 +255,20 @@ impl AcpAgent {
         Ok(())
     }
 
-    fn session(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+    fn session(&self, id: &SessionId) -> Result<Arc<Session>, RpcError> {
         self.sessions.get(id).map_err(|e| rpc_error(&e))
     }
 }
 
 impl Handler for AcpAgent {
     fn request(&mut self, request: Request, outbox: &Outbox) {
-        let route = request.params.get("sessionId").and_then(Value::as_str).map(str::to_string);
+        // Frames go to the session's stream under its canonical id.
+        let route = request
+            .params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .and_then(|id| SessionId::parse(id).ok())
+            .map(|id| id.to_string());
         match self.dispatch(&request, outbox) {
             Ok(Some(result)) => outbox.respond(&request.id, &result, route.as_deref()),
             Ok(None) => {}

@@ -5,9 +5,9 @@
 use super::dispatch::{AcpAgent, Reply, to_reply};
 use super::types::*;
 use crate::jsonrpc::{Outbox, Request};
-use crate::sync::lock;
 use crate::permission::Mode;
 use crate::session::{COMMANDS, Session};
+use crate::sync::lock;
 
 impl AcpAgent {
     /// Answers a request that opened a session (new, load, resume, fork) with the session's
@@ -26,7 +26,7 @@ impl AcpAgent {
         };
         let models = self.sessions.services().models();
         let response = to_reply(&NewSessionResponse {
-            session_id: with_id.then(|| session.id.clone()),
+            session_id: with_id.then(|| session.id.to_string()),
             modes: SessionModeState {
                 current_mode_id,
                 available_modes: Mode::ALL
@@ -67,7 +67,7 @@ impl AcpAgent {
         let update = SessionUpdate::AvailableCommandsUpdate { available_commands: commands };
         outbox.notify(
             "session/update",
-            &SessionNotification { session_id: &session.id, update },
+            &SessionNotification { session_id: session.id.as_str(), update },
             route,
         );
         Ok(None)

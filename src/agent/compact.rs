@@ -4,10 +4,10 @@
 //! everything, and the client sees `[Context compacted: X -> Y tokens]`.
 
 use super::event::AgentEvent;
-use crate::history::ChatMessage;
 use super::{Turn, estimate};
-use crate::sync::lock;
+use crate::history::ChatMessage;
 use crate::provider::{ChatRequest, ProviderError};
+use crate::sync::lock;
 use crate::tools::truncate_middle;
 
 /// Share of the context window (percent) the kept recent messages may take.

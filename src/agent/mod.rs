@@ -14,12 +14,12 @@ use std::sync::Mutex;
 
 use crate::cancel::CancelToken;
 use crate::config::Limits;
-use crate::sync::lock;
+use crate::history::{self, ChatMessage, close_unanswered};
 use crate::permission::{Asker, Memory, Mode};
 use crate::provider::{ChatRequest, Completion, Delta, Finish, Provider, ProviderError, ToolDef};
+use crate::sync::lock;
 use crate::tools::Registry;
 use event::{AgentEvent, ContextUsage, EventSink};
-use crate::history::{self, ChatMessage, close_unanswered};
 
 /// Keeps a durable copy of the history as it grows; the session journal implements it.
 pub trait Recorder: Send + Sync {
@@ -355,4 +355,3 @@ fn sanitize_ids(mut completion: Completion) -> Completion {
     }
     completion
 }
-

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::event::{AgentEvent, EventSink};
-use crate::history::ChatMessage;
 use super::{StopReason, Turn, run_turn, tool_defs};
 use crate::config::Limits;
+use crate::history::ChatMessage;
 use crate::tools::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType, ToolError};
 
 /// LLM requests one sub-agent may make at most.

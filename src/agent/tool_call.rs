@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use super::event::{AgentEvent, ToolCallEnd, ToolCallStart};
-use crate::history::{ChatMessage, ToolUse};
 use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn};
-use crate::sync::lock;
+use crate::history::{ChatMessage, ToolUse};
 use crate::permission::{self, Answer, Decision, Question};
+use crate::sync::lock;
 use crate::tools::{
     HostReach, MAX_TOOL_OUTPUT_CHARS, NetworkGate, ToolContext, ToolError, ToolKind, ToolOutput,
     truncate_middle,

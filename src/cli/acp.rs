@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::{Command, number};
 use crate::error::{Error, Result};
+pub use crate::transport::http::HttpArgs;
 
 /// Which transport `acp` serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,42 +30,6 @@ pub struct AcpArgs {
     pub log_file: Option<PathBuf>,
     /// Limits and checks of the HTTP transport.
     pub http: HttpArgs,
-}
-
-/// Flags of the HTTP transport.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpArgs {
-    /// `--allow-insecure-remote`.
-    pub allow_insecure_remote: bool,
-    /// `--allowed-origin`, repeatable.
-    pub allowed_origins: Vec<String>,
-    /// `--allowed-host`, repeatable.
-    pub allowed_hosts: Vec<String>,
-    /// `--max-connections`.
-    pub max_connections: usize,
-    /// `--max-body`.
-    pub max_body: u64,
-    /// `--idle-timeout`, seconds.
-    pub idle_timeout: u64,
-    /// `--sse-buffer`.
-    pub sse_buffer: usize,
-    /// `--request-timeout`, seconds.
-    pub request_timeout: u64,
-}
-
-impl Default for HttpArgs {
-    fn default() -> HttpArgs {
-        HttpArgs {
-            allow_insecure_remote: false,
-            allowed_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            max_connections: 2048,
-            max_body: 16 << 20,
-            idle_timeout: 1800,
-            sse_buffer: 8 << 20,
-            request_timeout: 30,
-        }
-    }
 }
 
 impl Default for AcpArgs {

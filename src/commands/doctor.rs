@@ -245,7 +245,10 @@ fn check_sessions(report: &mut Report, config: &Config) {
         .and_then(|()| std::fs::remove_file(&probe));
     match result {
         Ok(()) => {
-            let count = crate::session::store::Store::new(&config.config_dir).list().len();
+            let count = {
+                use crate::session::store::{FileStore, SessionStore};
+                FileStore::new(&config.config_dir).list().len()
+            };
             report.say(
                 Level::Ok,
                 &format!("sessions directory {} is writable ({count} sessions)", dir.display()),

@@ -15,7 +15,7 @@ use crate::cli::{OutputFormat, PermissionMode, PromptArgs};
 use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::permission::{Answer, Asker, Mode, Question};
-use crate::session::{Manager, PromptFailure, PromptIo, Services};
+use crate::session::{Manager, PromptFailure, PromptIo, Services, SessionId};
 use crate::sync::lock;
 use crate::{logging, sys};
 
@@ -76,9 +76,9 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     let manager = Arc::new(Manager::new(Arc::clone(&services)));
     let cwd = std::env::current_dir().map_err(Error::Stream)?.display().to_string();
     let opened = match (&args.resume, args.continue_last) {
-        (Some(id), _) => manager.resume(id, &cwd),
+        (Some(id), _) => SessionId::parse(id).and_then(|id| manager.resume(&id, &cwd)),
         (None, true) => match manager.list(Some(&cwd)).into_iter().next() {
-            Some(newest) => manager.resume(&newest.id, &cwd),
+            Some(newest) => SessionId::parse(&newest.id).and_then(|id| manager.resume(&id, &cwd)),
             None => {
                 return Err(Error::Usage(format!(
                     "no session to continue in {cwd}; run without --continue"
@@ -129,7 +129,7 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
         manager.cancel(&session.id);
     }
     let result = done.recv().map_err(|_| Error::Internal("the prompt never answered".into()))?;
-    let code = printer.finish(&session.id, &result);
+    let code = printer.finish(session.id.as_str(), &result);
     manager.shutdown(std::time::Duration::from_secs(5));
     drop(session);
     drop(manager);

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::history::ChatMessage;
 use crate::cli::SessionsCommand;
 use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
-use crate::session::store::{Meta, Store, check_id};
+use crate::history::ChatMessage;
+use crate::session::SessionId;
+use crate::session::store::{FileStore, Meta, SessionStore};
 use crate::sys;
 
 /// Runs the command; returns the exit code. A reader that went away (`| head -1`) is
@@ -24,7 +25,7 @@ pub fn run(command: &SessionsCommand) -> Result<u8> {
 
 fn run_inner(command: &SessionsCommand) -> Result<u8> {
     let config = Config::from_env(&ProcessEnv)?;
-    let store = Store::new(&config.config_dir);
+    let store = FileStore::new(&config.config_dir);
     let mut out = sys::stdout().lock();
     let write = |out: &mut dyn Write, text: &str| writeln!(out, "{text}").map_err(Error::Stream);
     match command {
@@ -63,9 +64,9 @@ fn run_inner(command: &SessionsCommand) -> Result<u8> {
             Ok(0)
         }
         SessionsCommand::Show { id, json } => {
-            let id = check_id(id).map_err(|e| Error::Usage(e.to_string()))?;
+            let id = SessionId::parse(id).map_err(|e| Error::Usage(e.to_string()))?;
             let Some((meta, rebuilt)) = store.peek(&id)? else {
-                return not_found(&id);
+                return not_found(id.as_str());
             };
             if *json {
                 let messages: Vec<Value> = rebuilt.all.iter().map(message_json).collect();
@@ -83,9 +84,9 @@ fn run_inner(command: &SessionsCommand) -> Result<u8> {
             Ok(0)
         }
         SessionsCommand::Delete { id } => {
-            let id = check_id(id).map_err(|e| Error::Usage(e.to_string()))?;
+            let id = SessionId::parse(id).map_err(|e| Error::Usage(e.to_string()))?;
             if !store.exists(&id) {
-                return not_found(&id);
+                return not_found(id.as_str());
             }
             store.delete(&id)?;
             write(&mut out, &format!("deleted {id}"))?;

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::history::{ChatMessage, SignedThinking, ToolUse};
 use crate::cancel::CancelToken;
 use crate::config::{ApiKind, ProviderConfig};
+use crate::history::{ChatMessage, SignedThinking, ToolUse};
 
 /// A tool as offered to the model.
 #[derive(Debug, Clone)]

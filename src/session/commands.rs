@@ -5,8 +5,8 @@
 use super::record::Record;
 use super::{PromptFailure, Session};
 use crate::agent::event::{AgentEvent, EventSink};
-use crate::history::ChatMessage;
 use crate::agent::{Outcome, StopReason, Turn, TurnFailure, TurnUsage, compact};
+use crate::history::ChatMessage;
 
 /// Every command: name, description, input hint.
 pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[

@@ -4,12 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::SessionId;
 use super::record::Rebuilt;
 use super::store::{self, Journal, Meta};
 use super::{Manager, Session, State, validate_cwd};
 use crate::agent::Settings;
-use crate::history::ChatMessage;
 use crate::error::{Error, Result};
+use crate::history::ChatMessage;
 use crate::permission::{Memory, Mode};
 
 impl Manager {
@@ -19,7 +20,7 @@ impl Manager {
         let now = crate::time::now_rfc3339();
         let meta = Meta {
             v: 1,
-            session_id: uuid::Uuid::new_v4().to_string(),
+            session_id: SessionId::random().to_string(),
             cwd: cwd.to_string(),
             title: None,
             created_at: now.clone(),
@@ -35,18 +36,17 @@ impl Manager {
 
     /// Opens a session from disk (or finds it open on this connection) and returns it with
     /// every message it ever had, for replay.
-    pub fn load(&self, id: &str, cwd: &str) -> Result<(Arc<Session>, Vec<ChatMessage>)> {
-        let id = store::check_id(id)?;
+    pub fn load(&self, id: &SessionId, cwd: &str) -> Result<(Arc<Session>, Vec<ChatMessage>)> {
         let root = validate_cwd(cwd)?;
-        if let Ok(session) = self.get(&id) {
-            let all = self.services.store.peek(&id)?.map(|(_, r)| r.all).unwrap_or_default();
+        if let Ok(session) = self.get(id) {
+            let all = self.services.store.peek(id)?.map(|(_, r)| r.all).unwrap_or_default();
             return Ok((session, all));
         }
         let (journal, rebuilt) =
-            self.services.store.open(&id)?.ok_or_else(|| Error::UnknownSession(id.clone()))?;
-        let rebuilt = repair(&journal, rebuilt)?;
+            self.services.store.open(id)?.ok_or_else(|| Error::UnknownSession(id.to_string()))?;
+        let rebuilt = repair(journal.as_ref(), rebuilt)?;
         if journal.meta().cwd != cwd {
-            journal.update_meta(|m| m.cwd = cwd.to_string())?;
+            store::update_meta(journal.as_ref(), |m| m.cwd = cwd.to_string())?;
         }
         let all = rebuilt.all.clone();
         let session = self.build(journal, root, rebuilt);
@@ -55,25 +55,23 @@ impl Manager {
     }
 
     /// Opens a session without replay.
-    pub fn resume(&self, id: &str, cwd: &str) -> Result<Arc<Session>> {
-        let id = store::check_id(id)?;
-        if let Ok(session) = self.get(&id) {
+    pub fn resume(&self, id: &SessionId, cwd: &str) -> Result<Arc<Session>> {
+        if let Ok(session) = self.get(id) {
             return Ok(session);
         }
-        self.load(&id, cwd).map(|(session, _)| session)
+        self.load(id, cwd).map(|(session, _)| session)
     }
 
     /// Copies a session, its whole journal included, under a new id, and opens the copy.
-    pub fn fork(&self, id: &str, cwd: &str) -> Result<Arc<Session>> {
-        let source = store::check_id(id)?;
+    pub fn fork(&self, source: &SessionId, cwd: &str) -> Result<Arc<Session>> {
         let root = validate_cwd(cwd)?;
-        let new_id = uuid::Uuid::new_v4().to_string();
+        let new_id = SessionId::random();
         let (journal, rebuilt) = self
             .services
             .store
-            .fork(&source, &new_id, cwd)?
-            .ok_or_else(|| Error::UnknownSession(source.clone()))?;
-        let rebuilt = repair(&journal, rebuilt)?;
+            .fork(source, &new_id, cwd)?
+            .ok_or_else(|| Error::UnknownSession(source.to_string()))?;
+        let rebuilt = repair(journal.as_ref(), rebuilt)?;
         let session = self.build(journal, root, rebuilt);
         log::info!("session {source} forked as {new_id}");
         Ok(session)
@@ -81,25 +79,30 @@ impl Manager {
 
     /// Deletes a session's files, closing it first if it is open here. Unknown ids are not
     /// an error; a session held elsewhere is.
-    pub fn delete(&self, id: &str) -> Result<()> {
-        let id = store::check_id(id)?;
-        if self.get(&id).is_ok() {
+    pub fn delete(&self, id: &SessionId) -> Result<()> {
+        if self.get(id).is_ok() {
             // Waits until a cancelled prompt has let go of the session and its lock.
-            self.close(&id)?;
+            self.close(id)?;
         }
-        self.services.store.delete(&id)?;
+        self.services.store.delete(id)?;
         log::info!("session {id} deleted");
         Ok(())
     }
 
-    fn build(&self, journal: Journal, root: std::path::PathBuf, rebuilt: Rebuilt) -> Arc<Session> {
+    fn build(
+        &self,
+        journal: Box<dyn Journal>,
+        root: std::path::PathBuf,
+        rebuilt: Rebuilt,
+    ) -> Arc<Session> {
         let models = self.services.models();
         let default_model = models.first().cloned().unwrap_or_default();
         let model = rebuilt.model.filter(|m| models.contains(m)).unwrap_or(default_model);
         let mode = rebuilt.mode.as_deref().and_then(Mode::from_id).unwrap_or(Mode::Default);
         let meta = journal.meta();
+        let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
         let session = Arc::new(Session {
-            id: meta.session_id.clone(),
+            id,
             cwd: meta.cwd,
             root,
             settings: Mutex::new(Settings { mode, model, memory: Memory::default() }),
@@ -114,7 +117,7 @@ impl Manager {
 
 /// Journals an error result for every tool call a crash left unanswered (once: the next
 /// load finds them answered).
-fn repair(journal: &Journal, mut rebuilt: Rebuilt) -> Result<Rebuilt> {
+fn repair(journal: &dyn Journal, mut rebuilt: Rebuilt) -> Result<Rebuilt> {
     for record in rebuilt.repairs() {
         journal.append(&record)?;
         rebuilt.apply(&record);

@@ -9,12 +9,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::files::{JOURNAL, META};
 use super::record::Rebuilt;
-use super::store::JOURNAL;
 use crate::error::{Error, IoContext, Result};
-
-/// The metadata file's name.
-pub(super) const META: &str = "meta.json";
 
 /// The metadata of a session (`meta.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

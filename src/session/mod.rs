@@ -4,6 +4,8 @@
 //! builds wire JSON.
 
 mod commands;
+mod files;
+mod id;
 mod lifecycle;
 mod meta;
 mod prompt;
@@ -17,18 +19,19 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::agent::event::EventSink;
-use crate::history::ChatMessage;
 use crate::agent::{self, Outcome, Recorder, Settings, TurnFailure};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::sync::lock;
+use crate::history::ChatMessage;
 use crate::permission::{Asker, Mode};
 use crate::provider::{self, Provider, ToolDef};
+use crate::sync::lock;
 use crate::tools::Registry;
 pub use commands::COMMANDS;
+pub use id::SessionId;
 use record::Record;
-use store::{Journal, Store};
+use store::{FileStore, Journal, SessionStore};
 
 /// How long closing a session waits for its cancelled prompt to let go of it.
 const RELEASE_WAIT: Duration = Duration::from_secs(5);
@@ -43,10 +46,10 @@ pub struct Services {
     pub tools: Registry,
     /// Tool definitions as sent to the model.
     pub tool_defs: Vec<ToolDef>,
-    /// Sessions on disk.
-    pub store: Store,
+    /// Where sessions live.
+    pub store: Box<dyn SessionStore>,
     /// Which connection (manager id) holds each open session of this process.
-    holders: Mutex<HashMap<String, u64>>,
+    holders: Mutex<HashMap<SessionId, u64>>,
 }
 
 impl Services {
@@ -55,12 +58,12 @@ impl Services {
         let provider = config.provider.as_ref().map(provider::build).map_err(Clone::clone);
         let tools = Registry::builtin();
         let tool_defs = agent::tool_defs(&tools);
-        let store = Store::new(&config.config_dir);
+        let store: Box<dyn SessionStore> = Box::new(FileStore::new(&config.config_dir));
         Services { config, provider, tools, tool_defs, store, holders: Mutex::default() }
     }
 
     /// The manager (connection) that holds `session` open in this process, if any.
-    pub fn holder(&self, session: &str) -> Option<u64> {
+    pub fn holder(&self, session: &SessionId) -> Option<u64> {
         lock(&self.holders).get(session).copied()
     }
 
@@ -75,15 +78,15 @@ impl Services {
 
 /// One open session.
 pub struct Session {
-    /// Its id (a UUID).
-    pub id: String,
+    /// Its id.
+    pub id: SessionId,
     /// The cwd as the client gave it.
     pub cwd: String,
     /// The cwd, canonical (symlinks resolved).
     pub root: PathBuf,
     /// Mode, model and permission memory.
     pub settings: Mutex<Settings>,
-    journal: Journal,
+    journal: Box<dyn Journal>,
     state: Mutex<State>,
     /// Processes its tool calls left running; killed when the session is dropped.
     pub jobs: crate::child::Jobs,
@@ -115,7 +118,7 @@ impl Session {
     }
 
     fn touch(&self, change: impl FnOnce(&mut store::Meta)) {
-        if let Err(err) = self.journal.update_meta(change) {
+        if let Err(err) = store::update_meta(self.journal.as_ref(), change) {
             log::error!("session {}: metadata write failed: {err}", self.id);
         }
     }
@@ -171,7 +174,7 @@ pub enum PromptFailure {
 pub struct Manager {
     id: u64,
     services: Arc<Services>,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<HashMap<SessionId, Arc<Session>>>,
     running: Arc<(Mutex<usize>, Condvar)>,
 }
 
@@ -193,18 +196,14 @@ impl Manager {
         &self.services
     }
 
-    /// Looks an open session up (ids are compared in their canonical lowercase form).
-    pub fn get(&self, id: &str) -> Result<Arc<Session>> {
-        let canonical = store::check_id(id).unwrap_or_else(|_| id.to_string());
-        lock(&self.sessions)
-            .get(&canonical)
-            .cloned()
-            .ok_or_else(|| Error::UnknownSession(id.to_string()))
+    /// Looks an open session up.
+    pub fn get(&self, id: &SessionId) -> Result<Arc<Session>> {
+        lock(&self.sessions).get(id).cloned().ok_or_else(|| Error::UnknownSession(id.to_string()))
     }
 
     /// Cancels the running prompt of a session, if any. Unknown ids are ignored (cancel is a
     /// notification).
-    pub fn cancel(&self, id: &str) {
+    pub fn cancel(&self, id: &SessionId) {
         if let Ok(session) = self.get(id)
             && let Some(token) = &lock(&session.state).running
         {
@@ -216,7 +215,7 @@ impl Manager {
     /// Closes a session: cancels its prompt, waits (bounded) until the prompt has let go
     /// (so its `cancelled` answer comes first and the lock is free when this returns),
     /// syncs the journal and forgets the session. The files stay.
-    pub fn close(&self, id: &str) -> Result<()> {
+    pub fn close(&self, id: &SessionId) -> Result<()> {
         let session = self.get(id)?;
         self.cancel(&session.id);
         lock(&self.sessions).remove(&session.id);
@@ -285,7 +284,7 @@ impl Manager {
         lock(&self.sessions).insert(session.id.clone(), session);
     }
 
-    fn release(&self, id: &str) {
+    fn release(&self, id: &SessionId) {
         let mut holders = lock(&self.services.holders);
         if holders.get(id) == Some(&self.id) {
             holders.remove(id);

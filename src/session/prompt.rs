@@ -7,19 +7,25 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use super::commands::{self, Command};
-use super::{Manager, PromptFailure, PromptIo, Services, Session, title_of};
-use crate::history::Image;
+use super::{Manager, PromptFailure, PromptIo, Services, Session, SessionId, title_of};
 use crate::agent::{self, Turn, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::sync::lock;
+use crate::history::Image;
 use crate::provider::Provider;
+use crate::sync::lock;
 
 impl Manager {
     /// Starts a prompt (or a slash command) on its own thread. Fails at once if the session
     /// is unknown or busy, or if it needs the LLM and none is configured; otherwise
     /// `io.done` is called exactly once, later.
-    pub fn prompt(&self, id: &str, text: String, images: Vec<Image>, io: PromptIo) -> Result<()> {
+    pub fn prompt(
+        &self,
+        id: &SessionId,
+        text: String,
+        images: Vec<Image>,
+        io: PromptIo,
+    ) -> Result<()> {
         let session = self.get(id)?;
         let command = commands::parse(&text);
         let provider = match self.services.provider.clone() {
@@ -46,9 +52,8 @@ impl Manager {
         let services = Arc::clone(&self.services);
         let session_for_reset = Arc::clone(&session);
         let guard = RunningGuard::enter(Arc::clone(&self.running));
-        let spawned = thread::Builder::new()
-            .name(format!("prompt-{}", &id[..id.len().min(8)]))
-            .spawn(move || {
+        let spawned =
+            thread::Builder::new().name(format!("prompt-{}", &id.as_str()[..8])).spawn(move || {
                 let _guard = guard;
                 let input = Input { text, images };
                 run(&services, &session, provider.as_deref(), &cancel, input, command, io);

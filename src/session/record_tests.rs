@@ -8,11 +8,7 @@ fn damage_is_mended() {
         text: String::new(),
         thinking: String::new(),
         signed: Vec::new(),
-        tool_calls: vec![ToolUse {
-            id: id.into(),
-            name: "bash".into(),
-            arguments: "{}".into(),
-        }],
+        tool_calls: vec![ToolUse { id: id.into(), name: "bash".into(), arguments: "{}".into() }],
     };
     let result = |id: &str| ChatMessage::ToolResult {
         call_id: id.into(),

@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
-use crate::history::ChatMessage;
 use crate::cancel::CancelToken;
+use crate::history::ChatMessage;
 use crate::tools::{Registry, ToolContext, ToolKind};
 
 /// The events that replay `all`.

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::session::SessionId;
+
 /// `session/new` params.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -110,7 +112,7 @@ pub struct ModelInfo {
 #[serde(rename_all = "camelCase")]
 pub struct SessionIdParams {
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
 }
 
 /// `session/prompt` params; content blocks are decoded one by one, leniently.
@@ -118,7 +120,7 @@ pub struct SessionIdParams {
 #[serde(rename_all = "camelCase")]
 pub struct PromptRequest {
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Content blocks.
     pub prompt: Vec<Value>,
 }
@@ -194,7 +196,7 @@ pub struct SessionInfo {
 #[serde(rename_all = "camelCase")]
 pub struct SetSessionModeRequest {
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The new mode.
     pub mode_id: String,
 }
@@ -204,7 +206,7 @@ pub struct SetSessionModeRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SetSessionConfigOptionRequest {
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Which option.
     pub config_id: String,
     /// The value id (a string for select options).
@@ -224,7 +226,7 @@ pub struct SetSessionConfigOptionResponse {
 #[serde(rename_all = "camelCase")]
 pub struct SetSessionModelRequest {
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The model.
     pub model_id: String,
 }
@@ -234,7 +236,7 @@ pub struct SetSessionModelRequest {
 #[serde(rename_all = "camelCase")]
 pub struct LoadSessionRequest {
     /// The session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Absolute working directory.
     pub cwd: String,
     /// MCP servers (accepted; not connected yet).

@@ -232,8 +232,7 @@ impl Accumulate for Acc {
     }
 
     fn finish(self) -> Completion {
-        let calls: Vec<ToolUse> =
-            self.calls.into_iter().filter(|c| !c.name.is_empty()).collect();
+        let calls: Vec<ToolUse> = self.calls.into_iter().filter(|c| !c.name.is_empty()).collect();
         let finish = match self.finish {
             Some(finish) => finish,
             None if !calls.is_empty() => Finish::ToolCalls,

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::history::ChatMessage;
 use crate::config::ProviderConfig;
+use crate::history::ChatMessage;
 use crate::provider::ChatRequest;
 
 /// The request body.

@@ -36,11 +36,7 @@ fn the_request_alternates_roles_and_sends_signed_thinking_back() {
                     name: "read_file".into(),
                     arguments: r#"{"path":"x"}"#.into(),
                 },
-                ToolUse {
-                    id: "b".into(),
-                    name: "list_files".into(),
-                    arguments: String::new(),
-                },
+                ToolUse { id: "b".into(), name: "list_files".into(), arguments: String::new() },
             ],
         },
         ChatMessage::ToolResult { call_id: "a".into(), content: "x = 1".into(), is_error: false },

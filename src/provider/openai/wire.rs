@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::history::ChatMessage;
 use crate::config::ProviderConfig;
+use crate::history::ChatMessage;
 use crate::provider::ChatRequest;
 
 #[derive(Serialize)]

@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::acp::AcpAgent;
-use crate::jsonrpc::{self, Inbound, Outbox, Outgoing};
+use super::options::Engine;
+use crate::jsonrpc::{Inbound, Outbox, Outgoing};
 use crate::sync::lock;
-use crate::session::Services;
 
 /// Bytes queued toward one SSE writer before it counts as stalled.
 const STREAM_QUEUE_BYTES: usize = 4 << 20;
@@ -97,8 +96,8 @@ pub struct Stream {
 pub struct AcpConn {
     /// The `Acp-Connection-Id`.
     pub id: String,
-    /// The session manager id of its engine (for session ownership checks).
-    pub manager: u64,
+    /// Its engine's owner id (for session ownership checks).
+    pub owner: u64,
     inbox: Mutex<Option<Sender<Inbound>>>,
     state: Mutex<State>,
     last_active: Mutex<Instant>,
@@ -108,14 +107,13 @@ pub struct AcpConn {
 
 impl AcpConn {
     /// Starts the engine and the router of a new connection.
-    pub fn start(services: Arc<Services>, buffer_cap: usize) -> std::io::Result<Arc<AcpConn>> {
+    pub fn start(mut engine: Box<dyn Engine>, buffer_cap: usize) -> std::io::Result<Arc<AcpConn>> {
         let id = uuid::Uuid::new_v4().to_string();
         let (in_tx, in_rx) = crossbeam_channel::bounded::<Inbound>(64);
         let (done_tx, engine_done) = crossbeam_channel::bounded(1);
-        let mut agent = AcpAgent::new(services);
         let conn = Arc::new(AcpConn {
             id: id.clone(),
-            manager: agent.manager_id(),
+            owner: engine.owner(),
             inbox: Mutex::new(Some(in_tx)),
             state: Mutex::new(State::default()),
             last_active: Mutex::new(Instant::now()),
@@ -128,9 +126,8 @@ impl AcpConn {
         let outbox = Outbox::direct(move |outgoing| router.route(outgoing));
         let short = id[..8].to_string();
         thread::Builder::new().name(format!("conn-{short}")).spawn(move || {
-            jsonrpc::serve(&in_rx, &outbox, &mut agent);
-            agent.shutdown(CLOSE_GRACE);
-            drop(agent);
+            engine.run(&in_rx, &outbox);
+            drop(engine);
             outbox.fail_pending();
             let _ = done_tx.send(());
         })?;

@@ -4,6 +4,7 @@
 //! read and write deadlines, replay buffers), and stopped cleanly by SIGTERM/SIGINT.
 
 mod conn;
+mod options;
 mod peer;
 mod request;
 mod response;
@@ -20,10 +21,10 @@ use std::time::Duration;
 use conn::AcpConn;
 use request::{Limits, ReadError, Reader};
 
-use crate::cli::HttpArgs;
+pub use options::{Engine, Engines, HttpArgs, Options};
+
 use crate::error::{Error, Result};
 use crate::sync::lock;
-use crate::session::Services;
 use crate::sys;
 
 /// Time for a new connection to start its first request.
@@ -33,21 +34,9 @@ const KEEP_ALIVE_IDLE: Duration = Duration::from_secs(60);
 /// Listen backlog.
 const BACKLOG: i32 = 4096;
 
-/// What `serve` needs to know.
-pub struct Options {
-    /// Address to bind.
-    pub host: String,
-    /// Port (0 picks one).
-    pub port: u16,
-    /// Required bearer token.
-    pub token: Option<String>,
-    /// Flags.
-    pub args: HttpArgs,
-}
-
 /// Everything the connection threads share.
 pub(crate) struct Hub {
-    services: Arc<Services>,
+    engines: Arc<dyn Engines>,
     conns: Mutex<HashMap<String, Arc<AcpConn>>>,
     token: Option<String>,
     loopback: bool,
@@ -71,7 +60,7 @@ impl Hub {
         if lock(&self.conns).len() >= self.args.max_connections {
             return Err("too many ACP connections".to_string());
         }
-        let conn = AcpConn::start(Arc::clone(&self.services), self.args.sse_buffer)
+        let conn = AcpConn::start(self.engines.start(), self.args.sse_buffer)
             .map_err(|err| format!("cannot start a connection: {err}"))?;
         lock(&self.conns).insert(conn.id.clone(), Arc::clone(&conn));
         Ok(conn)
@@ -168,7 +157,11 @@ pub fn check_bind(host: &str, port: u16, token: bool, args: &HttpArgs) -> Result
 }
 
 /// Binds, reports the address through `ready`, and serves until SIGTERM or SIGINT.
-pub fn serve(services: Arc<Services>, options: Options, ready: &mut dyn FnMut(&str)) -> Result<()> {
+pub fn serve(
+    engines: Arc<dyn Engines>,
+    options: Options,
+    ready: &mut dyn FnMut(&str),
+) -> Result<()> {
     let addr = check_bind(&options.host, options.port, options.token.is_some(), &options.args)?;
     let loopback = addr.ip().is_loopback();
     sys::block_termination_signals().map_err(Error::Stream)?;
@@ -184,7 +177,7 @@ pub fn serve(services: Arc<Services>, options: Options, ready: &mut dyn FnMut(&s
         body_timeout: Duration::from_secs(options.args.request_timeout),
     };
     let hub = Arc::new(Hub {
-        services,
+        engines,
         conns: Mutex::default(),
         token: options.token,
         loopback,

@@ -16,7 +16,6 @@ use super::conn::{AcpConn, Scope, Stream};
 use super::request::{Refusal, Request};
 use super::response::{self, error};
 use crate::jsonrpc::{self, Message};
-use crate::session::store;
 
 /// Bytes of waiting frames written together at most.
 const COALESCE_BYTES: usize = 64 << 10;
@@ -181,20 +180,10 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
     };
     let scope = match req.header("acp-session-id") {
         None => Scope::Connection,
-        Some(raw) => {
-            let id = match store::check_id(raw) {
-                Ok(id) => id,
-                Err(err) => return fail(400, &err.to_string()),
-            };
-            match hub.services.holder(&id) {
-                Some(holder) if holder != conn.manager => {
-                    return fail(409, "that session is held by another connection");
-                }
-                // Not open anywhere: it may be opened next (load, resume), if it exists.
-                None if !hub.services.store.exists(&id) => return fail(404, "unknown session"),
-                _ => Scope::Session(id),
-            }
-        }
+        Some(raw) => match hub.engines.session_scope(raw, conn.owner) {
+            Ok(id) => Scope::Session(id),
+            Err((status, why)) => return fail(status, &why),
+        },
     };
     let last_id = req.header("last-event-id").and_then(|v| v.trim().parse::<u64>().ok());
     let Ok(socket) = stream.try_clone() else { return Next::Close };

@@ -1,4 +1,4 @@
-//! Sessions on disk: `<config>/sessions/<uuid>/` holds `journal.jsonl` (append-only, one
+//! The file store: `<config>/sessions/<uuid>/` holds `journal.jsonl` (append-only, one
 //! record per line), `meta.json` (replaced atomically: temp file, rename; fsynced with its
 //! directory when the session is created) and `lock` (an advisory lock held while a
 //! process drives the session).
@@ -14,108 +14,104 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use super::meta::Meta;
-use super::meta::{META, meta_or_rebuilt, read_meta, write_meta_file};
-use super::record::{Line, Rebuilt, Record, VERSION};
+use super::{Journal, Meta, SessionStore};
 use crate::error::{Error, IoContext, Result};
-
-/// The journal's file name.
-pub(super) const JOURNAL: &str = "journal.jsonl";
-const LOCK: &str = "lock";
-
-/// Checks a session id: a UUID in its hyphenated form. Returns it lowercased. Anything else
-/// is refused before it can reach a path.
-pub fn check_id(id: &str) -> Result<String> {
-    let shown: String = id.chars().take(64).collect();
-    match uuid::Uuid::parse_str(id) {
-        Ok(uuid) if id.len() == 36 => Ok(uuid.hyphenated().to_string()),
-        _ => Err(Error::InvalidParams(format!("invalid session id '{shown}': expected a UUID"))),
-    }
-}
+use crate::session::files::{JOURNAL, LOCK, META};
+use crate::session::id::SessionId;
+use crate::session::meta::{meta_or_rebuilt, read_meta, write_meta_file};
+use crate::session::record::{Line, Rebuilt, Record, VERSION};
 
 /// The sessions directory.
 #[derive(Debug, Clone)]
-pub struct Store {
+pub struct FileStore {
     dir: PathBuf,
 }
 
 /// A session opened for writing: its journal, its metadata and its lock.
 #[derive(Debug)]
-pub struct Journal {
+pub struct FileJournal {
     dir: PathBuf,
     file: Mutex<File>,
     meta: Mutex<Meta>,
     _lock: File,
 }
 
-impl Store {
+impl FileStore {
     /// The store under `config_dir`.
-    pub fn new(config_dir: &Path) -> Store {
-        Store { dir: config_dir.join("sessions") }
+    pub fn new(config_dir: &Path) -> FileStore {
+        FileStore { dir: config_dir.join("sessions") }
     }
 
-    fn session_dir(&self, id: &str) -> PathBuf {
-        self.dir.join(id)
+    fn session_dir(&self, id: &SessionId) -> PathBuf {
+        self.dir.join(id.as_str())
     }
+}
 
+impl SessionStore for FileStore {
     /// Creates a new session's files and takes its lock. The journal starts with a
     /// `Start` record, so the metadata can always be rebuilt from it.
-    pub fn create(&self, meta: Meta) -> Result<Journal> {
-        let dir = self.session_dir(&meta.session_id);
+    fn create(&self, meta: Meta) -> Result<Box<dyn Journal>> {
+        let id = SessionId::parse(&meta.session_id)?;
+        let dir = self.session_dir(&id);
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
-        let lock = take_lock(&dir, &meta.session_id)?;
+        let lock = take_lock(&dir, id.as_str())?;
         let file = open_journal(&dir)?;
         let start = Record::Start {
             cwd: meta.cwd.clone(),
             created_at: meta.created_at.clone(),
             forked_from: meta.forked_from.clone(),
         };
-        let journal = Journal::new(dir, file, meta, lock);
+        let journal = FileJournal::new(dir, file, meta, lock);
         journal.append(&start)?;
         journal.write_meta(true)?;
-        Ok(journal)
+        Ok(Box::new(journal))
     }
 
     /// Opens an existing session: takes its lock first, then reads; cuts a torn last line,
     /// skips garbage lines with a warning, mends the context, and brings the metadata in
     /// line with the journal. `None` if there is no such session.
-    pub fn open(&self, id: &str) -> Result<Option<(Journal, Rebuilt)>> {
+    fn open(&self, id: &SessionId) -> Result<Option<(Box<dyn Journal>, Rebuilt)>> {
         let dir = self.session_dir(id);
         if !dir.join(META).exists() && !dir.join(JOURNAL).exists() {
             return Ok(None);
         }
         check_owned(&dir)?;
-        let lock = take_lock(&dir, id)?;
+        let lock = take_lock(&dir, id.as_str())?;
         let rebuilt = read_journal(&dir, true)?;
-        let Some(mut meta) = meta_or_rebuilt(&dir, id, &rebuilt) else { return Ok(None) };
+        let Some(mut meta) = meta_or_rebuilt(&dir, id.as_str(), &rebuilt) else { return Ok(None) };
         meta.title = rebuilt.title.clone().or(meta.title);
         meta.messages = rebuilt.all.len() as u64;
         let file = open_journal(&dir)?;
-        let journal = Journal::new(dir, file, meta, lock);
+        let journal = FileJournal::new(dir, file, meta, lock);
         journal.write_meta(false)?;
-        Ok(Some((journal, rebuilt)))
+        Ok(Some((Box::new(journal), rebuilt)))
     }
 
-    /// Whether a session with this (checked) id exists on disk.
-    pub fn exists(&self, id: &str) -> bool {
+    /// Whether a session with this id exists on disk.
+    fn exists(&self, id: &SessionId) -> bool {
         let dir = self.session_dir(id);
         dir.join(JOURNAL).exists() || dir.join(META).exists()
     }
 
     /// Reads a session without opening it: its metadata and history.
-    pub fn peek(&self, id: &str) -> Result<Option<(Meta, Rebuilt)>> {
+    fn peek(&self, id: &SessionId) -> Result<Option<(Meta, Rebuilt)>> {
         let dir = self.session_dir(id);
         if !dir.join(JOURNAL).exists() {
             return Ok(None);
         }
         check_owned(&dir)?;
         let rebuilt = read_journal(&dir, false)?;
-        Ok(meta_or_rebuilt(&dir, id, &rebuilt).map(|meta| (meta, rebuilt)))
+        Ok(meta_or_rebuilt(&dir, id.as_str(), &rebuilt).map(|meta| (meta, rebuilt)))
     }
 
     /// Copies session `from` as `to` (complete journal lines only), records `forkedFrom`,
     /// and opens the copy. `None` if `from` does not exist.
-    pub fn fork(&self, from: &str, to: &str, cwd: &str) -> Result<Option<(Journal, Rebuilt)>> {
+    fn fork(
+        &self,
+        from: &SessionId,
+        to: &SessionId,
+        cwd: &str,
+    ) -> Result<Option<(Box<dyn Journal>, Rebuilt)>> {
         let source = self.session_dir(from);
         let path = source.join(JOURNAL);
         if fs::symlink_metadata(&source).is_ok() {
@@ -141,10 +137,10 @@ impl Store {
         };
         let dir = self.session_dir(to);
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
-        let lock = take_lock(&dir, to)?;
+        let lock = take_lock(&dir, to.as_str())?;
         let mut file = open_journal(&dir)?;
         file.write_all(&bytes).at(&dir.join(JOURNAL))?;
-        let journal = Journal::new(dir.clone(), file, meta, lock);
+        let journal = FileJournal::new(dir.clone(), file, meta, lock);
         let start = Record::Start {
             cwd: cwd.to_string(),
             created_at: now,
@@ -153,15 +149,15 @@ impl Store {
         journal.append(&start)?;
         journal.sync()?;
         journal.write_meta(true)?;
-        Ok(Some((journal, read_journal(&dir, false)?)))
+        Ok(Some((Box::new(journal), read_journal(&dir, false)?)))
     }
 
     /// Every session's metadata (unreadable ones are skipped with a warning).
-    pub fn list(&self) -> Vec<Meta> {
+    fn list(&self) -> Vec<Meta> {
         let Ok(entries) = fs::read_dir(&self.dir) else { return Vec::new() };
         let dirs: Vec<PathBuf> = entries
             .flatten()
-            .filter(|e| check_id(&e.file_name().to_string_lossy()).is_ok())
+            .filter(|e| SessionId::parse(&e.file_name().to_string_lossy()).is_ok())
             .map(|e| e.path())
             .collect();
         dirs.iter()
@@ -183,12 +179,12 @@ impl Store {
 
     /// Deletes a session's files. A session driven by a process (this one included) is
     /// refused; an unknown id is not an error.
-    pub fn delete(&self, id: &str) -> Result<()> {
+    fn delete(&self, id: &SessionId) -> Result<()> {
         let dir = self.session_dir(id);
         if !dir.exists() {
             return Ok(());
         }
-        let lock = take_lock(&dir, id)?;
+        let lock = take_lock(&dir, id.as_str())?;
         // Move it aside first so that a half-finished removal never looks like a session.
         let trash = self.dir.join(format!(".deleted-{id}-{}", std::process::id()));
         fs::rename(&dir, &trash).at(&dir)?;
@@ -197,14 +193,23 @@ impl Store {
     }
 }
 
-impl Journal {
-    fn new(dir: PathBuf, file: File, meta: Meta, lock: File) -> Journal {
-        Journal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock }
+impl FileJournal {
+    fn new(dir: PathBuf, file: File, meta: Meta, lock: File) -> FileJournal {
+        FileJournal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock }
     }
 
+    /// Writes the metadata file; the lock is held from the copy through the rename, so
+    /// two threads never interleave.
+    fn write_meta(&self, durable: bool) -> Result<()> {
+        let meta = crate::sync::lock(&self.meta);
+        write_meta_file(&self.dir, &meta, durable)
+    }
+}
+
+impl Journal for FileJournal {
     /// Appends one record (one write on an append-only file). A failed write is cut back
     /// off, so that it cannot glue itself to the next record.
-    pub fn append(&self, record: &Record) -> Result<()> {
+    fn append(&self, record: &Record) -> Result<()> {
         let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
         let mut text = serde_json::to_string(&line)
             .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
@@ -228,29 +233,22 @@ impl Journal {
     }
 
     /// Forces the journal to disk.
-    pub fn sync(&self) -> Result<()> {
+    fn sync(&self) -> Result<()> {
         crate::sync::lock(&self.file).sync_data().at(&self.dir.join(JOURNAL))
     }
 
     /// The current metadata.
-    pub fn meta(&self) -> Meta {
+    fn meta(&self) -> Meta {
         crate::sync::lock(&self.meta).clone()
     }
 
     /// Changes the metadata, stamps `updatedAt` and replaces the file atomically (without
     /// an fsync: if it is lost, it is rebuilt from the journal).
-    pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
+    fn update_meta(&self, change: &mut dyn FnMut(&mut Meta)) -> Result<()> {
         let mut meta = crate::sync::lock(&self.meta);
         change(&mut meta);
         meta.updated_at = crate::time::now_rfc3339();
         write_meta_file(&self.dir, &meta, false)
-    }
-
-    /// Writes the metadata file; the lock is held from the copy through the rename, so
-    /// two threads never interleave.
-    fn write_meta(&self, durable: bool) -> Result<()> {
-        let meta = crate::sync::lock(&self.meta);
-        write_meta_file(&self.dir, &meta, durable)
     }
 }
 
@@ -372,25 +370,4 @@ fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
     }
     rebuilt.mend();
     Ok(rebuilt)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_must_be_uuids() {
-        let good = "0b0c8f4e-3f0a-4c1e-9d3a-2b6f1e4d5c7a";
-        assert_eq!(check_id(good).unwrap(), good);
-        assert_eq!(check_id(&good.to_uppercase()).unwrap(), good);
-        for bad in [
-            "",
-            "../../etc",
-            "0b0c8f4e3f0a4c1e9d3a2b6f1e4d5c7a",
-            &"a".repeat(10_000),
-            "{0b0c8f4e-3f0a-4c1e-9d3a-2b6f1e4d5c7a}",
-        ] {
-            assert!(check_id(bad).is_err(), "{bad:.40}");
-        }
-    }
 }

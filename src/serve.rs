@@ -1,0 +1,106 @@
+//! The one composition point: builds the shared services and wires them to a transport.
+//! stdio runs one ACP engine on the process's stdin and stdout; HTTP gets a factory of
+//! engines (one per ACP connection) and the session-scope check, so that neither transport
+//! knows ACP or sessions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+
+use crate::acp::AcpAgent;
+use crate::cli::{AcpArgs, Transport};
+use crate::config::{Config, ProcessEnv};
+use crate::error::{Error, Result};
+use crate::jsonrpc::{self, Inbound, Outbox};
+use crate::session::{Services, SessionId};
+use crate::transport::http::{Engine, Engines};
+use crate::{child, logging, sys, transport};
+
+/// How long running prompts get to answer `cancelled` when the client goes away.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves ACP until the client goes away (stdio) or a SIGTERM/SIGINT (HTTP). `ready` gets
+/// the URL the HTTP transport listens on.
+pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
+    // Before any other thread starts: descendants that daemonise come back to us.
+    child::init();
+    logging::init(args.debug, args.log_file.as_deref())?;
+    let config = Config::from_env(&ProcessEnv)?;
+    if args.transport == Transport::Http {
+        transport::http::check_bind(
+            &args.host,
+            args.port,
+            config.http_token.is_some(),
+            &args.http,
+        )?;
+    }
+    // Each open session holds two descriptors, each HTTP connection one.
+    if let Err(err) = sys::raise_open_files_limit() {
+        log::warn!("cannot raise the open files limit: {err}");
+    }
+    match &config.provider {
+        Ok(p) => log::info!("provider {} at {} with model {}", p.preset, p.base_url, p.model),
+        Err(why) => log::warn!("{why}"),
+    }
+    if args.transport == Transport::Http {
+        let options = transport::http::Options {
+            host: args.host.clone(),
+            port: args.port,
+            token: config.http_token.clone(),
+            args: args.http.clone(),
+        };
+        let engines = Arc::new(AcpEngines { services: Arc::new(Services::new(config)) });
+        let served = transport::http::serve(engines, options, ready);
+        child::kill_descendants();
+        return served;
+    }
+    let services = Arc::new(Services::new(config));
+    let stdio = transport::stdio::start().map_err(Error::Stream)?;
+    let mut agent = AcpAgent::new(services);
+    jsonrpc::serve(&stdio.inbox, &stdio.outbox, &mut agent);
+    log::info!("client closed stdin; shutting down");
+    agent.shutdown(SHUTDOWN_GRACE);
+    drop(agent);
+    stdio.outbox.fail_pending();
+    child::kill_descendants();
+    stdio.finish(Duration::from_secs(2));
+    Ok(())
+}
+
+/// ACP engines over shared services, for the HTTP transport.
+struct AcpEngines {
+    services: Arc<Services>,
+}
+
+impl Engines for AcpEngines {
+    fn start(&self) -> Box<dyn Engine> {
+        Box::new(AcpEngine(AcpAgent::new(Arc::clone(&self.services))))
+    }
+
+    fn session_scope(&self, raw: &str, owner: u64) -> std::result::Result<String, (u16, String)> {
+        let id = SessionId::parse(raw).map_err(|err| (400, err.to_string()))?;
+        match self.services.holder(&id) {
+            Some(holder) if holder != owner => {
+                Err((409, "that session is held by another connection".to_string()))
+            }
+            // Not open anywhere: it may be opened next (load, resume), if it exists.
+            None if !self.services.store.exists(&id) => Err((404, "unknown session".to_string())),
+            _ => Ok(id.to_string()),
+        }
+    }
+}
+
+/// One HTTP connection's ACP agent.
+struct AcpEngine(AcpAgent);
+
+impl Engine for AcpEngine {
+    fn owner(&self) -> u64 {
+        self.0.manager_id()
+    }
+
+    fn run(&mut self, inbox: &Receiver<Inbound>, outbox: &Outbox) {
+        jsonrpc::serve(inbox, outbox, &mut self.0);
+        self.0.shutdown(SHUTDOWN_GRACE);
+    }
+}

@@ -1,0 +1,60 @@
+//! Where sessions live: the `SessionStore` and `Journal` traits that every session operation
+//! goes through, and their one implementation today, the file store (`file.rs`). Another
+//! backend implements the same two traits and slots in without touching callers.
+
+mod file;
+
+pub use super::meta::Meta;
+pub use file::FileStore;
+
+use super::id::SessionId;
+use super::record::{Rebuilt, Record};
+use crate::error::Result;
+
+/// A journal opened for writing and the session's metadata, held (locked) by this process
+/// while it drives the session.
+pub trait Journal: Send + Sync {
+    /// Appends one record. A record that was reported appended is never lost.
+    fn append(&self, record: &Record) -> Result<()>;
+    /// Makes what was appended durable.
+    fn sync(&self) -> Result<()>;
+    /// The current metadata.
+    fn meta(&self) -> Meta;
+    /// Changes the metadata and stamps `updatedAt`.
+    fn update_meta(&self, change: &mut dyn FnMut(&mut Meta)) -> Result<()>;
+}
+
+/// Changes `journal`'s metadata with a one-shot closure.
+pub fn update_meta(journal: &dyn Journal, change: impl FnOnce(&mut Meta)) -> Result<()> {
+    let mut change = Some(change);
+    journal.update_meta(&mut |meta| {
+        if let Some(change) = change.take() {
+            change(meta);
+        }
+    })
+}
+
+/// Every session, and the operations on one by id.
+pub trait SessionStore: Send + Sync {
+    /// Creates a session and takes its lock; the journal starts with a `Start` record.
+    fn create(&self, meta: Meta) -> Result<Box<dyn Journal>>;
+    /// Opens a session (lock first, then read, repaired), with its history. `None`: no such
+    /// session.
+    fn open(&self, id: &SessionId) -> Result<Option<(Box<dyn Journal>, Rebuilt)>>;
+    /// Whether the session exists.
+    fn exists(&self, id: &SessionId) -> bool;
+    /// Reads a session without opening it.
+    fn peek(&self, id: &SessionId) -> Result<Option<(Meta, Rebuilt)>>;
+    /// Copies session `from` as `to` (its whole journal, `forkedFrom` recorded) and opens
+    /// the copy. `None` if `from` does not exist.
+    fn fork(
+        &self,
+        from: &SessionId,
+        to: &SessionId,
+        cwd: &str,
+    ) -> Result<Option<(Box<dyn Journal>, Rebuilt)>>;
+    /// Every session's metadata.
+    fn list(&self) -> Vec<Meta>;
+    /// Deletes a session; one held by a process is refused, an unknown id is no error.
+    fn delete(&self, id: &SessionId) -> Result<()>;
+}
