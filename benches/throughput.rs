@@ -291,10 +291,10 @@ fn sessions() {
 /// The cost of one journal record, against the time one streamed update takes.
 fn journal_append() {
     use iac_code::session::record::Record;
-    use iac_code::session::store::{Meta, Store};
+    use iac_code::session::store::{FileStore, Meta, SessionStore};
     let config = std::env::temp_dir().join("iac-code-bench-journal");
     let _ = std::fs::remove_dir_all(&config);
-    let store = Store::new(&config);
+    let store = FileStore::new(&config);
     let meta = Meta {
         v: 1,
         session_id: "20000000-0000-4000-8000-000000000000".into(),

@@ -108,6 +108,11 @@ pub(super) fn run(
     done_without_llm()
 }
 
+/// An empty outcome for commands that make no LLM request.
+fn done_without_llm() -> std::result::Result<Outcome, PromptFailure> {
+    Ok(Outcome { stop: StopReason::EndTurn, usage: TurnUsage::default() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,9 +125,4 @@ mod tests {
         assert_eq!(parse("please /clear"), None);
         assert!(Command::Compact.needs_llm() && !Command::Clear.needs_llm());
     }
-}
-
-/// An empty outcome for commands that make no LLM request.
-fn done_without_llm() -> std::result::Result<Outcome, PromptFailure> {
-    Ok(Outcome { stop: StopReason::EndTurn, usage: TurnUsage::default() })
 }
