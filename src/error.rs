@@ -21,12 +21,8 @@ pub enum Error {
     UnknownSession(String),
     /// The session is driven by another process or connection (its lock is held).
     Busy(String),
-    /// The LLM provider failed; the message is meant for the user.
-    Provider(String),
     /// The LLM provider is not configured; the message names what to set.
     NotConfigured(String),
-    /// Work was cancelled by the client.
-    Cancelled,
     /// A bug or an unexpected state.
     Internal(String),
 }
@@ -44,9 +40,7 @@ impl fmt::Display for Error {
             Error::InvalidParams(msg) => write!(f, "{msg}"),
             Error::UnknownSession(id) => write!(f, "session not found: {id}"),
             Error::Busy(msg) => write!(f, "{msg}"),
-            Error::Provider(msg) => write!(f, "{msg}"),
             Error::NotConfigured(msg) => write!(f, "{msg}"),
-            Error::Cancelled => write!(f, "cancelled"),
             Error::Internal(msg) => write!(f, "internal error: {msg}"),
         }
     }
@@ -61,9 +55,7 @@ impl std::error::Error for Error {
             | Error::InvalidParams(_)
             | Error::UnknownSession(_)
             | Error::Busy(_)
-            | Error::Provider(_)
             | Error::NotConfigured(_)
-            | Error::Cancelled
             | Error::Internal(_) => None,
         }
     }

@@ -38,6 +38,12 @@ fn error_message(response: &Value) -> String {
     error["message"].as_str().unwrap().to_string()
 }
 
+/// The kind of provider failure the error's `data` names.
+fn error_kind(response: &Value) -> &str {
+    assert_eq!(response["error"]["data"]["reason"], "provider_error", "{response}");
+    response["error"]["data"]["kind"].as_str().unwrap_or("")
+}
+
 #[test]
 fn no_provider_fails_the_prompt_naming_what_to_set() {
     let ws = Workspace::new("no-provider");
@@ -69,6 +75,7 @@ fn client_errors_are_not_retried_and_show_the_providers_message() {
         message.contains("HTTP 401") && message.contains("Incorrect API key provided"),
         "{message}"
     );
+    assert_eq!(error_kind(&response), "auth");
     assert_eq!(llm.requests().len(), 1);
 }
 
@@ -91,8 +98,12 @@ fn retries_are_bounded() {
     let message = error_message(&response);
     assert!(message.contains("HTTP 503") && message.contains("still down"), "{message}");
     assert!(message.contains("3 attempts"), "{message}");
+    assert_eq!(error_kind(&response), "server_error");
     assert_eq!(llm.requests().len(), 3);
     assert_eq!(llm.unexpected_requests(), 0);
+    let script = (0..2).map(|_| status(429, "slow down", Some("0"))).collect();
+    let (_llm, _acp, _s, response) = run("rate-bounded", script, &[("IAC_CODE_MAX_RETRIES", "1")]);
+    assert_eq!(error_kind(&response), "rate_limit", "{response}");
 }
 
 #[test]
@@ -105,6 +116,7 @@ fn a_stream_cut_after_it_started_is_reported_not_truncated() {
         "{message}"
     );
     assert_eq!(llm.requests().len(), 1, "nothing is retried once text streamed");
+    assert_eq!(error_kind(&response), "cut_stream");
 }
 
 #[test]
@@ -113,6 +125,7 @@ fn an_idle_stream_is_cut_by_the_watchdog() {
     let (llm, _acp, _s, response) = run("idle", script, &[("IAC_CODE_STREAM_IDLE_TIMEOUT", "0.3")]);
     let message = error_message(&response);
     assert!(message.contains("idle timeout"), "{message}");
+    assert_eq!(error_kind(&response), "timeout");
     assert!(llm.wait_hang_dropped(Duration::from_secs(5)));
 }
 
@@ -122,6 +135,7 @@ fn a_malformed_event_is_an_error_not_a_crash() {
     let (_llm, mut acp, _s, response) = run("malformed", script, &[]);
     let message = error_message(&response);
     assert!(message.contains("malformed event"), "{message}");
+    assert_eq!(error_kind(&response), "bad_reply");
     assert!(acp.call("session/list", json!({}))["result"].is_object());
 }
 
@@ -139,7 +153,9 @@ fn an_unreachable_server_fails_fast_with_a_hint() {
     );
     acp.initialize();
     let session = acp.new_session(&ws.project());
-    let message = error_message(&acp.prompt(&session, "hello").1);
+    let response = acp.prompt(&session, "hello").1;
+    let message = error_message(&response);
     assert!(message.contains("cannot reach the LLM") && message.contains(&url), "{message}");
+    assert_eq!(error_kind(&response), "connect");
     assert!(message.contains("2 attempts"), "{message}");
 }

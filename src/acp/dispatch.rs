@@ -10,11 +10,10 @@ use serde_json::{Value, json};
 
 use super::content::prompt_input;
 use super::convert::{AcpAsker, AcpSink};
-use super::error::{bad_params, rpc_error};
+use super::error::{bad_params, rpc_error, turn_failed};
 use super::types::*;
 use crate::agent::event::EventSink;
 use crate::agent::{Outcome, StopReason};
-use crate::error::Error;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
 use crate::session::{Manager, PromptFailure, PromptIo, Services, Session, SessionId, replay};
@@ -205,9 +204,7 @@ impl AcpAgent {
                 .strip_prefix("offset:")
                 .and_then(|n| n.parse::<usize>().ok())
                 .filter(|n| *n <= all.len())
-                .ok_or_else(|| {
-                    rpc_error(&Error::InvalidParams(format!("invalid cursor '{cursor}'")))
-                })?,
+                .ok_or_else(|| RpcError::invalid_params(format!("invalid cursor '{cursor}'")))?,
         };
         let end = (start + LIST_PAGE).min(all.len());
         let sessions = all[start..end]
@@ -230,14 +227,14 @@ impl AcpAgent {
         let Some(value) = p.value.as_str() else {
             let detail =
                 format!("value of '{}' must be a string value id, got {}", p.config_id, p.value);
-            return Err(rpc_error(&Error::InvalidParams(detail)));
+            return Err(RpcError::invalid_params(detail));
         };
         match p.config_id.as_str() {
             "mode" => set_mode(&session, value)?,
             "model" => self.set_model(&session, value)?,
             other => {
                 let detail = format!("unknown config option '{other}': expected 'mode' or 'model'");
-                return Err(rpc_error(&Error::InvalidParams(detail)));
+                return Err(RpcError::invalid_params(detail));
             }
         }
         to_reply(&SetSessionConfigOptionResponse { config_options: self.config_options(&session) })
@@ -248,7 +245,7 @@ impl AcpAgent {
         if !models.iter().any(|m| m == model) {
             let detail =
                 format!("unknown model '{model}': available models are {}", models.join(", "));
-            return Err(rpc_error(&Error::InvalidParams(detail)));
+            return Err(RpcError::invalid_params(detail));
         }
         session.set_model(model);
         log::info!("session {}: model set to {model}", session.id);
@@ -298,7 +295,7 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
     let Some(mode) = Mode::from_id(mode_id) else {
         let ids: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
         let detail = format!("unknown mode '{mode_id}': expected one of {}", ids.join(", "));
-        return Err(rpc_error(&Error::InvalidParams(detail)));
+        return Err(RpcError::invalid_params(detail));
     };
     session.set_mode(mode);
     log::info!("session {}: mode set to {mode_id}", session.id);
@@ -325,8 +322,8 @@ fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptRespons
                 meta: usage.estimated.then(|| json!({ "iacCode": { "usageEstimated": true } })),
             })
         }
-        Err(PromptFailure::Provider(failure)) => Err(rpc_error(&Error::Provider(failure.message))),
-        Err(PromptFailure::Internal(what)) => Err(rpc_error(&Error::Internal(what))),
+        Err(PromptFailure::Provider(failure)) => Err(turn_failed(&failure)),
+        Err(PromptFailure::Internal(what)) => Err(RpcError::internal(what)),
     }
 }
 

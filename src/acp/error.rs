@@ -1,33 +1,28 @@
-//! The one place where crate errors become JSON-RPC errors.
+//! The one place where crate errors and failed prompts become JSON-RPC errors.
 
 use serde_json::json;
 
+use crate::agent::TurnFailure;
 use crate::error::Error;
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{RpcError, code};
 
 /// Maps an error to the JSON-RPC error the client sees.
 pub fn rpc_error(err: &Error) -> RpcError {
     match err {
-        Error::InvalidParams(detail) => {
-            RpcError::new(-32602, &format!("Invalid params: {detail}"), Some(json!(detail)))
-        }
+        Error::InvalidParams(detail) => RpcError::invalid_params(detail.as_str()),
         Error::UnknownSession(id) => RpcError::new(
-            -32602,
+            code::INVALID_PARAMS,
             &format!("Invalid params: session not found: {id}"),
             Some(json!({ "sessionId": id })),
         ),
         Error::Busy(detail) => {
-            RpcError::new(-32001, detail, Some(json!({ "reason": "session_busy" })))
+            RpcError::new(code::SESSION_BUSY, detail, Some(json!({ "reason": "session_busy" })))
         }
-        Error::NotConfigured(detail) => {
-            RpcError::new(-32603, detail, Some(json!({ "reason": "provider_not_configured" })))
-        }
-        Error::Provider(detail) => RpcError::new(
-            -32603,
-            &format!("LLM provider error: {detail}"),
-            Some(json!({ "reason": "provider_error" })),
+        Error::NotConfigured(detail) => RpcError::new(
+            code::INTERNAL_ERROR,
+            detail,
+            Some(json!({ "reason": "provider_not_configured" })),
         ),
-        Error::Cancelled => RpcError::new(-32800, "Request cancelled", None),
         Error::Usage(_)
         | Error::Config(_)
         | Error::Io { .. }
@@ -36,10 +31,20 @@ pub fn rpc_error(err: &Error) -> RpcError {
     }
 }
 
+/// A turn the LLM provider (or a broken tool) ended: -32603, and `data` says which kind of
+/// failure (`auth`, `rate_limit`, `server_error`, `cut_stream`, `timeout`, `bad_reply` …).
+pub fn turn_failed(failure: &TurnFailure) -> RpcError {
+    RpcError::new(
+        code::INTERNAL_ERROR,
+        &format!("LLM provider error: {}", failure.message),
+        Some(json!({ "reason": "provider_error", "kind": failure.kind.id() })),
+    )
+}
+
 /// A decode failure of a method's params: -32602 with serde's message in `data`.
 pub fn bad_params(method: &str, err: &serde_json::Error) -> RpcError {
     RpcError::new(
-        -32602,
+        code::INVALID_PARAMS,
         &format!("Invalid params for {method}: {err}"),
         Some(json!(err.to_string())),
     )

@@ -6,7 +6,7 @@
 use super::event::AgentEvent;
 use super::{Turn, estimate};
 use crate::history::ChatMessage;
-use crate::provider::{ChatRequest, ProviderError};
+use crate::provider::{ChatRequest, Failure, FailureKind, ProviderError};
 use crate::sync::lock;
 use crate::tools::truncate_middle;
 
@@ -29,7 +29,7 @@ pub(super) fn if_needed(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     turn_start: &mut usize,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let threshold = turn.limits.context_window * turn.limits.compact_percent / 100;
     if estimate(turn, history) <= threshold {
         return Ok(());
@@ -62,7 +62,7 @@ pub fn compact(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     keep_budget: u64,
-) -> Result<Option<Compacted>, String> {
+) -> Result<Option<Compacted>, Failure> {
     let before = estimate(turn, history);
     let split = split_point(history, keep_budget);
     let only_a_summary = split == 1
@@ -83,9 +83,12 @@ pub fn compact(
     };
     let completion = match turn.provider.stream(&request, turn.cancel, &mut |_| {}) {
         Ok(completion) => completion,
-        Err(ProviderError::Cancelled) => return Err("cancelled".to_string()),
-        Err(ProviderError::Failed(message)) => {
-            return Err(format!("compacting the context failed: {message}"));
+        Err(ProviderError::Cancelled) => {
+            return Err(Failure::new(FailureKind::Internal, "cancelled"));
+        }
+        Err(ProviderError::Failed(failure)) => {
+            let message = format!("compacting the context failed: {}", failure.message);
+            return Err(Failure::new(failure.kind, message));
         }
     };
     let summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());

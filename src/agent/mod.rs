@@ -16,7 +16,9 @@ use crate::cancel::CancelToken;
 use crate::config::Limits;
 use crate::history::{self, ChatMessage, close_unanswered};
 use crate::permission::{Asker, Memory, Mode};
-use crate::provider::{ChatRequest, Completion, Delta, Finish, Provider, ProviderError, ToolDef};
+use crate::provider::{
+    ChatRequest, Completion, Delta, Failure, FailureKind, Finish, Provider, ProviderError, ToolDef,
+};
 use crate::sync::lock;
 use crate::tools::Registry;
 use event::{AgentEvent, ContextUsage, EventSink};
@@ -103,6 +105,8 @@ pub struct Outcome {
 /// A turn that failed (the provider, or a broken tool).
 #[derive(Debug, Clone)]
 pub struct TurnFailure {
+    /// What kind of failure (a tool's fatal error is `Internal`).
+    pub kind: FailureKind,
     /// For the user.
     pub message: String,
     /// Tokens used before the failure.
@@ -214,11 +218,11 @@ fn run_steps(
         if turn.cancel.is_cancelled() {
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
         }
-        if let Err(message) = compact::if_needed(turn, history, &mut turn_start) {
+        if let Err(failure) = compact::if_needed(turn, history, &mut turn_start) {
             if turn.cancel.is_cancelled() {
                 return Ok(Outcome { stop: StopReason::Cancelled, usage });
             }
-            return Err(TurnFailure { message, usage });
+            return Err(TurnFailure { kind: failure.kind, message: failure.message, usage });
         }
         let completion = match request_completion(turn, history, &mut usage) {
             Ok(completion) => completion,
@@ -227,7 +231,9 @@ fn run_steps(
             Err(Step::Failed(_)) if turn.cancel.is_cancelled() => {
                 return Ok(Outcome { stop: StopReason::Cancelled, usage });
             }
-            Err(Step::Failed(message)) => return Err(TurnFailure { message, usage }),
+            Err(Step::Failed(failure)) => {
+                return Err(TurnFailure { kind: failure.kind, message: failure.message, usage });
+            }
         };
         let finish = completion.finish.clone();
         let calls = completion.tool_calls.clone();
@@ -263,8 +269,11 @@ fn run_steps(
             if turn.cancel.is_cancelled() {
                 break;
             }
-            let result =
-                tool_call::run(turn, call).map_err(|message| TurnFailure { message, usage })?;
+            let result = tool_call::run(turn, call).map_err(|message| TurnFailure {
+                kind: FailureKind::Internal,
+                message,
+                usage,
+            })?;
             // Already recorded by `tool_call::run`, before the client saw it.
             history.push(result);
         }
@@ -278,7 +287,7 @@ fn run_steps(
 
 enum Step {
     Cancelled,
-    Failed(String),
+    Failed(Failure),
 }
 
 /// One LLM call: stream deltas out as events, account usage, keep partial text on cancel.
@@ -318,7 +327,7 @@ fn request_completion(
             }
             return Err(Step::Cancelled);
         }
-        Err(ProviderError::Failed(message)) => return Err(Step::Failed(message)),
+        Err(ProviderError::Failed(failure)) => return Err(Step::Failed(failure)),
     };
     let (input, output, estimated) = match completion.usage {
         Some(u) => (u.input, u.output, false),

@@ -63,6 +63,24 @@ pub enum Message {
     Response(Response),
 }
 
+/// Error codes: JSON-RPC 2.0's own, ACP's, and ours.
+pub mod code {
+    /// The line is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// JSON, but not a valid JSON-RPC message.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Bad or missing parameters.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Something failed on our side (the LLM provider included).
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// The session is driven by another process or connection (ours, in the server range).
+    pub const SESSION_BUSY: i64 = -32001;
+    /// The request was cancelled (ACP's `$/cancel_request`).
+    pub const REQUEST_CANCELLED: i64 = -32800;
+}
+
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
@@ -76,26 +94,28 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    /// -32700: the line is not JSON.
+    /// The line is not JSON.
     pub fn parse_error(detail: impl Into<String>) -> RpcError {
-        RpcError::new(-32700, "Parse error", Some(Value::String(detail.into())))
+        RpcError::new(code::PARSE_ERROR, "Parse error", Some(Value::String(detail.into())))
     }
-    /// -32600: JSON, but not a valid JSON-RPC message.
+    /// JSON, but not a valid JSON-RPC message.
     pub fn invalid_request(detail: impl Into<String>) -> RpcError {
-        RpcError::new(-32600, "Invalid request", Some(Value::String(detail.into())))
+        RpcError::new(code::INVALID_REQUEST, "Invalid request", Some(Value::String(detail.into())))
     }
-    /// -32601: no such method.
+    /// No such method.
     pub fn method_not_found(method: &str) -> RpcError {
         let data = serde_json::json!({ "method": method });
-        RpcError::new(-32601, "Method not found", Some(data))
+        RpcError::new(code::METHOD_NOT_FOUND, "Method not found", Some(data))
     }
-    /// -32602: bad or missing parameters.
+    /// Bad or missing parameters: the message names what, `data` repeats it.
     pub fn invalid_params(detail: impl Into<String>) -> RpcError {
-        RpcError::new(-32602, "Invalid params", Some(Value::String(detail.into())))
+        let detail = detail.into();
+        let message = format!("Invalid params: {detail}");
+        RpcError::new(code::INVALID_PARAMS, &message, Some(Value::String(detail)))
     }
-    /// -32603: something failed on our side.
+    /// Something failed on our side.
     pub fn internal(detail: impl Into<String>) -> RpcError {
-        RpcError::new(-32603, "Internal error", Some(Value::String(detail.into())))
+        RpcError::new(code::INTERNAL_ERROR, "Internal error", Some(Value::String(detail.into())))
     }
     /// A custom error.
     pub fn new(code: i64, message: &str, data: Option<Value>) -> RpcError {

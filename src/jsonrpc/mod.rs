@@ -4,6 +4,6 @@ mod message;
 mod outbox;
 mod serve;
 
-pub use message::{Message, Notification, Request, RequestId, Response, RpcError, parse};
+pub use message::{Message, Notification, Request, RequestId, Response, RpcError, code, parse};
 pub use outbox::{Outbox, Outgoing};
 pub use serve::{Handler, Inbound, serve};

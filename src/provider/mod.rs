@@ -95,8 +95,82 @@ pub struct Completion {
 pub enum ProviderError {
     /// The turn was cancelled; the connection was dropped.
     Cancelled,
-    /// The call failed; the message is for the user and names the cause.
-    Failed(String),
+    /// The call failed.
+    Failed(Failure),
+}
+
+/// A failed call: what kind of failure, and a message for the user that names the cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What went wrong, for clients and scripts.
+    pub kind: FailureKind,
+    /// For the user.
+    pub message: String,
+}
+
+/// The kinds of provider failure a client can tell apart (`data.kind` of the JSON-RPC
+/// error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The key was refused (HTTP 401, 403).
+    Auth,
+    /// Too many requests (HTTP 429, or a rate-limit error event).
+    RateLimit,
+    /// The server failed or is overloaded (HTTP 5xx, an overloaded or API error event).
+    Server,
+    /// The server refused the request itself (another HTTP 4xx).
+    Rejected,
+    /// No connection could be made (DNS, refused, TLS).
+    Connect,
+    /// Nothing arrived in time.
+    Timeout,
+    /// The stream broke or ended before the reply was complete.
+    CutStream,
+    /// The reply could not be read (malformed events, an empty stream, an error event).
+    BadReply,
+    /// Something failed on our side.
+    Internal,
+}
+
+impl Failure {
+    /// A failure of `kind`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure { kind, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl FailureKind {
+    /// The wire name.
+    pub fn id(self) -> &'static str {
+        match self {
+            FailureKind::Auth => "auth",
+            FailureKind::RateLimit => "rate_limit",
+            FailureKind::Server => "server_error",
+            FailureKind::Rejected => "rejected",
+            FailureKind::Connect => "connect",
+            FailureKind::Timeout => "timeout",
+            FailureKind::CutStream => "cut_stream",
+            FailureKind::BadReply => "bad_reply",
+            FailureKind::Internal => "internal",
+        }
+    }
+
+    /// The kind of an HTTP error status.
+    pub fn of_status(code: u16) -> FailureKind {
+        match code {
+            401 | 403 => FailureKind::Auth,
+            429 => FailureKind::RateLimit,
+            408 => FailureKind::Timeout,
+            500..=599 => FailureKind::Server,
+            _ => FailureKind::Rejected,
+        }
+    }
 }
 
 /// An LLM endpoint.

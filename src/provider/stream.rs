@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::retry;
 use super::sse::{SseEvent, SseReader};
-use super::{Completion, Delta, ProviderError};
+use super::{Completion, Delta, Failure, FailureKind, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
 
@@ -29,8 +29,8 @@ const OUTPUT_BUFFER: usize = 16 << 10;
 /// What went wrong in one attempt, and whether another attempt may help.
 pub(super) enum AttemptError {
     Cancelled,
-    Retryable { message: String, retry_after: Option<Duration> },
-    Fatal(String),
+    Retryable { kind: FailureKind, message: String, retry_after: Option<Duration> },
+    Fatal(FailureKind, String),
 }
 
 /// Whether a stream goes on after an event.
@@ -123,22 +123,25 @@ pub(super) fn stream<P: Protocol>(
     let mut attempt = 0;
     loop {
         let mut streamed = false;
-        let (message, retry_after) =
+        let (kind, message, retry_after) =
             match one_attempt(protocol, config, body, cancel, on_delta, &mut streamed) {
                 Ok(completion) => return Ok(completion),
                 Err(AttemptError::Cancelled) => return Err(ProviderError::Cancelled),
-                Err(AttemptError::Fatal(message)) => return Err(ProviderError::Failed(message)),
-                Err(AttemptError::Retryable { message, retry_after }) => (message, retry_after),
+                Err(AttemptError::Fatal(kind, message)) => {
+                    return Err(ProviderError::Failed(Failure { kind, message }));
+                }
+                Err(AttemptError::Retryable { kind, message, retry_after }) => {
+                    (kind, message, retry_after)
+                }
             };
         let wait = retry::delay(&policy, attempt, retry_after);
         let out_of_time = started.elapsed() + wait >= policy.max_elapsed;
         if streamed || attempt >= policy.max_retries || out_of_time {
             let tries = attempt + 1;
             let note = if !streamed && tries > 1 { " (gave up after retries)" } else { "" };
-            return Err(ProviderError::Failed(format!(
-                "{message}{note} [{tries} attempt{}]",
-                if tries == 1 { "" } else { "s" }
-            )));
+            let message =
+                format!("{message}{note} [{tries} attempt{}]", if tries == 1 { "" } else { "s" });
+            return Err(ProviderError::Failed(Failure { kind, message }));
         }
         attempt += 1;
         log::warn!(
@@ -174,7 +177,8 @@ fn one_attempt<P: Protocol>(
         .name("llm".into())
         .spawn(move || read_response(request.send(&body[..]), &url, &tx));
     if let Err(err) = spawned {
-        return Err(AttemptError::Fatal(format!("cannot start the LLM reader: {err}")));
+        let message = format!("cannot start the LLM reader: {err}");
+        return Err(AttemptError::Fatal(FailureKind::Internal, message));
     }
     let mut acc = protocol.accumulator();
     let mut got_head = false;
@@ -194,15 +198,17 @@ fn one_attempt<P: Protocol>(
                      IAC_CODE_STREAM_IDLE_TIMEOUT to wait longer)",
                     wait.as_secs_f64()
                 );
+                let kind = FailureKind::Timeout;
                 return Err(if acc.is_empty() && !*streamed {
-                    AttemptError::Retryable { message, retry_after: None }
+                    AttemptError::Retryable { kind, message, retry_after: None }
                 } else {
-                    AttemptError::Fatal(format!("{message}; the reply was cut off"))
+                    AttemptError::Fatal(kind, format!("{message}; the reply was cut off"))
                 });
             }
         };
         let Ok(item) = item else {
-            return Err(AttemptError::Fatal("the LLM reader stopped unexpectedly".into()));
+            let message = "the LLM reader stopped unexpectedly".to_string();
+            return Err(AttemptError::Fatal(FailureKind::Internal, message));
         };
         match item {
             Item::Head => got_head = true,
@@ -222,34 +228,45 @@ fn one_attempt<P: Protocol>(
             Item::Whole(body) => return acc.whole(&body, on_delta),
             Item::Eof if acc.has_finish() => return Ok(acc.finish()),
             Item::Eof if acc.is_empty() => {
-                return Err(AttemptError::Fatal(format!(
-                    "the LLM at {} returned an empty stream; check IAC_CODE_BASE_URL (many \
+                return Err(AttemptError::Fatal(
+                    FailureKind::BadReply,
+                    format!(
+                        "the LLM at {} returned an empty stream; check IAC_CODE_BASE_URL (many \
                      servers need a /v1 suffix)",
-                    protocol.url()
-                )));
+                        protocol.url()
+                    ),
+                ));
             }
             Item::Eof => {
                 return Err(AttemptError::Fatal(
+                    FailureKind::CutStream,
                     "the LLM stream ended before the reply was complete".into(),
                 ));
             }
             Item::Status { code, body, retry_after } => {
                 let message = format!("the LLM answered HTTP {code}: {}", error_text(&body));
+                let kind = FailureKind::of_status(code);
                 return Err(if retry::retryable_status(code) {
-                    AttemptError::Retryable { message, retry_after }
+                    AttemptError::Retryable { kind, message, retry_after }
                 } else {
-                    AttemptError::Fatal(message)
+                    AttemptError::Fatal(kind, message)
                 });
             }
             Item::Connect(message) => {
-                return Err(AttemptError::Retryable { message, retry_after: None });
+                let kind = if message.contains("timed out") || message.contains("timeout") {
+                    FailureKind::Timeout
+                } else {
+                    FailureKind::Connect
+                };
+                return Err(AttemptError::Retryable { kind, message, retry_after: None });
             }
             Item::Broken(message) => {
                 let message = format!("the LLM stream broke: {message}");
+                let kind = FailureKind::CutStream;
                 return Err(if acc.is_empty() && !*streamed {
-                    AttemptError::Retryable { message, retry_after: None }
+                    AttemptError::Retryable { kind, message, retry_after: None }
                 } else {
-                    AttemptError::Fatal(message)
+                    AttemptError::Fatal(kind, message)
                 });
             }
         }

@@ -96,9 +96,10 @@ pub(super) fn run(
                         usage: TurnUsage::default(),
                     });
                 }
-                Err(message) => {
+                Err(failure) => {
                     return Err(PromptFailure::Provider(TurnFailure {
-                        message,
+                        kind: failure.kind,
+                        message: failure.message,
                         usage: TurnUsage::default(),
                     }));
                 }

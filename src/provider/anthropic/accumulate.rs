@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::history::{SignedThinking, ToolUse};
 use crate::provider::sse::SseEvent;
 use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
-use crate::provider::{Completion, Delta, Finish, Usage};
+use crate::provider::{Completion, Delta, FailureKind, Finish, Usage};
 
 #[derive(Debug, Clone, Copy)]
 enum Block {
@@ -148,10 +148,13 @@ impl Accumulate for Acc {
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
         let data: Value = serde_json::from_str(&event.data).map_err(|err| {
-            AttemptError::Fatal(format!(
-                "the LLM stream is not usable: malformed event ({err}): {}",
-                clip(&event.data)
-            ))
+            AttemptError::Fatal(
+                FailureKind::BadReply,
+                format!(
+                    "the LLM stream is not usable: malformed event ({err}): {}",
+                    clip(&event.data)
+                ),
+            )
         })?;
         let index = data["index"].as_u64().unwrap_or(0);
         match data["type"].as_str().unwrap_or("") {
@@ -198,10 +201,16 @@ impl Accumulate for Acc {
                 let message = format!("the LLM reported an error mid-stream: {message} ({kind})");
                 let transient =
                     matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error");
+                let kind = match kind {
+                    "rate_limit_error" => FailureKind::RateLimit,
+                    "overloaded_error" | "api_error" => FailureKind::Server,
+                    "authentication_error" | "permission_error" => FailureKind::Auth,
+                    _ => FailureKind::BadReply,
+                };
                 return Err(if transient && !*streamed {
-                    AttemptError::Retryable { message, retry_after: None }
+                    AttemptError::Retryable { kind, message, retry_after: None }
                 } else {
-                    AttemptError::Fatal(message)
+                    AttemptError::Fatal(kind, message)
                 });
             }
             // "ping", "content_block_stop", and types added later.
@@ -216,9 +225,10 @@ impl Accumulate for Acc {
         on_delta: &mut dyn FnMut(Delta),
     ) -> Result<Completion, AttemptError> {
         let reply: Value = serde_json::from_str(body).map_err(|err| {
-            AttemptError::Fatal(format!(
-                "the LLM stream is not usable: unreadable JSON reply: {err}"
-            ))
+            AttemptError::Fatal(
+                FailureKind::BadReply,
+                format!("the LLM stream is not usable: unreadable JSON reply: {err}"),
+            )
         })?;
         let mut streamed = false;
         for (i, block) in reply["content"].as_array().into_iter().flatten().enumerate() {

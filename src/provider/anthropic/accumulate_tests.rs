@@ -85,6 +85,6 @@ fn errors_mid_stream_are_reported_and_retried_only_before_output() {
     ));
     streamed = true;
     assert!(
-        matches!(acc.event(event(overloaded), &mut |_| {}, &mut streamed), Err(AttemptError::Fatal(m)) if m.contains("Overloaded"))
+        matches!(acc.event(event(overloaded), &mut |_| {}, &mut streamed), Err(AttemptError::Fatal(_, m)) if m.contains("Overloaded"))
     );
 }

@@ -11,7 +11,7 @@ use accumulate::Acc;
 use wire::request_body;
 
 use super::stream::{self, Protocol};
-use super::{ChatRequest, Completion, Delta, Provider, ProviderError};
+use super::{ChatRequest, Completion, Delta, Failure, FailureKind, Provider, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
 
@@ -62,8 +62,10 @@ impl Provider for Messages {
         cancel: &CancelToken,
         on_delta: &mut dyn FnMut(Delta),
     ) -> Result<Completion, ProviderError> {
-        let body = serde_json::to_vec(&request_body(request, &self.config))
-            .map_err(|err| ProviderError::Failed(format!("cannot encode the request: {err}")))?;
+        let body = serde_json::to_vec(&request_body(request, &self.config)).map_err(|err| {
+            let message = format!("cannot encode the request: {err}");
+            ProviderError::Failed(Failure::new(FailureKind::Internal, message))
+        })?;
         stream::stream(self, &self.config, &body, cancel, on_delta)
     }
 }

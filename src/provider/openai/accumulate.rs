@@ -5,7 +5,7 @@ use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
 use crate::history::ToolUse;
 use crate::provider::sse::SseEvent;
 use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
-use crate::provider::{Completion, Delta, Finish, Usage};
+use crate::provider::{Completion, Delta, FailureKind, Finish, Usage};
 
 /// How far past the known tool calls a streamed `index` may jump.
 const MAX_INDEX_GAP: usize = 64;
@@ -42,9 +42,10 @@ impl Accumulator {
                 .and_then(|m| m.as_str())
                 .map(str::to_string)
                 .unwrap_or_else(|| error.to_string());
-            return Err(AttemptError::Fatal(format!(
-                "the LLM reported an error mid-stream: {message}"
-            )));
+            return Err(AttemptError::Fatal(
+                FailureKind::BadReply,
+                format!("the LLM reported an error mid-stream: {message}"),
+            ));
         }
         if let Some(usage) = chunk.usage {
             self.usage =
@@ -190,10 +191,13 @@ impl Accumulate for Accumulator {
             return Ok(Flow::Done);
         }
         let chunk: Chunk = serde_json::from_str(&event.data).map_err(|err| {
-            AttemptError::Fatal(format!(
-                "the LLM stream is not usable: malformed event ({err}): {}",
-                clip(&event.data)
-            ))
+            AttemptError::Fatal(
+                FailureKind::BadReply,
+                format!(
+                    "the LLM stream is not usable: malformed event ({err}): {}",
+                    clip(&event.data)
+                ),
+            )
         })?;
         self.apply(chunk, on_delta, streamed)?;
         Ok(Flow::More)
@@ -205,9 +209,10 @@ impl Accumulate for Accumulator {
         on_delta: &mut dyn FnMut(Delta),
     ) -> Result<Completion, AttemptError> {
         let reply: WholeReply = serde_json::from_str(body).map_err(|err| {
-            AttemptError::Fatal(format!(
-                "the LLM stream is not usable: unreadable JSON reply: {err}"
-            ))
+            AttemptError::Fatal(
+                FailureKind::BadReply,
+                format!("the LLM stream is not usable: unreadable JSON reply: {err}"),
+            )
         })?;
         Ok(Accumulator::whole(self, reply, on_delta))
     }

@@ -108,7 +108,9 @@ fn post(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
     }
     let message = match jsonrpc::parse(&req.body) {
         Ok(message) => message,
-        Err((_, err)) if err.code == -32700 => return fail(400, "Invalid JSON"),
+        Err((_, err)) if err.code == jsonrpc::code::PARSE_ERROR => {
+            return fail(400, "Invalid JSON");
+        }
         Err((_, err)) => return fail(400, &err.message),
     };
     if let Message::Request(request) = &message
