@@ -86,14 +86,13 @@ pub fn close_unanswered(history: &mut Vec<ChatMessage>, reason: &str) -> usize {
         .map(|c| c.id.clone())
         .collect();
     let added = missing.len();
-    for call_id in missing {
-        history.push(ChatMessage::ToolResult {
-            call_id,
-            content: reason.to_string(),
-            is_error: true,
-        });
-    }
+    history.extend(missing.into_iter().map(|call_id| error_result(call_id, reason)));
     added
+}
+
+/// The error result of a tool call that never ran (or whose run was lost), saying why.
+pub fn error_result(call_id: String, reason: &str) -> ChatMessage {
+    ChatMessage::ToolResult { call_id, content: reason.to_string(), is_error: true }
 }
 
 #[cfg(test)]

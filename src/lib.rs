@@ -18,6 +18,7 @@ mod serve;
 pub mod session;
 pub mod sync;
 mod sys;
+pub mod text;
 pub mod time;
 pub mod tools;
 pub mod transport;

@@ -49,10 +49,10 @@ fn push(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage) {
 }
 
 /// Answers unanswered tool calls with `reason`, in the history and the record.
-pub fn close(turn: &Turn, history: &mut Vec<ChatMessage>, reason: &str) {
+pub fn close(recorder: &dyn Recorder, history: &mut Vec<ChatMessage>, reason: &str) {
     let added = close_unanswered(history, reason);
     for message in &history[history.len() - added..] {
-        turn.recorder.message(message);
+        recorder.message(message);
     }
 }
 
@@ -245,7 +245,7 @@ fn run_steps(
         };
         push(turn, history, reply);
         if turn.cancel.is_cancelled() {
-            close(turn, history, CANCELLED_RESULT);
+            close(turn.recorder, history, CANCELLED_RESULT);
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
         }
         let stop = match finish {
@@ -259,7 +259,11 @@ fn run_steps(
             turn.recorder.rewind(turn_start);
         }
         if let Some(stop) = stop {
-            close(turn, history, "Not run: the reply was cut off before the call was complete.");
+            close(
+                turn.recorder,
+                history,
+                "Not run: the reply was cut off before the call was complete.",
+            );
             return Ok(Outcome { stop, usage });
         }
         if calls.is_empty() {
@@ -278,7 +282,7 @@ fn run_steps(
             history.push(result);
         }
         if turn.cancel.is_cancelled() {
-            close(turn, history, CANCELLED_RESULT);
+            close(turn.recorder, history, CANCELLED_RESULT);
             return Ok(Outcome { stop: StopReason::Cancelled, usage });
         }
     }

@@ -331,7 +331,5 @@ fn descendants(root: u32) -> Vec<u32> {
 /// `/proc/<pid>/cmdline` with spaces for NULs, shortened.
 fn command_line(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let text: String = String::from_utf8_lossy(&raw).replace('\0', " ").trim().to_string();
-    let short: String = text.chars().take(200).collect();
-    if short.len() < text.len() { format!("{short}…") } else { short }
+    crate::text::clip(String::from_utf8_lossy(&raw).replace('\0', " ").trim(), 200)
 }

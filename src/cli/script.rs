@@ -167,18 +167,20 @@ pub(super) fn parse_doctor(parser: &mut lexopt::Parser) -> Result<Command> {
     }
 }
 
+/// The action word of a command with actions (`sessions`, `config`): `Ok(None)` for
+/// `--help`, a usage error naming `try` when it is missing.
+fn action(parser: &mut lexopt::Parser, try_: &str) -> Result<Option<String>> {
+    match parser.next()? {
+        Some(Value(action)) => Ok(Some(action.string()?)),
+        Some(Short('h') | Long("help")) => Ok(None),
+        Some(arg) => Err(arg.unexpected().into()),
+        None => Err(Error::Usage(format!("missing action: try {try_}"))),
+    }
+}
+
 pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
-    let action = match parser.next()? {
-        Some(Value(action)) => action.string()?,
-        Some(Short('h') | Long("help")) => return Ok(Command::Help),
-        Some(arg) => return Err(arg.unexpected().into()),
-        None => {
-            return Err(Error::Usage(
-                "missing action: try 'iac-code sessions list', 'show <ID>' or 'delete <ID>'"
-                    .to_string(),
-            ));
-        }
-    };
+    let try_ = "'iac-code sessions list', 'show <ID>' or 'delete <ID>'";
+    let Some(action) = action(parser, try_)? else { return Ok(Command::Help) };
     let (mut id, mut cwd, mut json) = (None, None, false);
     while let Some(arg) = parser.next()? {
         match arg {
@@ -211,18 +213,8 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
 }
 
 pub(super) fn parse_config(parser: &mut lexopt::Parser) -> Result<Command> {
-    let action = match parser.next()? {
-        Some(Value(action)) => action.string()?,
-        Some(Short('h') | Long("help")) => return Ok(Command::Help),
-        Some(arg) => return Err(arg.unexpected().into()),
-        None => {
-            return Err(Error::Usage(
-                "missing action: try 'iac-code config show', 'path', 'set <KEY> <VALUE>' or \
-                 'unset <KEY>'"
-                    .to_string(),
-            ));
-        }
-    };
+    let try_ = "'iac-code config show', 'path', 'set <KEY> <VALUE>' or 'unset <KEY>'";
+    let Some(action) = action(parser, try_)? else { return Ok(Command::Help) };
     let (mut provider, mut json, mut words) = (None, false, Vec::new());
     while let Some(arg) = parser.next()? {
         match arg {

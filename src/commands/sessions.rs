@@ -128,7 +128,7 @@ fn message_json(message: &ChatMessage) -> Value {
 }
 
 fn transcript_line(message: &ChatMessage) -> String {
-    let one_line = |text: &str| text.replace('\n', " ").chars().take(200).collect::<String>();
+    let one_line = |text: &str| crate::text::one_line(text, " ", 200);
     match message {
         ChatMessage::User { text, .. } => format!("user: {}", one_line(text)),
         ChatMessage::Assistant { text, tool_calls, .. } => {

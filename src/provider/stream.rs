@@ -369,10 +369,7 @@ pub(super) fn error_text(body: &str) -> String {
 
 /// At most 1,000 characters of `text`, for messages.
 pub(super) fn clip(text: &str) -> String {
-    if text.chars().count() <= 1000 {
-        return text.to_string();
-    }
-    format!("{}…", text.chars().take(1000).collect::<String>())
+    crate::text::clip(text, 1000)
 }
 
 #[cfg(test)]

@@ -16,9 +16,6 @@ pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("help", "List the commands", None),
 ];
 
-/// Longest title kept, in characters.
-const MAX_TITLE_CHARS: usize = 200;
-
 /// A parsed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Command {
@@ -71,8 +68,7 @@ pub(super) fn run(
         }
         Command::Rename(title) if title.is_empty() => say("Usage: `/rename <title>`".to_string()),
         Command::Rename(title) => {
-            let title: String =
-                title.lines().next().unwrap_or("").chars().take(MAX_TITLE_CHARS).collect();
+            let title = crate::text::title(&title);
             session.record(&Record::Title { title: title.clone() });
             session.touch(|m| m.title = Some(title.clone()));
             say(format!("Session renamed to \"{title}\"."));

@@ -312,15 +312,6 @@ fn validate_cwd(cwd: &str) -> Result<PathBuf> {
     }
 }
 
-/// A session title from its first prompt: one line, at most 80 characters.
-fn title_of(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("(empty)");
-    if line.chars().count() <= 80 {
-        return line.to_string();
-    }
-    format!("{}…", line.chars().take(79).collect::<String>())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,13 +325,11 @@ mod tests {
                 .to_string()
                 .contains("does not exist")
         );
-        assert!(validate_cwd("/etc/hostname").is_err() || !Path::new("/etc/hostname").exists());
+        let file = std::env::temp_dir().join(format!("iac-cwd-file-{}", std::process::id()));
+        std::fs::write(&file, "x").unwrap();
+        let err = validate_cwd(file.to_str().unwrap()).unwrap_err().to_string();
+        assert!(err.contains("is not a directory"), "{err}");
+        std::fs::remove_file(&file).unwrap();
         assert!(validate_cwd("/").is_ok());
-    }
-
-    #[test]
-    fn titles_are_one_short_line() {
-        assert_eq!(title_of("\n  fix the vpc  \nmore"), "fix the vpc");
-        assert_eq!(title_of(&"x".repeat(100)).chars().count(), 80);
     }
 }

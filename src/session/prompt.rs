@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use super::commands::{self, Command};
-use super::{Manager, PromptFailure, PromptIo, Services, Session, SessionId, title_of};
+use super::{Manager, PromptFailure, PromptIo, Services, Session, SessionId};
 use crate::agent::{self, Turn, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
@@ -45,7 +45,7 @@ impl Manager {
             state.running = Some(cancel.clone());
         }
         if command.is_none() && session.journal.meta().title.is_none() {
-            let title = title_of(&text);
+            let title = crate::text::title(&text);
             session.record(&super::record::Record::Title { title: title.clone() });
             session.touch(|m| m.title = Some(title));
         }
@@ -88,7 +88,7 @@ fn run(
             let parts = TurnParts::new(services, session, provider);
             let turn = parts.turn(services, session, cancel, &io);
             agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
-                agent::close(&turn, &mut history, "Not run: the turn failed.");
+                agent::close(session, &mut history, "Not run: the turn failed.");
                 PromptFailure::Provider(failure)
             })
         }
@@ -101,11 +101,7 @@ fn run(
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".to_string());
         log::error!("session {}: prompt thread panicked: {what}", session.id);
-        let before = history.len();
-        crate::history::close_unanswered(&mut history, "Interrupted by an internal error.");
-        for message in &history[before..] {
-            agent::Recorder::message(session, message);
-        }
+        agent::close(session, &mut history, "Interrupted by an internal error.");
         Err(PromptFailure::Internal(what))
     });
     if let Ok(outcome) = &result {

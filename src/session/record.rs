@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
+use crate::history::{ChatMessage, Image, SignedThinking, ToolUse, error_result};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -284,13 +284,7 @@ impl Rebuilt {
                     pending.remove(at);
                 }
                 ChatMessage::User { .. } | ChatMessage::Assistant { .. } => {
-                    for call_id in pending.drain(..) {
-                        out.push(ChatMessage::ToolResult {
-                            call_id,
-                            content: INTERRUPTED.to_string(),
-                            is_error: true,
-                        });
-                    }
+                    out.extend(pending.drain(..).map(|id| error_result(id, INTERRUPTED)));
                     if let ChatMessage::Assistant { tool_calls, .. } = &message {
                         pending = tool_calls.iter().map(|c| c.id.clone()).collect();
                     }

@@ -59,7 +59,7 @@ impl Tool for Agent {
             .and_then(Value::as_str)
             .or_else(|| args.get("prompt").and_then(Value::as_str))
             .unwrap_or("");
-        let what: String = what.chars().take(80).collect();
+        let what = crate::text::one_line(what, " ", 80);
         Invocation::plain(format!("Agent ({kind}): {what}"))
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -76,11 +76,7 @@ impl Tool for Bash {
     fn describe(&self, args: &Value, _ctx: &ToolContext) -> Invocation {
         let command = args.get("command").and_then(Value::as_str).unwrap_or("").trim();
         // The whole command, so that a client showing only the title shows all of it.
-        let flat = command.replace('\n', " ⏎ ");
-        let mut title: String = flat.chars().take(MAX_TITLE_CHARS).collect();
-        if title.len() < flat.len() {
-            title.push('…');
-        }
+        let title = crate::text::one_line(command, " ⏎ ", MAX_TITLE_CHARS);
         Invocation::plain(if title.is_empty() { "bash".to_string() } else { title })
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
