@@ -95,23 +95,44 @@ pub fn error_result(call_id: String, reason: &str) -> ChatMessage {
     ChatMessage::ToolResult { call_id, content: reason.to_string(), is_error: true }
 }
 
+/// Histories for unit tests, built in one line each.
+#[cfg(test)]
+pub mod fixtures {
+    use super::*;
+
+    /// A user message.
+    pub fn user(text: &str) -> ChatMessage {
+        ChatMessage::User { text: text.into(), images: Vec::new() }
+    }
+
+    /// An assistant message with no text that calls `bash` once per id.
+    pub fn calls(ids: &[&str]) -> ChatMessage {
+        let uses = ids
+            .iter()
+            .map(|id| ToolUse { id: (*id).into(), name: "bash".into(), arguments: "{}".into() })
+            .collect();
+        ChatMessage::Assistant {
+            text: String::new(),
+            thinking: String::new(),
+            signed: Vec::new(),
+            tool_calls: uses,
+        }
+    }
+
+    /// A successful tool result.
+    pub fn result(id: &str, content: &str) -> ChatMessage {
+        ChatMessage::ToolResult { call_id: id.into(), content: content.into(), is_error: false }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::fixtures::{calls, result, user};
     use super::*;
 
     #[test]
     fn unanswered_calls_get_error_results() {
-        let call = |id: &str| ToolUse { id: id.into(), name: "t".into(), arguments: "{}".into() };
-        let mut history = vec![
-            ChatMessage::User { text: "hi".into(), images: Vec::new() },
-            ChatMessage::Assistant {
-                text: String::new(),
-                thinking: String::new(),
-                signed: Vec::new(),
-                tool_calls: vec![call("a"), call("b")],
-            },
-            ChatMessage::ToolResult { call_id: "a".into(), content: "ok".into(), is_error: false },
-        ];
+        let mut history = vec![user("hi"), calls(&["a", "b"]), result("a", "ok")];
         assert_eq!(close_unanswered(&mut history, "cancelled"), 1);
         assert_eq!(
             history.last(),

@@ -155,32 +155,18 @@ fn render(messages: &[ChatMessage]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::ToolUse;
+    use crate::history::fixtures::{calls, result, user};
 
     #[test]
     fn never_splits_a_call_from_its_result() {
-        let call = |id: &str| ChatMessage::Assistant {
-            text: String::new(),
-            thinking: String::new(),
-            signed: Vec::new(),
-            tool_calls: vec![ToolUse {
-                id: id.into(),
-                name: "bash".into(),
-                arguments: "{}".into(),
-            }],
-        };
-        let result = |id: &str| ChatMessage::ToolResult {
-            call_id: id.into(),
-            content: "x".repeat(400),
-            is_error: false,
-        };
+        let long = "x".repeat(400);
         let history = vec![
-            ChatMessage::User { text: "u1".into(), images: Vec::new() },
-            call("a"),
-            result("a"),
-            ChatMessage::User { text: "u2".into(), images: Vec::new() },
-            call("b"),
-            result("b"),
+            user("u1"),
+            calls(&["a"]),
+            result("a", &long),
+            user("u2"),
+            calls(&["b"]),
+            result("b", &long),
         ];
         // Room for one call and its result: the suffix starts at that call.
         assert_eq!(split_point(&history, tokens(&history[4..])), 4);

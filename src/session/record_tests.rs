@@ -1,28 +1,18 @@
 //! Tests of journal records: round trips, rebuilding a context, and repairs.
 
 use super::*;
+use crate::history::fixtures::{calls, result, user};
 
 #[test]
 fn damage_is_mended() {
-    let call = |id: &str| ChatMessage::Assistant {
-        text: String::new(),
-        thinking: String::new(),
-        signed: Vec::new(),
-        tool_calls: vec![ToolUse { id: id.into(), name: "bash".into(), arguments: "{}".into() }],
-    };
-    let result = |id: &str| ChatMessage::ToolResult {
-        call_id: id.into(),
-        content: "ok".into(),
-        is_error: false,
-    };
     let mut rebuilt = Rebuilt {
         context: vec![
-            ChatMessage::User { text: "u".into(), images: Vec::new() },
-            call("a"),
-            ChatMessage::User { text: "lost the result of a".into(), images: Vec::new() },
-            result("zz"),
-            call("b"),
-            result("b"),
+            user("u"),
+            calls(&["a"]),
+            user("lost the result of a"),
+            result("zz", "ok"),
+            calls(&["b"]),
+            result("b", "ok"),
         ],
         ..Rebuilt::default()
     };
@@ -76,7 +66,7 @@ fn records_round_trip_and_rebuild() {
     }
     assert_eq!(rebuilt.all.len(), 5);
     assert_eq!(rebuilt.context.len(), 3, "summary, user, assistant");
-    assert_eq!(rebuilt.context[0], ChatMessage::User { text: "S".into(), images: Vec::new() });
+    assert_eq!(rebuilt.context[0], user("S"));
     assert_eq!(rebuilt.title.as_deref(), Some("T"));
     let repairs = rebuilt.repairs();
     assert_eq!(
