@@ -8,6 +8,8 @@ mod support;
 mod cli;
 // JSON-RPC framing, errors, and the session methods that need no LLM.
 mod protocol;
+// The same rules in process, over an in-memory connection: no binary, no socket.
+mod dispatch;
 // Streamed conversations, tool calls, stop reasons, usage.
 mod prompt;
 // The permission gate and session modes.

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0: frames, ids, the pending-reply table and the `Outbox`. Knows no ACP method.
 
+pub mod memory;
 mod message;
 mod outbox;
 mod serve;
