@@ -6,14 +6,12 @@
 pub enum ChatMessage {
     /// What the user said (prompt content already flattened to text).
     User {
-        /// The text.
         text: String,
         /// Images attached to the prompt (only when the model accepts images).
         images: Vec<Image>,
     },
     /// What the model said.
     Assistant {
-        /// Visible text.
         text: String,
         /// Reasoning, if the model streamed any.
         thinking: String,
@@ -58,7 +56,6 @@ pub struct SignedThinking {
 pub struct ToolUse {
     /// The model's id for the call.
     pub id: String,
-    /// Tool name.
     pub name: String,
     /// Arguments, as the JSON text the model produced.
     pub arguments: String,

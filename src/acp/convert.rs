@@ -19,7 +19,6 @@ use crate::tools;
 pub struct AcpSink {
     /// Where frames go.
     pub outbox: Outbox,
-    /// The session.
     pub session_id: String,
 }
 
@@ -113,7 +112,6 @@ fn locations(list: Vec<(std::path::PathBuf, Option<u32>)>) -> Vec<ToolCallLocati
 pub struct AcpAsker {
     /// Where frames go.
     pub outbox: Outbox,
-    /// The session.
     pub session_id: String,
 }
 

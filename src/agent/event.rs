@@ -43,7 +43,6 @@ pub enum AgentEvent {
 pub struct ToolCallStart {
     /// Unique id within the session.
     pub id: String,
-    /// Human title.
     pub title: String,
     /// Kind, for the client's icon.
     pub kind: ToolKind,

@@ -78,7 +78,6 @@ pub enum StopReason {
     MaxTurnRequests,
     /// The model refused.
     Refusal,
-    /// The client cancelled.
     Cancelled,
 }
 
@@ -117,11 +116,9 @@ pub struct TurnFailure {
 pub struct Turn<'a> {
     /// Session cwd (canonical).
     pub cwd: &'a Path,
-    /// System prompt.
     pub system_prompt: &'a str,
     /// The LLM.
     pub provider: &'a dyn Provider,
-    /// Tools.
     pub tools: &'a Registry,
     /// Tool definitions sent to the model.
     pub tool_defs: &'a [ToolDef],
@@ -133,7 +130,6 @@ pub struct Turn<'a> {
     pub sink: &'a dyn EventSink,
     /// Cancellation.
     pub cancel: &'a CancelToken,
-    /// Limits.
     pub limits: Limits,
     /// The configuration directory (sensitive for tools).
     pub config_dir: &'a Path,

@@ -162,7 +162,6 @@ fn children() -> Vec<u32> {
 /// What /proc says about one process.
 #[derive(Debug, Clone, Copy)]
 pub struct Proc {
-    /// Its pid.
     pub pid: u32,
     /// Its parent's pid.
     pub ppid: u32,

@@ -43,7 +43,6 @@ enum Report {
 /// A process a call left running.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftRunning {
-    /// Its pid.
     pub pid: u32,
     /// Its command line (shortened).
     pub command: String,

@@ -18,13 +18,9 @@ pub enum Transport {
 /// Arguments of `iac-code acp`, raw (validated later by `config`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcpArgs {
-    /// `--transport`.
     pub transport: Transport,
-    /// `--host`.
     pub host: String,
-    /// `--port`.
     pub port: u16,
-    /// `--debug`.
     pub debug: bool,
     /// `--log-file`.
     pub log_file: Option<PathBuf>,

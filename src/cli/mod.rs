@@ -85,7 +85,6 @@ for -p also 3 max turn requests, 4 max tokens, 5 refusal, 130 cancelled,
 /// What the user asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// Serve ACP.
     Acp(AcpArgs),
     /// Run one prompt and exit (`-p`).
     Prompt(PromptArgs),
@@ -95,9 +94,7 @@ pub enum Command {
     Sessions(SessionsCommand),
     /// Read or edit the settings file.
     Config(ConfigCommand),
-    /// Print `HELP`.
     Help,
-    /// Print the version.
     Version,
 }
 

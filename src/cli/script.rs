@@ -40,11 +40,8 @@ pub struct PromptArgs {
     pub format: OutputFormat,
     /// `--permission-mode`.
     pub permission: PermissionMode,
-    /// `--resume`.
     pub resume: Option<String>,
-    /// `--continue`.
     pub continue_last: bool,
-    /// `--debug`.
     pub debug: bool,
     /// `--log-file`.
     pub log_file: Option<PathBuf>,
@@ -56,24 +53,18 @@ pub enum ConfigCommand {
     /// Print the settings file's path.
     Path,
     /// Show the provider settings in force.
-    Show {
-        /// `--json`.
-        json: bool,
-    },
+    Show { json: bool },
     /// Set a key (`-` as the value: read it from stdin).
     Set {
         /// `--provider`: whose section.
         provider: Option<String>,
-        /// The key.
         key: String,
-        /// The value.
         value: String,
     },
     /// Remove a key.
     Unset {
         /// `--provider`: whose section.
         provider: Option<String>,
-        /// The key.
         key: String,
     },
 }
@@ -83,21 +74,15 @@ pub enum ConfigCommand {
 pub enum SessionsCommand {
     /// List sessions, optionally of one directory.
     List {
-        /// `--cwd`.
         cwd: Option<String>,
-        /// `--json`.
         json: bool,
     },
     /// Show one session's metadata and conversation.
     Show {
-        /// The id.
         id: String,
-        /// `--json`.
         json: bool,
     },
-    /// Delete one session.
     Delete {
-        /// The id.
         id: String,
     },
 }

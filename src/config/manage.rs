@@ -282,7 +282,6 @@ fn write_atomically(dir: &Path, path: &Path, root: &Map<String, Value>) -> Resul
 /// One provider setting in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shown {
-    /// The settings-file key.
     pub key: &'static str,
     /// The variable that stands for it.
     pub variable: &'static str,

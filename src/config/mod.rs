@@ -92,7 +92,6 @@ pub enum ApiKind {
 pub struct ProviderConfig {
     /// Preset name (`openai`, `vllm`, ...).
     pub preset: &'static str,
-    /// Wire API.
     pub api: ApiKind,
     /// Base URL without a trailing slash, e.g. `http://127.0.0.1:8000/v1`.
     pub base_url: String,
@@ -104,7 +103,6 @@ pub struct ProviderConfig {
     pub models: Vec<String>,
     /// Retry policy for failures before anything streamed.
     pub retry: RetryPolicy,
-    /// Network timeouts.
     pub timeouts: Timeouts,
     /// TLS with a site CA bundle added (`IAC_CODE_CA_FILE`); `None`: the bundled roots.
     pub tls: Option<ureq::tls::TlsConfig>,

@@ -28,7 +28,6 @@ impl std::fmt::Display for RequestId {
 pub struct Request {
     /// The id to answer with.
     pub id: RequestId,
-    /// Method name.
     pub method: String,
     /// Parameters; `Value::Null` when absent.
     pub params: Value,
@@ -37,7 +36,6 @@ pub struct Request {
 /// A notification: no response.
 #[derive(Debug, Clone)]
 pub struct Notification {
-    /// Method name.
     pub method: String,
     /// Parameters; `Value::Null` when absent.
     pub params: Value,
@@ -48,18 +46,14 @@ pub struct Notification {
 pub struct Response {
     /// Id of our request.
     pub id: RequestId,
-    /// `result` or `error`.
     pub result: Result<Value, RpcError>,
 }
 
 /// One inbound frame.
 #[derive(Debug, Clone)]
 pub enum Message {
-    /// A request.
     Request(Request),
-    /// A notification.
     Notification(Notification),
-    /// A response.
     Response(Response),
 }
 
@@ -84,9 +78,7 @@ pub mod code {
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
-    /// Error code.
     pub code: i64,
-    /// Short message.
     pub message: String,
     /// Details.
     #[serde(default, skip_serializing_if = "Option::is_none")]

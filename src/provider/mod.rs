@@ -18,9 +18,7 @@ use crate::history::{ChatMessage, SignedThinking, ToolUse};
 /// A tool as offered to the model.
 #[derive(Debug, Clone)]
 pub struct ToolDef {
-    /// Name.
     pub name: String,
-    /// Description.
     pub description: String,
     /// JSON schema of the arguments.
     pub parameters: Value,
@@ -30,11 +28,9 @@ pub struct ToolDef {
 pub struct ChatRequest<'a> {
     /// Model id.
     pub model: &'a str,
-    /// System prompt.
     pub system: &'a str,
     /// The conversation so far.
     pub messages: &'a [ChatMessage],
-    /// Tools offered.
     pub tools: &'a [ToolDef],
     /// Output cap.
     pub max_tokens: u32,
@@ -43,7 +39,6 @@ pub struct ChatRequest<'a> {
 /// A piece of the reply, delivered as it streams.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Delta {
-    /// Visible text.
     Text(String),
     /// Reasoning.
     Thought(String),
@@ -82,7 +77,6 @@ pub struct Completion {
     pub thinking: String,
     /// The reasoning as signed blocks (Anthropic), to send back intact; empty otherwise.
     pub signed: Vec<SignedThinking>,
-    /// Tool calls, assembled.
     pub tool_calls: Vec<ToolUse>,
     /// Why it stopped.
     pub finish: Finish,
@@ -95,7 +89,6 @@ pub struct Completion {
 pub enum ProviderError {
     /// The turn was cancelled; the connection was dropped.
     Cancelled,
-    /// The call failed.
     Failed(Failure),
 }
 

@@ -19,7 +19,6 @@ use crate::error::{Error, IoContext, Result};
 pub struct Meta {
     /// Format version.
     pub v: u32,
-    /// Session id.
     pub session_id: String,
     /// Working directory as the client gave it.
     pub cwd: String,

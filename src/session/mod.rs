@@ -42,7 +42,6 @@ pub struct Services {
     pub config: Config,
     /// The LLM, or why there is none.
     pub provider: std::result::Result<Arc<dyn Provider>, String>,
-    /// Tools.
     pub tools: Registry,
     /// Tool definitions as sent to the model.
     pub tool_defs: Vec<ToolDef>,
@@ -78,7 +77,6 @@ impl Services {
 
 /// One open session.
 pub struct Session {
-    /// Its id.
     pub id: SessionId,
     /// The cwd as the client gave it.
     pub cwd: String,
@@ -139,7 +137,6 @@ impl Recorder for Session {
 /// A summary for `session/list`.
 #[derive(Debug, Clone)]
 pub struct Summary {
-    /// Session id.
     pub id: String,
     /// Cwd as given.
     pub cwd: String,

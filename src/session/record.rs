@@ -43,15 +43,12 @@ pub enum Record {
     },
     /// A user prompt (flattened to text), with its images.
     User {
-        /// The text.
         text: String,
-        /// Attached images.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageRecord>,
     },
     /// A model reply.
     Assistant {
-        /// Visible text.
         text: String,
         /// Reasoning.
         #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -59,11 +56,9 @@ pub enum Record {
         /// The reasoning as the provider signed it (Anthropic).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         signed: Vec<SignedRecord>,
-        /// Tool calls.
         #[serde(default, rename = "toolCalls", skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<CallRecord>,
     },
-    /// A tool result.
     ToolResult {
         /// The model's id of the call.
         #[serde(rename = "callId")]
@@ -94,17 +89,13 @@ pub enum Record {
     },
     /// The permission mode changed.
     Mode {
-        /// Mode id.
         mode: String,
     },
-    /// The model changed.
     Model {
-        /// Model id.
         model: String,
     },
     /// The title changed (`/rename`).
     Title {
-        /// The new title.
         title: String,
     },
 }
@@ -114,10 +105,8 @@ pub enum Record {
 pub struct SignedRecord {
     /// Text, or a redacted block's data.
     pub thinking: String,
-    /// Signature.
     #[serde(default)]
     pub signature: String,
-    /// A redacted block.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,
 }
@@ -125,7 +114,6 @@ pub struct SignedRecord {
 /// An image in a journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageRecord {
-    /// MIME type.
     pub mime: String,
     /// Base64 data.
     pub data: String,
@@ -134,9 +122,7 @@ pub struct ImageRecord {
 /// A tool call in a journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
-    /// The model's id.
     pub id: String,
-    /// Tool name.
     pub name: String,
     /// Arguments as the model wrote them.
     pub arguments: String,

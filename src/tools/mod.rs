@@ -34,7 +34,6 @@ pub use target::{Target, judge};
 /// How a tool call is shown to a client (mirrors ACP's ToolKind without importing it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
-    /// Reads files.
     Read,
     /// Changes files.
     Edit,
@@ -139,7 +138,6 @@ impl SubAgentType {
 /// A sub-agent task.
 #[derive(Debug, Clone)]
 pub struct SubAgentRequest {
-    /// Which kind.
     pub kind: SubAgentType,
     /// The task.
     pub prompt: String,
@@ -203,11 +201,9 @@ impl Invocation {
 /// A file change, for clients that render diffs.
 #[derive(Debug, Clone)]
 pub struct FileDiff {
-    /// Absolute path.
     pub path: PathBuf,
     /// Previous content; `None` for a new file.
     pub old_text: Option<String>,
-    /// New content.
     pub new_text: String,
 }
 

@@ -32,7 +32,6 @@ pub struct InitializeRequest {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResponse {
-    /// Negotiated version.
     pub protocol_version: u16,
     /// What we can do.
     pub agent_capabilities: AgentCapabilities,
@@ -64,7 +63,6 @@ pub struct PromptCapabilities {
     pub image: bool,
     /// Audio (degraded to a marker when false).
     pub audio: bool,
-    /// Embedded resources.
     pub embedded_context: bool,
 }
 
@@ -100,10 +98,8 @@ pub struct SessionCapabilities {
 /// Name and version.
 #[derive(Debug, Serialize)]
 pub struct Implementation {
-    /// Machine name.
     pub name: &'static str,
     /// Display name.
     pub title: &'static str,
-    /// Version.
     pub version: &'static str,
 }

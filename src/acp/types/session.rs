@@ -35,20 +35,15 @@ pub struct NewSessionResponse {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionModeState {
-    /// Current mode id.
     pub current_mode_id: String,
-    /// All modes.
     pub available_modes: Vec<SessionMode>,
 }
 
 /// One mode.
 #[derive(Debug, Serialize)]
 pub struct SessionMode {
-    /// Id.
     pub id: String,
-    /// Name.
     pub name: String,
-    /// Description.
     pub description: String,
 }
 
@@ -58,16 +53,13 @@ pub struct SessionMode {
 pub struct SessionConfigOption {
     /// Option id (`mode`, `model`).
     pub id: String,
-    /// Display name.
     pub name: String,
-    /// Description.
     pub description: String,
     /// Category (`mode`, `model`).
     pub category: String,
     /// Always `select`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// Selected value.
     pub current_value: String,
     /// Choices.
     pub options: Vec<SessionConfigSelectOption>,
@@ -76,11 +68,8 @@ pub struct SessionConfigOption {
 /// One choice of a select option.
 #[derive(Debug, Serialize)]
 pub struct SessionConfigSelectOption {
-    /// Value id.
     pub value: String,
-    /// Display name.
     pub name: String,
-    /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -89,9 +78,7 @@ pub struct SessionConfigSelectOption {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionModelState {
-    /// Current model.
     pub current_model_id: String,
-    /// Models offered.
     pub available_models: Vec<ModelInfo>,
 }
 
@@ -101,9 +88,7 @@ pub struct SessionModelState {
 pub struct ModelInfo {
     /// Model id.
     pub model_id: String,
-    /// Display name.
     pub name: String,
-    /// Description.
     pub description: String,
 }
 
@@ -111,7 +96,6 @@ pub struct ModelInfo {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionIdParams {
-    /// The session.
     pub session_id: SessionId,
 }
 
@@ -119,7 +103,6 @@ pub struct SessionIdParams {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptRequest {
-    /// The session.
     pub session_id: SessionId,
     /// Content blocks.
     pub prompt: Vec<Value>,
@@ -144,9 +127,7 @@ pub struct PromptResponse {
 pub struct Usage {
     /// Input + output.
     pub total_tokens: u64,
-    /// Input.
     pub input_tokens: u64,
-    /// Output.
     pub output_tokens: u64,
 }
 
@@ -177,11 +158,8 @@ pub struct ListSessionsResponse {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
-    /// Id.
     pub session_id: String,
-    /// Cwd.
     pub cwd: String,
-    /// Title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Last change (RFC 3339).
@@ -195,7 +173,6 @@ pub struct SessionInfo {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetSessionModeRequest {
-    /// The session.
     pub session_id: SessionId,
     /// The new mode.
     pub mode_id: String,
@@ -205,7 +182,6 @@ pub struct SetSessionModeRequest {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetSessionConfigOptionRequest {
-    /// The session.
     pub session_id: SessionId,
     /// Which option.
     pub config_id: String,
@@ -225,7 +201,6 @@ pub struct SetSessionConfigOptionResponse {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetSessionModelRequest {
-    /// The session.
     pub session_id: SessionId,
     /// The model.
     pub model_id: String,
@@ -235,7 +210,6 @@ pub struct SetSessionModelRequest {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadSessionRequest {
-    /// The session.
     pub session_id: SessionId,
     /// Absolute working directory.
     pub cwd: String,

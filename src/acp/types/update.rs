@@ -8,7 +8,6 @@ use serde_json::Value;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNotification<'a> {
-    /// The session.
     pub session_id: &'a str,
     /// What happened.
     pub update: SessionUpdate,
@@ -38,11 +37,8 @@ pub enum SessionUpdate {
     ToolCall {
         /// Id, unique in the session.
         tool_call_id: String,
-        /// Title.
         title: String,
-        /// Kind.
         kind: ToolKind,
-        /// Status.
         status: ToolCallStatus,
         /// Arguments.
         raw_input: Value,
@@ -56,7 +52,6 @@ pub enum SessionUpdate {
     /// A change to a tool call.
     #[serde(rename_all = "camelCase")]
     ToolCallUpdate {
-        /// Id.
         tool_call_id: String,
         /// New status, if it changed.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,16 +59,12 @@ pub enum SessionUpdate {
         /// New content (replaces the old).
         #[serde(skip_serializing_if = "Option::is_none")]
         content: Option<Vec<ToolCallContent>>,
-        /// Output.
         #[serde(skip_serializing_if = "Option::is_none")]
         raw_output: Option<Value>,
     },
     /// The slash commands the session understands.
     #[serde(rename_all = "camelCase")]
-    AvailableCommandsUpdate {
-        /// The commands.
-        available_commands: Vec<AvailableCommand>,
-    },
+    AvailableCommandsUpdate { available_commands: Vec<AvailableCommand> },
     /// Context use.
     UsageUpdate {
         /// Tokens in context.
@@ -109,28 +100,18 @@ pub struct CommandInput {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
-    /// Text.
-    Text {
-        /// The text.
-        text: String,
-    },
+    Text { text: String },
 }
 
 /// ACP tool kinds.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
-    /// read
     Read,
-    /// edit
     Edit,
-    /// search
     Search,
-    /// execute
     Execute,
-    /// fetch
     Fetch,
-    /// other
     Other,
 }
 
@@ -151,7 +132,6 @@ pub enum ToolCallStatus {
 /// A path a tool call touches.
 #[derive(Debug, Serialize)]
 pub struct ToolCallLocation {
-    /// Absolute path.
     pub path: String,
     /// Line, 1-based.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,7 +142,6 @@ pub struct ToolCallLocation {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolCallContent {
-    /// A content block.
     Content {
         /// The block.
         content: ContentBlock,
@@ -170,12 +149,10 @@ pub enum ToolCallContent {
     /// A file change.
     #[serde(rename_all = "camelCase")]
     Diff {
-        /// Absolute path.
         path: String,
         /// Old text; absent for a new file.
         #[serde(skip_serializing_if = "Option::is_none")]
         old_text: Option<String>,
-        /// New text.
         new_text: String,
     },
 }
@@ -184,7 +161,6 @@ pub enum ToolCallContent {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestPermissionRequest<'a> {
-    /// The session.
     pub session_id: &'a str,
     /// The call in question (already announced).
     pub tool_call: PermissionToolCall,
@@ -198,11 +174,8 @@ pub struct RequestPermissionRequest<'a> {
 pub struct PermissionToolCall {
     /// Id of the announced call.
     pub tool_call_id: String,
-    /// Title.
     pub title: String,
-    /// Kind.
     pub kind: ToolKind,
-    /// Status (pending).
     pub status: ToolCallStatus,
     /// Arguments.
     pub raw_input: Value,
@@ -219,14 +192,12 @@ pub struct PermissionOption {
     pub option_id: &'static str,
     /// Label.
     pub name: String,
-    /// Kind.
     pub kind: &'static str,
 }
 
 /// `session/request_permission` result.
 #[derive(Debug, Deserialize)]
 pub struct RequestPermissionResponse {
-    /// The outcome.
     pub outcome: PermissionOutcome,
 }
 

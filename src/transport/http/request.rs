@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 pub struct Limits {
     /// Largest head (request line and headers).
     pub max_head: usize,
-    /// Most headers.
     pub max_headers: usize,
-    /// Largest body.
     pub max_body: u64,
     /// Time to receive the whole head, once its first byte arrived.
     pub head_timeout: Duration,
@@ -30,7 +28,6 @@ pub struct Request {
     pub path: String,
     /// Headers, names lowercased, in order.
     pub headers: Vec<(String, String)>,
-    /// The body.
     pub body: Vec<u8>,
     /// Whether the connection may serve another request after this one.
     pub keep_alive: bool,
@@ -60,7 +57,6 @@ pub enum ReadError {
 /// A request refused on its head alone.
 #[derive(Debug, Clone)]
 pub struct Refusal {
-    /// HTTP status.
     pub status: u16,
     /// Why, for the client.
     pub why: String,
