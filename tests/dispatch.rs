@@ -113,7 +113,8 @@ fn the_protocol_rules_hold_in_process() {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(entries, [session.clone()], "nothing but the one session reached the disk");
+    assert_eq!(entries.len(), 1, "nothing but the one session reached the disk: {entries:?}");
+    assert_eq!(entries[0], session);
 
     let (_, unknown) = server.call("session/teleport", json!({}));
     assert_eq!(code(&unknown), -32601);
