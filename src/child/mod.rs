@@ -87,7 +87,7 @@ pub fn init() {
             log::warn!("cannot block SIGCHLD: {err}");
             return;
         }
-        let started = std::thread::Builder::new().name("reaper".into()).spawn(reap_forever);
+        let started = std::thread::Builder::new().name("sigchld".into()).spawn(reap_forever);
         if let Err(err) = started {
             log::warn!("cannot start the reaper: {err}");
         }
