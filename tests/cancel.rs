@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::acp_client::AcpProcess;
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply};
@@ -23,12 +23,17 @@ fn cancel_during_an_idle_stream_answers_cancelled_and_drops_the_llm() {
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
     );
-    // Wait for the first chunk: the stream is now idle.
+    // Wait for the first chunk (after the title the first prompt gave the session): the
+    // stream is now idle.
+    let title = acp.recv();
+    assert_eq!(title["params"]["update"]["sessionUpdate"], "session_info_update");
     let chunk = acp.recv();
     assert_eq!(chunk["params"]["update"]["sessionUpdate"], "agent_message_chunk");
     acp.notify("session/cancel", json!({"sessionId": session}));
     let (between, response) = acp.until_response(&id);
-    assert!(between.is_empty(), "{between:?}");
+    let kinds: Vec<&Value> =
+        between.iter().map(|m| &m["params"]["update"]["sessionUpdate"]).collect();
+    assert_eq!(kinds, ["session_info_update"], "only the session's new updatedAt: {between:?}");
     assert_eq!(response["result"]["stopReason"], "cancelled");
     assert!(llm.wait_hang_dropped(Duration::from_secs(5)), "the LLM connection was dropped");
     // Nothing for that turn after the response: the next frame answers the next request.

@@ -341,11 +341,14 @@ fn connection_and_session_streams_see_each_message_once() {
         ),
     );
     let on_session = session_stream.until(is_response(2));
-    assert_eq!(
-        on_session.iter().filter(|e| e.data["method"] == "session/update").count(),
-        31,
-        "30 chunks and usage"
-    );
+    let updates: Vec<&str> = on_session
+        .iter()
+        .filter(|e| e.data["method"] == "session/update")
+        .map(|e| e.data["params"]["update"]["sessionUpdate"].as_str().unwrap_or(""))
+        .collect();
+    let info = updates.iter().filter(|u| **u == "session_info_update").count();
+    assert_eq!(updates.len() - info, 31, "30 chunks and usage: {updates:?}");
+    assert_eq!(info, 2, "the title at the start, updatedAt at the end");
     server.post(Some(&conn), &rpc(3, "session/list", json!({})));
     let on_conn = conn_stream.until(is_response(3));
     assert_eq!(on_conn.len(), 1, "the connection stream got only the list answer: {on_conn:?}");

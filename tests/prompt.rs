@@ -91,9 +91,18 @@ fn reasoning_streams_as_thoughts() {
     let (msgs, response) = acp.prompt(&session, "state?");
     let kinds: Vec<String> =
         updates(&msgs).iter().map(|u| u["sessionUpdate"].as_str().unwrap().to_string()).collect();
-    assert_eq!(kinds, ["agent_thought_chunk", "agent_message_chunk", "usage_update"]);
     assert_eq!(
-        updates(&msgs)[0]["content"],
+        kinds,
+        [
+            "session_info_update",
+            "agent_thought_chunk",
+            "agent_message_chunk",
+            "usage_update",
+            "session_info_update"
+        ]
+    );
+    assert_eq!(
+        updates(&msgs)[1]["content"],
         json!({"type": "text", "text": "Check the backend first."})
     );
     assert_eq!(response["result"]["usage"]["totalTokens"], 12);

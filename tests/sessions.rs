@@ -196,6 +196,7 @@ fn two_processes_never_drive_one_session() {
         "session/prompt",
         json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
     );
+    assert_eq!(first.recv()["params"]["update"]["sessionUpdate"], "session_info_update");
     assert_eq!(first.recv()["params"]["update"]["sessionUpdate"], "agent_message_chunk");
     let close = first.request("session/close", json!({"sessionId": id}));
     let (_, cancelled) = first.until_response(&prompt);

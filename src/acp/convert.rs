@@ -5,14 +5,14 @@ use crossbeam_channel::select;
 use serde_json::{Value, json};
 
 use super::types::{
-    ContentBlock, PermissionOption, PermissionOutcome, PermissionToolCall,
+    ContentBlock, PermissionOption, PermissionOutcome, PermissionToolCall, PlanEntry,
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
 use crate::agent::event::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
 use crate::jsonrpc::Outbox;
-use crate::permission::{Answer, Asker, Question};
+use crate::permission::{Answer, Asker, Mode, Question};
 use crate::tools;
 
 /// Sends a session's events to the client as `session/update` notifications.
@@ -24,7 +24,17 @@ pub struct AcpSink {
 
 impl EventSink for AcpSink {
     fn emit(&self, event: AgentEvent) {
-        let update = update_of(event);
+        if let AgentEvent::Settings(change) = &event
+            && change.mode_changed
+        {
+            self.send(SessionUpdate::CurrentModeUpdate { current_mode_id: change.mode.clone() });
+        }
+        self.send(update_of(event));
+    }
+}
+
+impl AcpSink {
+    fn send(&self, update: SessionUpdate) {
         let params = SessionNotification { session_id: &self.session_id, update };
         self.outbox.notify("session/update", &params, Some(&self.session_id));
     }
@@ -88,6 +98,21 @@ pub fn update_of(event: AgentEvent) -> SessionUpdate {
             size: usage.size,
             meta: usage.estimated.then(|| json!({ "iacCode": { "estimated": true } })),
         },
+        AgentEvent::Plan(steps) => SessionUpdate::Plan {
+            entries: steps
+                .into_iter()
+                .map(|s| PlanEntry { content: s.content, priority: s.priority, status: s.status })
+                .collect(),
+        },
+        AgentEvent::SessionInfo { title, updated_at } => {
+            SessionUpdate::SessionInfoUpdate { title, updated_at }
+        }
+        AgentEvent::Settings(change) => {
+            let mode = Mode::from_id(&change.mode).unwrap_or(Mode::Default);
+            SessionUpdate::ConfigOptionUpdate {
+                config_options: super::setup::config_options(mode, &change.model, &change.models),
+            }
+        }
     }
 }
 

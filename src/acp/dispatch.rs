@@ -18,6 +18,9 @@ use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
 use crate::session::{Manager, PromptFailure, PromptIo, Services, Session, SessionId, replay};
 
+/// The ACP version we speak (and answer with, whatever the client asked for).
+const PROTOCOL_VERSION: u16 = 1;
+
 /// Sessions listed per page.
 const LIST_PAGE: usize = 100;
 
@@ -130,9 +133,30 @@ impl AcpAgent {
 
     fn initialize(&mut self, method: &str, params: &Value) -> Reply {
         let p: InitializeRequest = decode(method, params)?;
+        let asked = match &p.protocol_version {
+            Value::Number(n) if n.as_u64().is_some() => n.to_string(),
+            // Lenient like the official Rust crate: "1" is 1; anything else gets our version.
+            Value::String(text) => {
+                match text.trim().parse::<u64>() {
+                    Ok(_) => log::warn!(
+                        "initialize: protocolVersion {text:?} is a string; read as a number"
+                    ),
+                    Err(_) => log::warn!(
+                        "initialize: protocolVersion {text:?} is not a number; answering with \
+                         version {PROTOCOL_VERSION}"
+                    ),
+                }
+                text.trim().to_string()
+            }
+            other => {
+                return Err(RpcError::invalid_params(format!(
+                    "protocolVersion must be an integer, got {other}"
+                )));
+            }
+        };
         log::info!(
             "initialize: client asks protocol {}, client {}",
-            p.protocol_version,
+            asked,
             p.client_info
                 .as_ref()
                 .and_then(|i| i.get("name"))
@@ -141,7 +165,7 @@ impl AcpAgent {
         );
         self.initialized = true;
         to_reply(&InitializeResponse {
-            protocol_version: 1,
+            protocol_version: PROTOCOL_VERSION,
             agent_capabilities: AgentCapabilities {
                 load_session: true,
                 prompt_capabilities: PromptCapabilities {

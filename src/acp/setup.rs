@@ -85,40 +85,48 @@ impl AcpAgent {
             let s = lock(&session.settings);
             (s.mode, s.model.clone())
         };
-        let models = self.sessions.services().models();
-        vec![
-            SessionConfigOption {
-                id: "mode".into(),
-                name: "Mode".into(),
-                description: "How much the agent may do without asking".into(),
-                category: "mode".into(),
-                kind: "select",
-                current_value: mode.id().into(),
-                options: Mode::ALL
-                    .iter()
-                    .map(|m| SessionConfigSelectOption {
-                        value: m.id().into(),
-                        name: m.name().into(),
-                        description: Some(m.description().into()),
-                    })
-                    .collect(),
-            },
-            SessionConfigOption {
-                id: "model".into(),
-                name: "Model".into(),
-                description: "The model used for the next request".into(),
-                category: "model".into(),
-                kind: "select",
-                current_value: model,
-                options: models
-                    .into_iter()
-                    .map(|m| SessionConfigSelectOption {
-                        value: m.clone(),
-                        name: m,
-                        description: None,
-                    })
-                    .collect(),
-            },
-        ]
+        config_options(mode, &model, &self.sessions.services().models())
     }
+}
+
+/// The mode and model selectors, as `session/new` and `config_option_update` send them.
+pub(super) fn config_options(
+    mode: Mode,
+    model: &str,
+    models: &[String],
+) -> Vec<SessionConfigOption> {
+    vec![
+        SessionConfigOption {
+            id: "mode".into(),
+            name: "Mode".into(),
+            description: "How much the agent may do without asking".into(),
+            category: "mode".into(),
+            kind: "select",
+            current_value: mode.id().into(),
+            options: Mode::ALL
+                .iter()
+                .map(|m| SessionConfigSelectOption {
+                    value: m.id().into(),
+                    name: m.name().into(),
+                    description: Some(m.description().into()),
+                })
+                .collect(),
+        },
+        SessionConfigOption {
+            id: "model".into(),
+            name: "Model".into(),
+            description: "The model used for the next request".into(),
+            category: "model".into(),
+            kind: "select",
+            current_value: model.to_string(),
+            options: models
+                .iter()
+                .map(|m| SessionConfigSelectOption {
+                    value: m.clone(),
+                    name: m.clone(),
+                    description: None,
+                })
+                .collect(),
+        },
+    ]
 }

@@ -36,6 +36,39 @@ pub enum AgentEvent {
     Usage(ContextUsage),
     /// A message for the user that is not part of the model's reply.
     Notice(String),
+    /// The plan, whole (from `update_plan`).
+    Plan(Vec<PlanStep>),
+    /// The session's title was set, or its last change time moved.
+    SessionInfo {
+        title: Option<String>,
+        /// RFC 3339.
+        updated_at: Option<String>,
+    },
+    /// The mode or the model changed by another route than the client's own request.
+    Settings(SettingsChange),
+}
+
+/// One entry of a plan, as the model wrote it (validated by the tool).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanStep {
+    pub content: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+}
+
+/// The settings after a change, for the client's selectors.
+#[derive(Debug, Clone)]
+pub struct SettingsChange {
+    /// The mode id now.
+    pub mode: String,
+    /// Whether the mode is what changed (else the model).
+    pub mode_changed: bool,
+    /// The model now.
+    pub model: String,
+    /// Every model offered.
+    pub models: Vec<String>,
 }
 
 /// A tool call as announced.

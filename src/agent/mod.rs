@@ -42,6 +42,15 @@ impl Recorder for NoRecorder {
     fn compacted(&self, _: &str, _: usize, _: u64, _: u64) {}
 }
 
+/// A cancelled turn's outcome: its usage is flagged as estimated when no provider reported
+/// any (a cancel before the first reply must not look like a real zero).
+fn cancelled(mut usage: TurnUsage) -> Outcome {
+    if usage.input + usage.output == 0 {
+        usage.estimated = true;
+    }
+    Outcome { stop: StopReason::Cancelled, usage }
+}
+
 /// Adds a message to the history and the record.
 fn push(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage) {
     turn.recorder.message(&message);
@@ -212,20 +221,20 @@ fn run_steps(
     let mut usage = TurnUsage::default();
     for _ in 0..turn.limits.max_turn_requests {
         if turn.cancel.is_cancelled() {
-            return Ok(Outcome { stop: StopReason::Cancelled, usage });
+            return Ok(cancelled(usage));
         }
         if let Err(failure) = compact::if_needed(turn, history, &mut turn_start) {
             if turn.cancel.is_cancelled() {
-                return Ok(Outcome { stop: StopReason::Cancelled, usage });
+                return Ok(cancelled(usage));
             }
             return Err(TurnFailure { kind: failure.kind, message: failure.message, usage });
         }
         let completion = match request_completion(turn, history, &mut usage) {
             Ok(completion) => completion,
-            Err(Step::Cancelled) => return Ok(Outcome { stop: StopReason::Cancelled, usage }),
+            Err(Step::Cancelled) => return Ok(cancelled(usage)),
             // A failure racing a cancel is still a cancel: the client asked to stop.
             Err(Step::Failed(_)) if turn.cancel.is_cancelled() => {
-                return Ok(Outcome { stop: StopReason::Cancelled, usage });
+                return Ok(cancelled(usage));
             }
             Err(Step::Failed(failure)) => {
                 return Err(TurnFailure { kind: failure.kind, message: failure.message, usage });
@@ -242,7 +251,7 @@ fn run_steps(
         push(turn, history, reply);
         if turn.cancel.is_cancelled() {
             close(turn.recorder, history, CANCELLED_RESULT);
-            return Ok(Outcome { stop: StopReason::Cancelled, usage });
+            return Ok(cancelled(usage));
         }
         let stop = match finish {
             Finish::Length => Some(StopReason::MaxTokens),
@@ -279,7 +288,7 @@ fn run_steps(
         }
         if turn.cancel.is_cancelled() {
             close(turn.recorder, history, CANCELLED_RESULT);
-            return Ok(Outcome { stop: StopReason::Cancelled, usage });
+            return Ok(cancelled(usage));
         }
     }
     Ok(Outcome { stop: StopReason::MaxTurnRequests, usage })
@@ -314,6 +323,13 @@ fn request_completion(
     let completion = match result {
         Ok(completion) => completion,
         Err(ProviderError::Cancelled) => {
+            // The provider reports no usage for a cut-off reply: count our estimate (the
+            // request, and what streamed), flagged as one, never zeros that look real.
+            usage.estimated = true;
+            if !partial_text.is_empty() || !partial_thinking.is_empty() {
+                usage.input += request_tokens;
+                usage.output += estimate::tokens(partial_text.len() + partial_thinking.len());
+            }
             // Keep what the user already saw, so the model knows what it said.
             if !partial_text.is_empty() || !partial_thinking.is_empty() {
                 let partial = ChatMessage::Assistant {

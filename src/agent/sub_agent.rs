@@ -177,7 +177,12 @@ impl EventSink for SubSink<'_> {
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::ToolDone(_) => self.parent.emit(event),
             // The sub-agent's reasoning and context use are its own business.
-            AgentEvent::Thought(_) | AgentEvent::Usage(_) | AgentEvent::UserText(_) => {}
+            AgentEvent::Thought(_)
+            | AgentEvent::Usage(_)
+            | AgentEvent::UserText(_)
+            | AgentEvent::Plan(_)
+            | AgentEvent::SessionInfo { .. }
+            | AgentEvent::Settings(_) => {}
         }
     }
 }

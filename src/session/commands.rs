@@ -71,6 +71,7 @@ pub(super) fn run(
             let title = crate::text::title(&title);
             session.record(&Record::Title { title: title.clone() });
             session.touch(|m| m.title = Some(title.clone()));
+            sink.emit(AgentEvent::SessionInfo { title: Some(title.clone()), updated_at: None });
             say(format!("Session renamed to \"{title}\"."));
         }
         Command::Clear => {

@@ -8,6 +8,7 @@ use std::thread;
 
 use super::commands::{self, Command};
 use super::{Manager, PromptFailure, PromptIo, Services, Session, SessionId};
+use crate::agent::event::AgentEvent;
 use crate::agent::{self, Turn, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
@@ -47,7 +48,9 @@ impl Manager {
         if command.is_none() && session.journal.meta().title.is_none() {
             let title = crate::text::title(&text);
             session.record(&super::record::Record::Title { title: title.clone() });
-            session.touch(|m| m.title = Some(title));
+            session.touch(|m| m.title = Some(title.clone()));
+            let updated_at = Some(session.journal.meta().updated_at);
+            io.sink.emit(AgentEvent::SessionInfo { title: Some(title), updated_at });
         }
         let services = Arc::clone(&self.services);
         let session_for_reset = Arc::clone(&session);
@@ -122,6 +125,9 @@ fn run(
     if let Err(err) = session.journal.sync() {
         log::error!("session {}: journal sync failed: {err}", session.id);
     }
+    // Before the answer: the client's list shows the session's new last change.
+    let updated_at = Some(session.journal.meta().updated_at);
+    io.sink.emit(AgentEvent::SessionInfo { title: None, updated_at });
     (io.done)(result);
 }
 

@@ -18,8 +18,9 @@ pub struct Empty {}
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeRequest {
-    /// The client's protocol version.
-    pub protocol_version: u64,
+    /// The client's protocol version: a number, or (from some clients in the wild) a
+    /// string.
+    pub protocol_version: Value,
     /// What the client can do.
     #[serde(default)]
     pub client_capabilities: Value,

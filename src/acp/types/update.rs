@@ -65,6 +65,23 @@ pub enum SessionUpdate {
     /// The slash commands the session understands.
     #[serde(rename_all = "camelCase")]
     AvailableCommandsUpdate { available_commands: Vec<AvailableCommand> },
+    /// The agent's plan: always the whole list (the client replaces what it had).
+    Plan { entries: Vec<PlanEntry> },
+    /// The mode changed by another route than the client's request.
+    #[serde(rename_all = "camelCase")]
+    CurrentModeUpdate { current_mode_id: String },
+    /// The config options changed by another route than the client's request (the whole
+    /// list).
+    #[serde(rename_all = "camelCase")]
+    ConfigOptionUpdate { config_options: Vec<super::session::SessionConfigOption> },
+    /// The session's title or last change time.
+    #[serde(rename_all = "camelCase")]
+    SessionInfoUpdate {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        updated_at: Option<String>,
+    },
     /// Context use.
     UsageUpdate {
         /// Tokens in context.
@@ -75,6 +92,17 @@ pub enum SessionUpdate {
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Value>,
     },
+}
+
+/// One entry of a plan.
+#[derive(Debug, Serialize)]
+pub struct PlanEntry {
+    /// What to do.
+    pub content: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
 }
 
 /// A slash command.
