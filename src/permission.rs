@@ -245,6 +245,9 @@ pub struct Question {
     pub locations: Vec<(PathBuf, Option<u32>)>,
     /// Whether "always" options are offered.
     pub offer_always: bool,
+    /// Options of the question's own (id, name, the answer choosing it means), in place of
+    /// the usual allow/reject ones (`exit_plan_mode`).
+    pub choices: Vec<(&'static str, String, Answer)>,
 }
 
 /// Puts a question to the user; blocks the prompt thread (never the connection thread)

@@ -73,8 +73,10 @@ fn a_plain_reply_streams_and_reports_usage() {
             "edit_file",
             "bash",
             "web_fetch",
-            "agent"
-        ]
+            "agent",
+            "update_plan"
+        ],
+        "exit_plan_mode is offered in plan mode only"
     );
 }
 

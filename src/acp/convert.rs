@@ -20,6 +20,8 @@ pub struct AcpSink {
     /// Where frames go.
     pub outbox: Outbox,
     pub session_id: String,
+    /// The models offered (for `config_option_update`).
+    pub models: Vec<String>,
 }
 
 impl EventSink for AcpSink {
@@ -29,7 +31,7 @@ impl EventSink for AcpSink {
         {
             self.send(SessionUpdate::CurrentModeUpdate { current_mode_id: change.mode.clone() });
         }
-        self.send(update_of(event));
+        self.send(update_of(event, &self.models));
     }
 }
 
@@ -45,7 +47,7 @@ fn text(text: String) -> ContentBlock {
 }
 
 /// Converts one event.
-pub fn update_of(event: AgentEvent) -> SessionUpdate {
+pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
     match event {
         AgentEvent::UserText(t) => SessionUpdate::UserMessageChunk { content: text(t) },
         AgentEvent::Text(t) | AgentEvent::Notice(t) => {
@@ -110,7 +112,7 @@ pub fn update_of(event: AgentEvent) -> SessionUpdate {
         AgentEvent::Settings(change) => {
             let mode = Mode::from_id(&change.mode).unwrap_or(Mode::Default);
             SessionUpdate::ConfigOptionUpdate {
-                config_options: super::setup::config_options(mode, &change.model, &change.models),
+                config_options: super::setup::config_options(mode, &change.model, models),
             }
         }
     }
@@ -123,6 +125,8 @@ fn kind_of(kind: tools::ToolKind) -> ToolKind {
         tools::ToolKind::Search => ToolKind::Search,
         tools::ToolKind::Execute => ToolKind::Execute,
         tools::ToolKind::Fetch => ToolKind::Fetch,
+        tools::ToolKind::Think => ToolKind::Think,
+        tools::ToolKind::SwitchMode => ToolKind::SwitchMode,
         tools::ToolKind::Other => ToolKind::Other,
     }
 }
@@ -149,18 +153,26 @@ const OPTIONS: [(&str, Answer); 4] = [
 
 impl Asker for AcpAsker {
     fn ask(&self, question: &Question, cancel: &CancelToken) -> Answer {
-        let offered: Vec<(&'static str, Answer)> = OPTIONS
-            .into_iter()
-            .filter(|(_, a)| {
-                question.offer_always || matches!(a, Answer::AllowOnce | Answer::RejectOnce)
-            })
-            .collect();
+        let offered: Vec<(&'static str, Answer)> = if question.choices.is_empty() {
+            OPTIONS
+                .into_iter()
+                .filter(|(_, a)| {
+                    question.offer_always || matches!(a, Answer::AllowOnce | Answer::RejectOnce)
+                })
+                .collect()
+        } else {
+            question.choices.iter().map(|(id, _, answer)| (*id, *answer)).collect()
+        };
         let options = offered
             .iter()
             .map(|(id, answer)| PermissionOption {
                 option_id: id,
-                name: label(*answer, &question.tool),
-                kind: id,
+                name: question
+                    .choices
+                    .iter()
+                    .find(|(choice, _, _)| choice == id)
+                    .map_or_else(|| label(*answer, &question.tool), |(_, name, _)| name.clone()),
+                kind: kind_of_answer(*answer),
             })
             .collect();
         let params = RequestPermissionRequest {
@@ -202,6 +214,16 @@ fn label(answer: Answer, tool: &str) -> String {
         Answer::RejectOnce => "Reject".to_string(),
         Answer::RejectAlways => format!("Always reject {tool} in this session"),
         Answer::Cancelled => "Cancel".to_string(),
+    }
+}
+
+/// The option kind an answer stands for.
+fn kind_of_answer(answer: Answer) -> &'static str {
+    match answer {
+        Answer::AllowOnce => "allow_once",
+        Answer::AllowAlways => "allow_always",
+        Answer::RejectAlways => "reject_always",
+        Answer::RejectOnce | Answer::Cancelled => "reject_once",
     }
 }
 

@@ -74,7 +74,11 @@ impl AcpAgent {
                     self.sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
                 // ACP: the whole conversation is replayed before the response.
                 let services = self.sessions.services();
-                let sink = AcpSink { outbox: outbox.clone(), session_id: session.id.to_string() };
+                let sink = AcpSink {
+                    outbox: outbox.clone(),
+                    session_id: session.id.to_string(),
+                    models: services.models(),
+                };
                 for event in replay::events(
                     &all,
                     &services.tools,
@@ -205,7 +209,11 @@ impl AcpAgent {
         let reply_outbox = outbox.clone();
         let session_id = p.session_id.to_string();
         let io = PromptIo {
-            sink: Arc::new(AcpSink { outbox: outbox.clone(), session_id: session_id.clone() }),
+            sink: Arc::new(AcpSink {
+                outbox: outbox.clone(),
+                session_id: session_id.clone(),
+                models: self.sessions.services().models(),
+            }),
             asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
             done: Box::new(move |result| {
                 let route = Some(session_id.as_str());

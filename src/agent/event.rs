@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+pub use crate::tools::PlanStep;
 use crate::tools::{FileDiff, ToolKind};
 
 /// One thing that happened during a turn.
@@ -48,16 +49,6 @@ pub enum AgentEvent {
     Settings(SettingsChange),
 }
 
-/// One entry of a plan, as the model wrote it (validated by the tool).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanStep {
-    pub content: String,
-    /// `high`, `medium` or `low`.
-    pub priority: String,
-    /// `pending`, `in_progress` or `completed`.
-    pub status: String,
-}
-
 /// The settings after a change, for the client's selectors.
 #[derive(Debug, Clone)]
 pub struct SettingsChange {
@@ -67,8 +58,6 @@ pub struct SettingsChange {
     pub mode_changed: bool,
     /// The model now.
     pub model: String,
-    /// Every model offered.
-    pub models: Vec<String>,
 }
 
 /// A tool call as announced.

@@ -31,6 +31,8 @@ pub trait Recorder: Send + Sync {
     fn rewind(&self, len: usize);
     /// The context was compacted: `summary` replaced all but the last `keep` messages.
     fn compacted(&self, summary: &str, keep: usize, before: u64, after: u64);
+    /// The permission mode changed during the turn (`exit_plan_mode`).
+    fn mode(&self, _mode: &str) {}
 }
 
 /// Records nothing (sub-agents, whose history is their own).
@@ -40,6 +42,14 @@ impl Recorder for NoRecorder {
     fn message(&self, _: &ChatMessage) {}
     fn rewind(&self, _: usize) {}
     fn compacted(&self, _: &str, _: usize, _: u64, _: u64) {}
+}
+
+/// The tools offered in `mode`: `exit_plan_mode` (last in the registry) only in plan mode.
+fn offered_tools(defs: &[ToolDef], mode: Mode) -> &[ToolDef] {
+    match defs.split_last() {
+        Some((last, rest)) if last.name == "exit_plan_mode" && mode != Mode::Plan => rest,
+        _ => defs,
+    }
 }
 
 /// A cancelled turn's outcome: its usage is flagged as estimated when no provider reported
@@ -155,11 +165,12 @@ pub struct Turn<'a> {
 impl<'a> Turn<'a> {
     /// The request this turn sends for `messages`, with `model` (the session's model now).
     fn request<'r>(&'r self, model: &'r str, messages: &'r [ChatMessage]) -> ChatRequest<'r> {
+        let mode = lock(self.settings).mode;
         ChatRequest {
             model,
             system: self.system_prompt,
             messages,
-            tools: self.tool_defs,
+            tools: offered_tools(self.tool_defs, mode),
             max_tokens: self.limits.max_tokens,
         }
     }

@@ -3,15 +3,15 @@
 
 use serde_json::Value;
 
-use super::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use super::event::{AgentEvent, SettingsChange, ToolCallEnd, ToolCallStart};
 use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn};
 use crate::history::{ChatMessage, ToolUse};
 use crate::permission::{self, Answer, Decision, Question};
 use crate::sync::lock;
 use crate::tools::{
-    HostReach, MAX_TOOL_OUTPUT_CHARS, NetworkGate, ToolContext, ToolError, ToolKind, ToolOutput,
-    truncate_middle,
+    Choice, ChoiceKind, HostReach, MAX_TOOL_OUTPUT_CHARS, NetworkGate, ToolContext, ToolError,
+    ToolKind, ToolOutput, truncate_middle,
 };
 
 /// Runs one call and returns its result message, already recorded. `Err` only for a fatal
@@ -109,6 +109,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
                 input: args.clone(),
                 locations: invocation.locations.clone(),
                 offer_always: offer_always && tool.offers_always(),
+                choices: Vec::new(),
             };
             let answer = turn.asker.ask(&question, turn.cancel);
             lock(turn.settings).memory.record(tool.name(), answer);
@@ -148,6 +149,35 @@ struct Network<'t> {
 }
 
 impl NetworkGate for Network<'_> {
+    fn choose(&self, title: &str, options: &[Choice]) -> Result<Option<&'static str>, String> {
+        if lock(self.turn.settings).mode != permission::Mode::Plan {
+            return Err("not in plan mode: nothing to leave".to_string());
+        }
+        let answer_of = |kind: ChoiceKind| match kind {
+            ChoiceKind::AllowAlways => Answer::AllowAlways,
+            ChoiceKind::AllowOnce => Answer::AllowOnce,
+            ChoiceKind::Reject => Answer::RejectOnce,
+        };
+        let question = Question {
+            tool_call_id: self.id.to_string(),
+            tool: "exit_plan_mode".to_string(),
+            title: title.to_string(),
+            kind: ToolKind::SwitchMode,
+            input: serde_json::json!({}),
+            locations: Vec::new(),
+            offer_always: false,
+            choices: options
+                .iter()
+                .map(|c| (c.id, c.name.to_string(), answer_of(c.kind)))
+                .collect(),
+        };
+        let answer = self.turn.asker.ask(&question, self.turn.cancel);
+        if answer == Answer::Cancelled && self.turn.cancel.is_cancelled() {
+            return Err(CANCELLED_RESULT.to_string());
+        }
+        Ok(options.iter().find(|c| answer_of(c.kind) == answer && answer.allows()).map(|c| c.id))
+    }
+
     fn open(&self) -> Result<(), String> {
         match permission::network_refused(self.turn.limits.web_fetch) {
             Some(why) => Err(why.to_string()),
@@ -183,6 +213,7 @@ impl NetworkGate for Network<'_> {
             input: serde_json::json!({"url": target.url}),
             locations: Vec::new(),
             offer_always,
+            choices: Vec::new(),
         };
         let answer = self.turn.asker.ask(&question, self.turn.cancel);
         if offer_always {
@@ -261,5 +292,18 @@ fn succeed(turn: &Turn, id: &str, call: &ToolUse, output: ToolOutput) -> ChatMes
         raw: output.raw,
         diff: output.diff,
     }));
+    if let Some(plan) = output.plan {
+        turn.sink.emit(AgentEvent::Plan(plan));
+    }
+    if let Some(mode) = output.mode.and_then(permission::Mode::from_id) {
+        let model = {
+            let mut settings = lock(turn.settings);
+            settings.mode = mode;
+            settings.model.clone()
+        };
+        turn.recorder.mode(mode.id());
+        let change = SettingsChange { mode: mode.id().to_string(), mode_changed: true, model };
+        turn.sink.emit(AgentEvent::Settings(change));
+    }
     result
 }

@@ -132,6 +132,9 @@ impl Recorder for Session {
     fn compacted(&self, summary: &str, keep: usize, before: u64, after: u64) {
         self.record(&Record::Compact { summary: summary.to_string(), keep, before, after });
     }
+    fn mode(&self, mode: &str) {
+        self.record(&Record::Mode { mode: mode.to_string() });
+    }
 }
 
 /// A summary for `session/list`.

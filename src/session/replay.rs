@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
 use crate::cancel::CancelToken;
 use crate::history::ChatMessage;
-use crate::tools::{Registry, ToolContext, ToolKind};
+use crate::tools::{PlanStep, Registry, ToolContext, ToolKind};
 
 /// The events that replay `all`.
 pub fn events(
@@ -33,7 +33,8 @@ pub fn events(
         jobs: &jobs,
     };
     let mut out = Vec::new();
-    let mut ids: HashMap<&str, String> = HashMap::new();
+    // Each call's replay id, and the plan it set (shown again after its result).
+    let mut ids: HashMap<&str, (String, Option<Vec<PlanStep>>)> = HashMap::new();
     for (index, message) in all.iter().enumerate() {
         match message {
             ChatMessage::User { text, .. } => out.push(AgentEvent::UserText(text.clone())),
@@ -55,6 +56,9 @@ pub fn events(
                         }
                         None => (call.name.clone(), ToolKind::Other, Vec::new()),
                     };
+                    let plan = (call.name == "update_plan")
+                        .then(|| crate::tools::plan_of(&input).ok())
+                        .flatten();
                     out.push(AgentEvent::ToolCall(ToolCallStart {
                         id: id.clone(),
                         title,
@@ -63,11 +67,11 @@ pub fn events(
                         locations,
                         parent: None,
                     }));
-                    ids.insert(call.id.as_str(), id);
+                    ids.insert(call.id.as_str(), (id, plan));
                 }
             }
             ChatMessage::ToolResult { call_id, content, is_error } => {
-                if let Some(id) = ids.remove(call_id.as_str()) {
+                if let Some((id, plan)) = ids.remove(call_id.as_str()) {
                     out.push(AgentEvent::ToolDone(ToolCallEnd {
                         id,
                         ok: !is_error,
@@ -75,6 +79,9 @@ pub fn events(
                         raw: Value::Null,
                         diff: None,
                     }));
+                    if let Some(plan) = plan.filter(|_| !is_error) {
+                        out.push(AgentEvent::Plan(plan));
+                    }
                 }
             }
         }

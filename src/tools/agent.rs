@@ -121,6 +121,6 @@ impl Tool for Agent {
             "inputTokens": report.tokens.0,
             "outputTokens": report.tokens.1,
         });
-        Ok(ToolOutput { text, raw, diff: None })
+        Ok(ToolOutput { text, raw, diff: None, ..ToolOutput::default() })
     }
 }

@@ -345,7 +345,7 @@ fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutpu
         "truncated": truncated,
         "leftRunning": run.left_running.iter().map(|p| p.pid).collect::<Vec<_>>(),
     });
-    Ok(ToolOutput { text, raw, diff: None })
+    Ok(ToolOutput { text, raw, diff: None, ..ToolOutput::default() })
 }
 
 #[cfg(test)]

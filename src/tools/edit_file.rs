@@ -89,6 +89,6 @@ impl Tool for EditFile {
         let text = format!("Edited {shown}: replaced {count} occurrence{plural}");
         let raw = json!({"path": path, "replacements": count});
         let diff = FileDiff { path, old_text: Some(old_text), new_text };
-        Ok(ToolOutput { text, raw, diff: Some(diff) })
+        Ok(ToolOutput { text, raw, diff: Some(diff), ..ToolOutput::default() })
     }
 }

@@ -111,7 +111,7 @@ impl Tool for Glob {
                     args.pattern, args.pattern
                 ));
             }
-            return Ok(ToolOutput { text, raw, diff: None });
+            return Ok(ToolOutput { text, raw, diff: None, ..ToolOutput::default() });
         }
         let mut text = format!("Found {total} files matching '{}' (newest first):\n", args.pattern);
         for (_, path) in found.iter().take(MAX_RESULTS) {
@@ -125,7 +125,7 @@ impl Tool for Glob {
             ));
         }
         text.push_str(&sensitive_note(walked.sensitive_skipped));
-        Ok(ToolOutput { text, raw, diff: None })
+        Ok(ToolOutput { text, raw, diff: None, ..ToolOutput::default() })
     }
 }
 

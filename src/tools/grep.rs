@@ -171,7 +171,7 @@ impl Tool for Grep {
         text.push_str(&super::glob::sensitive_note(walked.sensitive_skipped));
         let lines: usize = hits.iter().map(|h| h.lines.len()).sum();
         let raw = json!({"files": hits.len(), "matchingLines": lines, "skippedFiles": skipped});
-        Ok(ToolOutput { text, raw, diff: None })
+        Ok(ToolOutput { text, raw, diff: None, ..ToolOutput::default() })
     }
 }
 

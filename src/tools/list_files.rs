@@ -89,7 +89,7 @@ impl Tool for ListFiles {
             out.push_str("  (empty)\n");
         }
         let raw = json!({"path": dir, "entries": total, "truncated": total > MAX_ENTRIES});
-        Ok(ToolOutput { text: out, raw, diff: None })
+        Ok(ToolOutput { text: out, raw, diff: None, ..ToolOutput::default() })
     }
 }
 

@@ -5,6 +5,8 @@ mod address;
 mod agent;
 mod bash;
 mod edit_file;
+mod exit_plan_mode;
+mod gate;
 mod glob;
 mod grep;
 mod html;
@@ -15,6 +17,7 @@ pub mod paths;
 mod process;
 mod read_file;
 mod target;
+mod update_plan;
 mod walk;
 mod web_fetch;
 mod write_file;
@@ -28,8 +31,10 @@ use serde_json::Value;
 use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
+pub use gate::{Choice, ChoiceKind, HostReach, NetworkGate, NoNetwork};
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use target::{Target, judge};
+pub use update_plan::plan_of;
 
 /// How a tool call is shown to a client (mirrors ACP's ToolKind without importing it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +48,10 @@ pub enum ToolKind {
     Execute,
     /// Fetches from the network.
     Fetch,
+    /// Thinks or plans, touching nothing.
+    Think,
+    /// Switches the session's mode.
+    SwitchMode,
     /// Anything else.
     Other,
 }
@@ -79,38 +88,6 @@ pub struct ToolContext<'a> {
     pub network: &'a dyn NetworkGate,
     /// Processes a call left running, killed when the session ends.
     pub jobs: &'a crate::child::Jobs,
-}
-
-/// A network target a call is about to reach.
-#[derive(Debug, Clone)]
-pub struct HostReach {
-    /// The whole URL, for the question's title.
-    pub url: String,
-    /// The host name (or address) as written in the URL.
-    pub host: String,
-    /// Why the target is internal (loopback, private, link-local, metadata …), if it is.
-    pub internal: Option<String>,
-}
-
-/// A gate for contexts where no call runs (titles of replayed calls): nothing is reached.
-pub struct NoNetwork;
-
-impl NetworkGate for NoNetwork {
-    fn reach(&self, _target: &HostReach) -> Result<(), String> {
-        Err("no network access here".to_string())
-    }
-}
-
-/// Decides whether a running call may reach a network target, asking the user if the
-/// session's policy says so. Implemented by the agent loop (tools never import `agent`).
-pub trait NetworkGate {
-    /// `Ok` to go on; `Err` carries the message for the model.
-    fn reach(&self, target: &HostReach) -> Result<(), String>;
-
-    /// `Err` when no target may be reached at all, asked before any name is resolved.
-    fn open(&self) -> Result<(), String> {
-        Ok(())
-    }
 }
 
 /// The kinds of sub-agent the `agent` tool can start.
@@ -198,6 +175,16 @@ impl Invocation {
     }
 }
 
+/// One entry of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanStep {
+    pub content: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+}
+
 /// A file change, for clients that render diffs.
 #[derive(Debug, Clone)]
 pub struct FileDiff {
@@ -208,7 +195,7 @@ pub struct FileDiff {
 }
 
 /// A successful tool result.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ToolOutput {
     /// Text for the model (and shown to the user).
     pub text: String,
@@ -216,6 +203,10 @@ pub struct ToolOutput {
     pub raw: Value,
     /// The change made, if the tool edits a file.
     pub diff: Option<FileDiff>,
+    /// The whole plan, when the call set it (`update_plan`).
+    pub plan: Option<Vec<PlanStep>>,
+    /// The permission mode to switch to, when the user chose one (`exit_plan_mode`).
+    pub mode: Option<&'static str>,
 }
 
 /// A failed tool call.
@@ -269,6 +260,9 @@ impl Registry {
                 Arc::new(bash::Bash),
                 Arc::new(web_fetch::WebFetch),
                 Arc::new(agent::Agent),
+                Arc::new(update_plan::UpdatePlan),
+                // Last: offered only in plan mode (`agent::offered_tools`).
+                Arc::new(exit_plan_mode::ExitPlanMode),
             ],
         }
     }
@@ -279,7 +273,8 @@ impl Registry {
         let tools = self
             .tools
             .iter()
-            .filter(|t| t.name() != "agent")
+            // Their plans and modes are the parent's business.
+            .filter(|t| !["agent", "exit_plan_mode", "update_plan"].contains(&t.name()))
             .filter(|t| kind == SubAgentType::GeneralPurpose || t.access() == Access::Read)
             .cloned()
             .collect();

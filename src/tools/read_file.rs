@@ -135,6 +135,6 @@ impl Tool for ReadFile {
             "path": path, "totalLines": total, "startLine": start, "endLine": end,
             "truncated": window_cut || size_cut || long_lines > 0,
         });
-        Ok(ToolOutput { text: out, raw, diff: None })
+        Ok(ToolOutput { text: out, raw, diff: None, ..ToolOutput::default() })
     }
 }

@@ -363,7 +363,7 @@ fn render(page: Page, url: &str, max_length: usize) -> ToolOutput {
             page.body.len()
         );
         let raw = json!({"url": page.final_url, "status": page.status, "contentType": mime, "bytes": page.body.len()});
-        return ToolOutput { text, raw, diff: None };
+        return ToolOutput { text, raw, diff: None, ..ToolOutput::default() };
     }
     let decoded = String::from_utf8_lossy(&page.body);
     let body = if looks_html { html::to_text(&decoded) } else { decoded.into_owned() };
@@ -386,5 +386,5 @@ fn render(page: Page, url: &str, max_length: usize) -> ToolOutput {
         "url": page.final_url, "status": page.status, "contentType": mime,
         "bytes": page.body.len(), "chars": total, "truncated": total > max_length || page.cut,
     });
-    ToolOutput { text, raw, diff: None }
+    ToolOutput { text, raw, diff: None, ..ToolOutput::default() }
 }

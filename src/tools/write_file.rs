@@ -55,6 +55,6 @@ impl Tool for WriteFile {
         let text = format!("Successfully wrote {lines} lines to {} ({verb})", path.display());
         let raw = json!({"path": path, "lines": lines, "bytes": args.content.len(), "created": old_text.is_none()});
         let diff = FileDiff { path, old_text, new_text: args.content };
-        Ok(ToolOutput { text, raw, diff: Some(diff) })
+        Ok(ToolOutput { text, raw, diff: Some(diff), ..ToolOutput::default() })
     }
 }

@@ -140,6 +140,8 @@ pub enum ToolKind {
     Search,
     Execute,
     Fetch,
+    Think,
+    SwitchMode,
     Other,
 }
 
