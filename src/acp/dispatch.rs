@@ -1,22 +1,20 @@
 //! Per-connection ACP state and the method table: decodes params once, calls the session
-//! manager, and answers. Prompts answer later, from their own thread.
+//! manager, and answers. Prompts and loads answer later, from their own thread (`turns`).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::content::prompt_input;
-use super::convert::{AcpAsker, AcpSink};
-use super::error::{bad_params, rpc_error, turn_failed};
+use super::error::{bad_params, rpc_error};
+use super::setup::{self, Reply, to_reply};
 use super::types::*;
-use crate::agent::event::EventSink;
-use crate::agent::{Outcome, StopReason};
+use crate::cancel::CancelToken;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
-use crate::session::{Manager, PromptFailure, PromptIo, Services, Session, SessionId, replay};
+use crate::session::{Manager, Services, Session, SessionId};
 
 /// The ACP version we speak (and answer with, whatever the client asked for).
 const PROTOCOL_VERSION: u16 = 1;
@@ -26,16 +24,30 @@ const LIST_PAGE: usize = 100;
 
 /// The ACP agent of one connection.
 pub struct AcpAgent {
-    pub(super) sessions: Manager,
+    pub(super) sessions: Arc<Manager>,
     initialized: bool,
+    /// Requests still running off the connection thread (prompts, loads), by request id:
+    /// what `$/cancel_request` stops.
+    pub(super) running: Arc<Mutex<HashMap<String, Pending>>>,
 }
 
-pub(super) type Reply = Result<Option<Value>, RpcError>;
+/// A request answered later, from another thread.
+#[derive(Clone)]
+pub(super) enum Pending {
+    /// A prompt of this session: cancelled like `session/cancel`.
+    Prompt(SessionId),
+    /// A load, stopped by its token.
+    Load(CancelToken),
+}
 
 impl AcpAgent {
     /// An agent over shared services.
     pub fn new(services: Arc<Services>) -> AcpAgent {
-        AcpAgent { sessions: Manager::new(services), initialized: false }
+        AcpAgent {
+            sessions: Arc::new(Manager::new(services)),
+            initialized: false,
+            running: Arc::default(),
+        }
     }
 
     /// The id of this connection's session manager.
@@ -65,41 +77,24 @@ impl AcpAgent {
                 let p: NewSessionRequest = decode(method, params)?;
                 warn_mcp(&p.mcp_servers);
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
-                self.opened(request, outbox, &session, true)
+                setup::opened(&self.sessions, request, outbox, &session, true)
             }
             "session/load" => {
                 let p: LoadSessionRequest = decode(method, params)?;
                 warn_mcp(&p.mcp_servers);
-                let (session, all) =
-                    self.sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                // ACP: the whole conversation is replayed before the response.
-                let services = self.sessions.services();
-                let sink = AcpSink {
-                    outbox: outbox.clone(),
-                    session_id: session.id.to_string(),
-                    models: services.models(),
-                };
-                for event in replay::events(
-                    &all,
-                    &services.tools,
-                    &session.root,
-                    &services.config.config_dir,
-                ) {
-                    sink.emit(event);
-                }
-                self.opened(request, outbox, &session, false)
+                self.load(p, request, outbox)
             }
             "session/resume" => {
                 let p: LoadSessionRequest = decode(method, params)?;
                 let session =
                     self.sessions.resume(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                self.opened(request, outbox, &session, false)
+                setup::opened(&self.sessions, request, outbox, &session, false)
             }
             "session/fork" => {
                 let p: LoadSessionRequest = decode(method, params)?;
                 let session =
                     self.sessions.fork(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                self.opened(request, outbox, &session, true)
+                setup::opened(&self.sessions, request, outbox, &session, true)
             }
             "session/delete" => {
                 let p: SessionIdParams = decode(method, params)?;
@@ -201,32 +196,6 @@ impl AcpAgent {
         })
     }
 
-    fn prompt(&mut self, method: &str, request: &Request, outbox: &Outbox) -> Reply {
-        let p: PromptRequest = decode(method, &request.params)?;
-        let images = self.sessions.services().config.provider.as_ref().is_ok_and(|p| p.images);
-        let (text, images) = prompt_input(&p.prompt, images);
-        let id = request.id.clone();
-        let reply_outbox = outbox.clone();
-        let session_id = p.session_id.to_string();
-        let io = PromptIo {
-            sink: Arc::new(AcpSink {
-                outbox: outbox.clone(),
-                session_id: session_id.clone(),
-                models: self.sessions.services().models(),
-            }),
-            asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
-            done: Box::new(move |result| {
-                let route = Some(session_id.as_str());
-                match prompt_result(result) {
-                    Ok(response) => reply_outbox.respond(&id, &response, route),
-                    Err(error) => reply_outbox.respond_error(Some(&id), &error, route),
-                }
-            }),
-        };
-        self.sessions.prompt(&p.session_id, text, images, io).map_err(|e| rpc_error(&e))?;
-        Ok(None)
-    }
-
     fn list(&mut self, method: &str, params: &Value) -> Reply {
         let p: ListSessionsRequest = decode(method, params)?;
         let all = self.sessions.list(p.cwd.as_deref());
@@ -269,7 +238,9 @@ impl AcpAgent {
                 return Err(RpcError::invalid_params(detail));
             }
         }
-        to_reply(&SetSessionConfigOptionResponse { config_options: self.config_options(&session) })
+        to_reply(&SetSessionConfigOptionResponse {
+            config_options: setup::session_options(&self.sessions, &session),
+        })
     }
 
     fn set_model(&self, session: &Session, model: &str) -> Result<(), RpcError> {
@@ -316,8 +287,21 @@ impl Handler for AcpAgent {
                     Err(err) => log::warn!("ignoring session/cancel: {}", err.message),
                 }
             }
-            // `$/cancel_request` and unknown (including `_`-prefixed) notifications need no
-            // answer; there is nothing to undo for them.
+            // A pending prompt is cancelled like `session/cancel` (it answers `cancelled`); a
+            // pending load stops and answers -32800. Unknown ids are ignored.
+            "$/cancel_request" => {
+                let id = notification.params.get("requestId").map(|v| match v {
+                    Value::String(s) => format!("{s:?}"),
+                    other => other.to_string(),
+                });
+                let pending = id.and_then(|id| crate::sync::lock(&self.running).get(&id).cloned());
+                match pending {
+                    Some(Pending::Prompt(session)) => self.sessions.cancel(&session),
+                    Some(Pending::Load(token)) => token.cancel(),
+                    None => log::debug!("$/cancel_request for no pending request"),
+                }
+            }
+            // Unknown (including `_`-prefixed) notifications need no answer.
             other => log::debug!("ignoring notification {other}"),
         }
     }
@@ -334,42 +318,13 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
     Ok(())
 }
 
-fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptResponse, RpcError> {
-    match result {
-        Ok(outcome) => {
-            let usage = outcome.usage;
-            Ok(PromptResponse {
-                stop_reason: match outcome.stop {
-                    StopReason::EndTurn => "end_turn",
-                    StopReason::MaxTokens => "max_tokens",
-                    StopReason::MaxTurnRequests => "max_turn_requests",
-                    StopReason::Refusal => "refusal",
-                    StopReason::Cancelled => "cancelled",
-                },
-                usage: Usage {
-                    total_tokens: usage.input + usage.output,
-                    input_tokens: usage.input,
-                    output_tokens: usage.output,
-                },
-                meta: usage.estimated.then(|| json!({ "iacCode": { "usageEstimated": true } })),
-            })
-        }
-        Err(PromptFailure::Provider(failure)) => Err(turn_failed(&failure)),
-        Err(PromptFailure::Internal(what)) => Err(RpcError::internal(what)),
-    }
-}
-
-fn warn_mcp(servers: &[Value]) {
+pub(super) fn warn_mcp(servers: &[Value]) {
     if !servers.is_empty() {
         log::warn!("{} MCP server(s) given; MCP is not supported yet, ignoring", servers.len());
     }
 }
 
-fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {
+pub(super) fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {
     let params = if params.is_null() { Value::Object(Default::default()) } else { params.clone() };
     serde_json::from_value(params).map_err(|err| bad_params(method, &err))
-}
-
-pub(super) fn to_reply<T: Serialize>(value: &T) -> Reply {
-    serde_json::to_value(value).map(Some).map_err(|err| RpcError::internal(err.to_string()))
 }

@@ -7,6 +7,7 @@ mod convert;
 mod dispatch;
 mod error;
 mod setup;
+mod turns;
 pub mod types;
 
 pub use dispatch::AcpAgent;

@@ -2,91 +2,99 @@
 //! options, models, then the slash commands; and the option list `set_config_option`
 //! returns.
 
-use super::dispatch::{AcpAgent, Reply, to_reply};
+use serde::Serialize;
+use serde_json::Value;
+
 use super::types::*;
-use crate::jsonrpc::{Outbox, Request};
+use crate::jsonrpc::{Outbox, Request, RpcError};
 use crate::permission::Mode;
-use crate::session::{COMMANDS, Session};
+use crate::session::{COMMANDS, Manager, Session};
 use crate::sync::lock;
 
-impl AcpAgent {
-    /// Answers a request that opened a session (new, load, resume, fork) with the session's
-    /// modes, options and models, then announces the slash commands: after the response,
-    /// so that the client knows the session id.
-    pub(super) fn opened(
-        &self,
-        request: &Request,
-        outbox: &Outbox,
-        session: &Session,
-        with_id: bool,
-    ) -> Reply {
-        let (current_mode_id, current_model) = {
-            let s = lock(&session.settings);
-            (s.mode.id().to_string(), s.model.clone())
-        };
-        let models = self.sessions.services().models();
-        let response = to_reply(&NewSessionResponse {
-            session_id: with_id.then(|| session.id.to_string()),
-            modes: SessionModeState {
-                current_mode_id,
-                available_modes: Mode::ALL
-                    .iter()
-                    .map(|m| SessionMode {
-                        id: m.id().into(),
-                        name: m.name().into(),
-                        description: m.description().into(),
-                    })
-                    .collect(),
-            },
-            config_options: self.config_options(session),
-            models: SessionModelState {
-                current_model_id: current_model,
-                available_models: models
-                    .iter()
-                    .map(|m| ModelInfo {
-                        model_id: m.clone(),
-                        name: m.clone(),
-                        description: self.model_description(),
-                    })
-                    .collect(),
-            },
-        })?
-        .unwrap_or_default();
-        let route = Some(session.id.as_str());
-        // A response that mints a session id goes to the connection's stream (the client
-        // cannot have a stream for that session yet); load and resume stay with the session.
-        outbox.respond(&request.id, &response, if with_id { None } else { route });
-        let commands = COMMANDS
-            .iter()
-            .map(|(name, description, hint)| AvailableCommand {
-                name: name.to_string(),
-                description: description.to_string(),
-                input: hint.map(|h| CommandInput { hint: h.to_string() }),
-            })
-            .collect();
-        let update = SessionUpdate::AvailableCommandsUpdate { available_commands: commands };
-        outbox.notify(
-            "session/update",
-            &SessionNotification { session_id: session.id.as_str(), update },
-            route,
-        );
-        Ok(None)
-    }
+/// What a method answers now: a result, nothing yet (answered later), or an error.
+pub(super) type Reply = Result<Option<Value>, RpcError>;
 
-    pub(super) fn model_description(&self) -> String {
-        match &self.sessions.services().config.provider {
-            Ok(p) => format!("via {} at {}", p.preset, p.base_url),
-            Err(_) => String::new(),
-        }
-    }
+pub(super) fn to_reply<T: Serialize>(value: &T) -> Reply {
+    serde_json::to_value(value).map(Some).map_err(|err| RpcError::internal(err.to_string()))
+}
 
-    pub(super) fn config_options(&self, session: &Session) -> Vec<SessionConfigOption> {
-        let (mode, model) = {
-            let s = lock(&session.settings);
-            (s.mode, s.model.clone())
-        };
-        config_options(mode, &model, &self.sessions.services().models())
+/// Answers a request that opened a session (new, load, resume, fork) with the session's
+/// modes, options and models, then announces the slash commands: after the response,
+/// so that the client knows the session id.
+pub(super) fn opened(
+    sessions: &Manager,
+    request: &Request,
+    outbox: &Outbox,
+    session: &Session,
+    with_id: bool,
+) -> Reply {
+    let (current_mode_id, current_model) = {
+        let s = lock(&session.settings);
+        (s.mode.id().to_string(), s.model.clone())
+    };
+    let models = sessions.services().models();
+    let response = to_reply(&NewSessionResponse {
+        session_id: with_id.then(|| session.id.to_string()),
+        modes: SessionModeState {
+            current_mode_id,
+            available_modes: Mode::ALL
+                .iter()
+                .map(|m| SessionMode {
+                    id: m.id().into(),
+                    name: m.name().into(),
+                    description: m.description().into(),
+                })
+                .collect(),
+        },
+        config_options: session_options(sessions, session),
+        models: SessionModelState {
+            current_model_id: current_model,
+            available_models: models
+                .iter()
+                .map(|m| ModelInfo {
+                    model_id: m.clone(),
+                    name: m.clone(),
+                    description: model_description(sessions),
+                })
+                .collect(),
+        },
+    })?
+    .unwrap_or_default();
+    let route = Some(session.id.as_str());
+    // A response that mints a session id goes to the connection's stream (the client
+    // cannot have a stream for that session yet); load and resume stay with the session.
+    outbox.respond(&request.id, &response, if with_id { None } else { route });
+    let commands = COMMANDS
+        .iter()
+        .map(|(name, description, hint)| AvailableCommand {
+            name: name.to_string(),
+            description: description.to_string(),
+            input: hint.map(|h| CommandInput { hint: h.to_string() }),
+        })
+        .collect();
+    let update = SessionUpdate::AvailableCommandsUpdate { available_commands: commands };
+    outbox.notify(
+        "session/update",
+        &SessionNotification { session_id: session.id.as_str(), update },
+        route,
+    );
+    Ok(None)
+}
+
+fn model_description(sessions: &Manager) -> String {
+    match &sessions.services().config.provider {
+        Ok(p) => format!("via {} at {}", p.preset, p.base_url),
+        Err(_) => String::new(),
     }
+}
+
+/// A session's selectors as they stand.
+pub(super) fn session_options(sessions: &Manager, session: &Session) -> Vec<SessionConfigOption> {
+    let (mode, model) = {
+        let s = lock(&session.settings);
+        (s.mode, s.model.clone())
+    };
+    config_options(mode, &model, &sessions.services().models())
 }
 
 /// The mode and model selectors, as `session/new` and `config_option_update` send them.

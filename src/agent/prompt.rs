@@ -44,6 +44,11 @@ pub fn system_prompt(
          - Some tools need the user's permission. If a call is denied, do not retry it \
          unchanged: ask the user or take another approach.\n\
          - A tool error is information: read it, fix the arguments or the plan, and go on.\n\
+         - For multi-step work keep a plan with update_plan (for example: terraform plan, \
+         review the changes with the user, terraform apply): send the whole list, and \
+         update each step's status as you go.\n\
+         - In plan mode nothing may change: read, then present the plan with \
+         exit_plan_mode and let the user decide.\n\
          \n# Infrastructure work\n\
          - Never apply, destroy or deploy real infrastructure unless the user asked for it \
          explicitly; prefer plans, diffs and dry runs.\n\

@@ -1,0 +1,139 @@
+//! The requests answered later, from their own thread: `session/prompt` (a turn) and
+//! `session/load` (open and replay), both stoppable by `$/cancel_request`.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::content::prompt_input;
+use super::convert::{AcpAsker, AcpSink};
+use super::dispatch::{AcpAgent, Pending, decode};
+use super::error::{rpc_error, turn_failed};
+use super::setup::{self, Reply};
+use super::types::*;
+use crate::agent::event::EventSink;
+use crate::agent::{Outcome, StopReason};
+use crate::cancel::CancelToken;
+use crate::jsonrpc::{Outbox, Request, RpcError, code};
+use crate::session::{Manager, PromptFailure, PromptIo, replay};
+
+impl AcpAgent {
+    /// Loads a session on its own thread (a long replay must not hold the connection, and
+    /// `$/cancel_request` can stop it): the whole conversation is replayed before the
+    /// response, as ACP asks.
+    pub(super) fn load(
+        &mut self,
+        p: LoadSessionRequest,
+        request: &Request,
+        outbox: &Outbox,
+    ) -> Reply {
+        let cancel = CancelToken::new();
+        let key = request.id.to_string();
+        crate::sync::lock(&self.running).insert(key.clone(), Pending::Load(cancel.clone()));
+        let (sessions, running, outbox, owned) = (
+            Arc::clone(&self.sessions),
+            Arc::clone(&self.running),
+            outbox.clone(),
+            request.clone(),
+        );
+        let route = p.session_id.to_string();
+        let spawned = std::thread::Builder::new().name("load".into()).spawn(move || {
+            let reply = load_and_replay(&sessions, &p, &owned, &outbox, &cancel);
+            crate::sync::lock(&running).remove(&key);
+            match reply {
+                Ok(Some(result)) => outbox.respond(&owned.id, &result, Some(&route)),
+                Ok(None) => {}
+                Err(error) => outbox.respond_error(Some(&owned.id), &error, Some(&route)),
+            }
+        });
+        match spawned {
+            Ok(_) => Ok(None),
+            Err(err) => {
+                crate::sync::lock(&self.running).remove(&request.id.to_string());
+                Err(RpcError::internal(format!("cannot start the load: {err}")))
+            }
+        }
+    }
+
+    pub(super) fn prompt(&mut self, method: &str, request: &Request, outbox: &Outbox) -> Reply {
+        let p: PromptRequest = decode(method, &request.params)?;
+        let images = self.sessions.services().config.provider.as_ref().is_ok_and(|p| p.images);
+        let (text, images) = prompt_input(&p.prompt, images);
+        let id = request.id.clone();
+        let reply_outbox = outbox.clone();
+        let session_id = p.session_id.to_string();
+        let key = request.id.to_string();
+        let pending = Pending::Prompt(p.session_id.clone());
+        crate::sync::lock(&self.running).insert(key.clone(), pending);
+        let running = Arc::clone(&self.running);
+        let io = PromptIo {
+            sink: Arc::new(AcpSink {
+                outbox: outbox.clone(),
+                session_id: session_id.clone(),
+                models: self.sessions.services().models(),
+            }),
+            asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
+            done: Box::new(move |result| {
+                crate::sync::lock(&running).remove(&key);
+                let route = Some(session_id.as_str());
+                match prompt_result(result) {
+                    Ok(response) => reply_outbox.respond(&id, &response, route),
+                    Err(error) => reply_outbox.respond_error(Some(&id), &error, route),
+                }
+            }),
+        };
+        self.sessions.prompt(&p.session_id, text, images, io).map_err(|e| rpc_error(&e))?;
+        Ok(None)
+    }
+}
+
+/// The body of a `session/load`: open, replay (stopping at a cancel), answer.
+fn load_and_replay(
+    sessions: &Manager,
+    p: &LoadSessionRequest,
+    request: &Request,
+    outbox: &Outbox,
+    cancel: &CancelToken,
+) -> Reply {
+    let (session, all) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+    let services = sessions.services();
+    let sink = AcpSink {
+        outbox: outbox.clone(),
+        session_id: session.id.to_string(),
+        models: services.models(),
+    };
+    for event in replay::events(&all, &services.tools, &session.root, &services.config.config_dir) {
+        if cancel.is_cancelled() {
+            drop(session);
+            let _ = sessions.close(&p.session_id);
+            return Err(RpcError::new(code::REQUEST_CANCELLED, "Request cancelled", None));
+        }
+        sink.emit(event);
+    }
+    setup::opened(sessions, request, outbox, &session, false)
+}
+
+fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptResponse, RpcError> {
+    match result {
+        Ok(outcome) => {
+            let usage = outcome.usage;
+            Ok(PromptResponse {
+                stop_reason: match outcome.stop {
+                    StopReason::EndTurn => "end_turn",
+                    StopReason::MaxTokens => "max_tokens",
+                    StopReason::MaxTurnRequests => "max_turn_requests",
+                    StopReason::Refusal => "refusal",
+                    StopReason::Cancelled => "cancelled",
+                },
+                usage: Usage {
+                    total_tokens: usage.input + usage.output,
+                    input_tokens: usage.input,
+                    output_tokens: usage.output,
+                },
+                meta: usage.estimated.then(|| json!({ "iacCode": { "usageEstimated": true } })),
+            })
+        }
+        Err(PromptFailure::Provider(failure)) => Err(turn_failed(&failure)),
+        Err(PromptFailure::Internal(what)) => Err(RpcError::internal(what)),
+    }
+}
