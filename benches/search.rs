@@ -83,6 +83,8 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
         targets: &[],
         network: &iac_code::tools::NoNetwork,
         jobs: &jobs,
+        files: &iac_code::tools::NoClientTools,
+        terminal: &|_: &str| {},
     };
     let tool = registry.get(tool).unwrap();
     let started = Instant::now();

@@ -69,6 +69,12 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
             content: None,
             raw_output: None,
         },
+        AgentEvent::ToolTerminal { id, terminal } => SessionUpdate::ToolCallUpdate {
+            tool_call_id: id,
+            status: None,
+            content: Some(vec![ToolCallContent::Terminal { terminal_id: terminal }]),
+            raw_output: None,
+        },
         AgentEvent::ToolProgress { id, text: live } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
             status: None,
@@ -76,7 +82,11 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
             raw_output: None,
         },
         AgentEvent::ToolDone(end) => {
-            let mut content = vec![ToolCallContent::Content { content: text(end.text) }];
+            let mut content = Vec::new();
+            if let Some(terminal_id) = end.terminal {
+                content.push(ToolCallContent::Terminal { terminal_id });
+            }
+            content.push(ToolCallContent::Content { content: text(end.text) });
             if let Some(diff) = end.diff {
                 content.push(ToolCallContent::Diff {
                     path: diff.path.display().to_string(),

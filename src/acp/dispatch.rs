@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::client::ClientCaps;
 use super::error::{bad_params, rpc_error};
 use super::setup::{self, Reply, to_reply};
 use super::types::*;
@@ -29,6 +30,8 @@ pub struct AcpAgent {
     /// Requests still running off the connection thread (prompts, loads), by request id:
     /// what `$/cancel_request` stops.
     pub(super) running: Arc<Mutex<HashMap<String, Pending>>>,
+    /// What the client offers the tools (from `initialize`).
+    pub(super) client: ClientCaps,
 }
 
 /// A request answered later, from another thread.
@@ -47,6 +50,7 @@ impl AcpAgent {
             sessions: Arc::new(Manager::new(services)),
             initialized: false,
             running: Arc::default(),
+            client: ClientCaps::default(),
         }
     }
 
@@ -163,6 +167,9 @@ impl AcpAgent {
                 .unwrap_or("?")
         );
         self.initialized = true;
+        let allowed = self.sessions.services().config.client_tools;
+        self.client = ClientCaps::of(&p.client_capabilities, allowed);
+        log::info!("client offers: {:?}", self.client);
         to_reply(&InitializeResponse {
             protocol_version: PROTOCOL_VERSION,
             agent_capabilities: AgentCapabilities {

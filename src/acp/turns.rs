@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::client::AcpFiles;
 use super::content::prompt_input;
 use super::convert::{AcpAsker, AcpSink};
 use super::dispatch::{AcpAgent, Pending, decode};
@@ -73,6 +74,11 @@ impl AcpAgent {
                 models: self.sessions.services().models(),
             }),
             asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
+            files: Arc::new(AcpFiles {
+                outbox: outbox.clone(),
+                session_id: session_id.clone(),
+                caps: self.client,
+            }),
             done: Box::new(move |result| {
                 crate::sync::lock(&running).remove(&key);
                 let route = Some(session_id.as_str());

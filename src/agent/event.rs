@@ -31,6 +31,8 @@ pub enum AgentEvent {
         /// The output so far (a bounded tail).
         text: String,
     },
+    /// The tool call runs in the client's terminal `terminal`.
+    ToolTerminal { id: String, terminal: String },
     /// The tool call finished.
     ToolDone(ToolCallEnd),
     /// Context use after an LLM call.
@@ -89,6 +91,8 @@ pub struct ToolCallEnd {
     pub raw: Value,
     /// The file change, for diff views.
     pub diff: Option<FileDiff>,
+    /// The client terminal the call ran in, kept in view.
+    pub terminal: Option<String>,
 }
 
 /// Context window use.

@@ -160,6 +160,8 @@ pub struct Turn<'a> {
     pub recorder: &'a dyn Recorder,
     /// Processes the session's tool calls left running.
     pub jobs: &'a crate::child::Jobs,
+    /// The client's file system, when it offers one.
+    pub files: &'a dyn crate::tools::ClientTools,
 }
 
 impl<'a> Turn<'a> {

@@ -175,6 +175,7 @@ impl EventSink for SubSink<'_> {
             }
             AgentEvent::ToolRunning { .. }
             | AgentEvent::ToolProgress { .. }
+            | AgentEvent::ToolTerminal { .. }
             | AgentEvent::ToolDone(_) => self.parent.emit(event),
             // The sub-agent's reasoning and context use are its own business.
             AgentEvent::Thought(_)

@@ -19,6 +19,10 @@ use crate::tools::{
 pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
+    let terminal = |terminal: &str| {
+        let terminal = terminal.to_string();
+        turn.sink.emit(AgentEvent::ToolTerminal { id: id.clone(), terminal });
+    };
     let sub_agents = SubAgents { parent: turn, call_id: &id };
     let config_dir =
         crate::tools::paths::real(turn.config_dir).unwrap_or_else(|| turn.config_dir.to_path_buf());
@@ -32,6 +36,8 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         targets: &[],
         network: &network,
         jobs: turn.jobs,
+        files: turn.files,
+        terminal: &terminal,
     };
     let args = parse_arguments(&call.arguments);
     let Some(tool) = turn.tools.get(&call.name) else {
@@ -273,6 +279,7 @@ fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String) -> ChatMessage {
         text: message,
         raw,
         diff: None,
+        terminal: None,
     }));
     result
 }
@@ -291,6 +298,7 @@ fn succeed(turn: &Turn, id: &str, call: &ToolUse, output: ToolOutput) -> ChatMes
         text,
         raw: output.raw,
         diff: output.diff,
+        terminal: output.terminal,
     }));
     if let Some(plan) = output.plan {
         turn.sink.emit(AgentEvent::Plan(plan));

@@ -119,6 +119,7 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     let io = PromptIo {
         sink: Arc::clone(&printer) as Arc<dyn EventSink>,
         asker: Arc::new(Refuse),
+        files: Arc::new(crate::tools::NoClientTools),
         done: Box::new(move |result| {
             let _ = done_tx.send(result);
         }),

@@ -323,6 +323,7 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
                 ("contextWindow", _) => (Some(config.limits.context_window.to_string()), "default"),
                 ("images", _) => (Some("false".into()), "default"),
                 ("webFetch", _) => (Some(config.limits.web_fetch.name().into()), "default"),
+                ("clientTools", _) => (Some("auto".into()), "default"),
                 _ => (None, "unset"),
             }
         };

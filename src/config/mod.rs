@@ -19,6 +19,9 @@ pub struct Config {
     pub instructions_file: String,
     /// Bearer token the HTTP transport requires (`IACCODE_ACP_HTTP_TOKEN`), if set.
     pub http_token: Option<String>,
+    /// Whether tools use what the client offers (its files, its terminals):
+    /// `IAC_CODE_CLIENT_TOOLS` = `auto` (true) or `off`.
+    pub client_tools: bool,
 }
 
 /// Limits of one prompt turn.
@@ -36,45 +39,12 @@ pub struct Limits {
     pub web_fetch: WebFetch,
 }
 
-/// The `web_fetch` policy for public hosts (internal addresses always ask, or are refused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WebFetch {
-    /// Fetch without asking (the default: fetching is read-only).
-    Allow,
-    /// The first fetch of each host asks; "always" remembers the host for the session.
-    Ask,
-    /// Never fetch.
-    Deny,
-}
-
-impl WebFetch {
-    /// Every value, as written in settings.
-    pub const NAMES: [&str; 3] = ["allow", "ask", "deny"];
-
-    /// Parses a setting.
-    pub fn parse(text: &str) -> Option<WebFetch> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "allow" => Some(WebFetch::Allow),
-            "ask" => Some(WebFetch::Ask),
-            "deny" => Some(WebFetch::Deny),
-            _ => None,
-        }
-    }
-
-    /// The setting's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            WebFetch::Allow => "allow",
-            WebFetch::Ask => "ask",
-            WebFetch::Deny => "deny",
-        }
-    }
-}
-
 pub mod manage;
+mod policy;
 mod presets;
 pub mod settings;
 
+pub use policy::WebFetch;
 pub use presets::preset_names;
 use presets::{find_preset, infer_preset};
 
@@ -180,25 +150,14 @@ impl Config {
             max_tokens: number(env, "IAC_CODE_MAX_TOKENS", 8192, 1, 1_000_000)? as u32,
             context_window: number(env, "IAC_CODE_CONTEXT_WINDOW", 128_000, 1024, 100_000_000)?,
             compact_percent: number(env, "IAC_CODE_COMPACT_THRESHOLD", 90, 10, 100)?,
-            web_fetch: web_fetch(env)?,
+            web_fetch: policy::web_fetch(env)?,
         };
         let provider = provider(env)?;
         let instructions_file =
             env.get("IAC_CODE_INSTRUCTION_MEMORY_FILE").unwrap_or_else(|| "AGENTS.md".to_string());
         let http_token = env.get("IACCODE_ACP_HTTP_TOKEN").filter(|t| !t.trim().is_empty());
-        Ok(Config { config_dir, provider, limits, instructions_file, http_token })
-    }
-}
-
-fn web_fetch(env: &dyn Env) -> Result<WebFetch> {
-    match env.get("IAC_CODE_WEB_FETCH") {
-        None => Ok(WebFetch::Allow),
-        Some(text) => WebFetch::parse(&text).ok_or_else(|| {
-            Error::Config(format!(
-                "IAC_CODE_WEB_FETCH (webFetch) must be one of {}, not '{text}'",
-                WebFetch::NAMES.join(", ")
-            ))
-        }),
+        let client_tools = policy::client_tools(env)?;
+        Ok(Config { config_dir, provider, limits, instructions_file, http_token, client_tools })
     }
 }
 

@@ -36,7 +36,8 @@ pub(super) const PROVIDER_KEYS: &[(&str, &str)] = &[
 ];
 
 /// Top-level keys besides the provider's, and the variable each one stands for.
-pub(super) const TOP_KEYS: &[(&str, &str)] = &[("webFetch", "IAC_CODE_WEB_FETCH")];
+pub(super) const TOP_KEYS: &[(&str, &str)] =
+    &[("webFetch", "IAC_CODE_WEB_FETCH"), ("clientTools", "IAC_CODE_CLIENT_TOOLS")];
 
 /// The environment, with the settings file underneath it.
 pub(super) struct Layered<'a> {
@@ -100,7 +101,7 @@ pub(super) fn from_value<'a>(
     for key in root.keys() {
         if key != "provider" && key != "providers" && !TOP_KEYS.iter().any(|(k, _)| k == key) {
             return Err(Error::Config(format!(
-                "{shown}: unknown key '{key}' (expected provider, providers, webFetch)"
+                "{shown}: unknown key '{key}' (expected provider, providers, webFetch, clientTools)"
             )));
         }
     }

@@ -159,6 +159,8 @@ pub struct PromptIo {
     pub asker: Arc<dyn Asker>,
     /// Called once with the result, after the last event.
     pub done: Box<dyn FnOnce(std::result::Result<Outcome, PromptFailure>) + Send>,
+    /// The client's file system, when it offers one (else `NoClientTools`).
+    pub files: Arc<dyn crate::tools::ClientTools>,
 }
 
 /// Why a prompt produced no stop reason.

@@ -180,6 +180,7 @@ impl<'a> TurnParts<'a> {
             sub_usage: &self.sub_usage,
             recorder: session,
             jobs: &session.jobs,
+            files: io.files.as_ref(),
         }
     }
 }

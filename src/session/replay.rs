@@ -31,6 +31,8 @@ pub fn events(
         targets: &[],
         network: &crate::tools::NoNetwork,
         jobs: &jobs,
+        files: &crate::tools::NoClientTools,
+        terminal: &|_: &str| {},
     };
     let mut out = Vec::new();
     // Each call's replay id, and the plan it set (shown again after its result).
@@ -78,6 +80,7 @@ pub fn events(
                         text: content.clone(),
                         raw: Value::Null,
                         diff: None,
+                        terminal: None,
                     }));
                     if let Some(plan) = plan.filter(|_| !is_error) {
                         out.push(AgentEvent::Plan(plan));

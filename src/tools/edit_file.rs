@@ -62,13 +62,8 @@ impl Tool for EditFile {
         if args.old_string == args.new_string {
             return Err(ToolError::Model("old_string and new_string are identical".into()));
         }
-        let (mut file, meta) = super::open::read(ctx, &path)?;
-        if !meta.is_file() {
-            return Err(ToolError::Model(format!("{shown} is not a regular file; not edited")));
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes)
-            .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
+        // What the editor has, unsaved changes included, when it offers its files.
+        let bytes = super::open::read_all(ctx, &path)?;
         let old_text = String::from_utf8(bytes)
             .map_err(|_| ToolError::Model(format!("{shown} is not valid UTF-8; not edited")))?;
         let count = old_text.matches(&args.old_string).count();
@@ -84,7 +79,7 @@ impl Tool for EditFile {
             _ => {}
         }
         let new_text = old_text.replace(&args.old_string, &args.new_string);
-        super::open::write_atomic(ctx, &path, new_text.as_bytes())?;
+        super::open::write_all(ctx, &path, &new_text)?;
         let plural = if count == 1 { "" } else { "s" };
         let text = format!("Edited {shown}: replaced {count} occurrence{plural}");
         let raw = json!({"path": path, "replacements": count});

@@ -58,3 +58,93 @@ pub trait NetworkGate {
         Err("nobody can be asked here".to_string())
     }
 }
+
+/// The client's own file system, when it offers one (`fs/read_text_file`,
+/// `fs/write_text_file`): what the editor has, unsaved changes included. Our path rules are
+/// applied before it is asked; its errors reach the model, never a silent local fallback.
+pub trait ClientTools: Send + Sync {
+    /// Whether reads go to the client.
+    fn reads(&self) -> bool;
+    /// Whether writes go to the client.
+    fn writes(&self) -> bool;
+    /// `limit` lines of `path` from `line` (1-based), or all of it.
+    fn read(
+        &self,
+        path: &std::path::Path,
+        line: Option<u32>,
+        limit: Option<u32>,
+        cancel: &crate::cancel::CancelToken,
+    ) -> Result<String, String>;
+    /// Replaces `path` with `content` (the client creates it if missing).
+    fn write(
+        &self,
+        path: &std::path::Path,
+        content: &str,
+        cancel: &crate::cancel::CancelToken,
+    ) -> Result<(), String>;
+    /// Whether commands run in the client's terminals.
+    fn terminals(&self) -> bool {
+        false
+    }
+    /// Runs `/bin/sh -c command` in a client terminal in `cwd` with `env` added, calling
+    /// `started` with the terminal id at once; kills it at `timeout` or a cancel, and always
+    /// releases it. `Err` for a client failure, or "cancelled".
+    fn run(
+        &self,
+        _command: &str,
+        _cwd: &std::path::Path,
+        _env: &[(&str, &str)],
+        _output_limit: u64,
+        _timeout: std::time::Duration,
+        _cancel: &crate::cancel::CancelToken,
+        _started: &dyn Fn(&str),
+    ) -> Result<TerminalRun, String> {
+        Err("the client offers no terminal".to_string())
+    }
+}
+
+/// No client file system: every file tool works on the local disk.
+pub struct NoClientTools;
+
+impl ClientTools for NoClientTools {
+    fn reads(&self) -> bool {
+        false
+    }
+    fn writes(&self) -> bool {
+        false
+    }
+    fn read(
+        &self,
+        _: &std::path::Path,
+        _: Option<u32>,
+        _: Option<u32>,
+        _: &crate::cancel::CancelToken,
+    ) -> Result<String, String> {
+        Err("the client offers no file system".to_string())
+    }
+    fn write(
+        &self,
+        _: &std::path::Path,
+        _: &str,
+        _: &crate::cancel::CancelToken,
+    ) -> Result<(), String> {
+        Err("the client offers no file system".to_string())
+    }
+}
+
+/// How a command run in the client's terminal ended.
+#[derive(Debug, Clone)]
+pub struct TerminalRun {
+    /// The client's id of the terminal.
+    pub terminal: String,
+    /// What it printed (the client's capture, stdout and stderr together).
+    pub output: String,
+    /// The client cut the output at the byte limit.
+    pub truncated: bool,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i64>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<String>,
+    /// It ran past the timeout and was killed.
+    pub timed_out: bool,
+}

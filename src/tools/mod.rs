@@ -31,7 +31,9 @@ use serde_json::Value;
 use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
-pub use gate::{Choice, ChoiceKind, HostReach, NetworkGate, NoNetwork};
+pub use gate::{
+    Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork, TerminalRun,
+};
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use target::{Target, judge};
 pub use update_plan::plan_of;
@@ -88,6 +90,10 @@ pub struct ToolContext<'a> {
     pub network: &'a dyn NetworkGate,
     /// Processes a call left running, killed when the session ends.
     pub jobs: &'a crate::child::Jobs,
+    /// The client's file system and terminals, when it offers them.
+    pub files: &'a dyn ClientTools,
+    /// Shows the client's terminal a call runs in (its id), in place of live output.
+    pub terminal: &'a dyn Fn(&str),
 }
 
 /// The kinds of sub-agent the `agent` tool can start.
@@ -207,6 +213,8 @@ pub struct ToolOutput {
     pub plan: Option<Vec<PlanStep>>,
     /// The permission mode to switch to, when the user chose one (`exit_plan_mode`).
     pub mode: Option<&'static str>,
+    /// The client terminal the call ran in (`bash` through the client).
+    pub terminal: Option<String>,
 }
 
 /// A failed tool call.

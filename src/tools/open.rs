@@ -225,3 +225,42 @@ fn make_dirs(base: BorrowedFd, rel: &Path) -> io::Result<OwnedFd> {
     }
     sys::open_at(current.as_fd(), b".", libc::O_RDONLY | libc::O_DIRECTORY, 0)
 }
+
+/// The whole content of the judged `path`: from the client's buffer when it offers its file
+/// system (unsaved changes included), else from the disk as judged.
+pub(super) fn read_all(ctx: &ToolContext, path: &Path) -> Result<Vec<u8>, ToolError> {
+    if ctx.files.reads() {
+        target(ctx, path)?;
+        return ctx
+            .files
+            .read(path, None, None, ctx.cancel)
+            .map(String::into_bytes)
+            .map_err(|err| ToolError::Model(format!("cannot read {}: {err}", path.display())));
+    }
+    let (mut file, meta) = read(ctx, path)?;
+    if !meta.is_file() {
+        return Err(ToolError::Model(format!("{} is not a regular file", path.display())));
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| fail(path, "read", e))?;
+    Ok(bytes)
+}
+
+/// Writes the judged `path`: through the client when it offers its file system (its error
+/// reaches the model; there is no silent local fallback), else atomically on the disk.
+/// Returns the previous content, when there was one.
+pub(super) fn write_all(
+    ctx: &ToolContext,
+    path: &Path,
+    contents: &str,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    if !ctx.files.writes() {
+        return write_atomic(ctx, path, contents.as_bytes());
+    }
+    target(ctx, path)?;
+    let previous = read_all(ctx, path).ok();
+    ctx.files
+        .write(path, contents, ctx.cancel)
+        .map_err(|err| ToolError::Model(format!("cannot write {}: {err}", path.display())))?;
+    Ok(previous)
+}

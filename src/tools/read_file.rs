@@ -62,6 +62,9 @@ impl Tool for ReadFile {
         let args: Args = parse_args(self.name(), args)?;
         let path = paths::resolve(ctx.cwd, &args.path);
         let shown = path.display();
+        if ctx.files.reads() {
+            return from_client(ctx, &path, args.start_line, args.end_line);
+        }
         let (file, meta) = super::open::read(ctx, &path)?;
         if meta.is_dir() {
             return Err(ToolError::Model(format!("{shown} is a directory; use list_files")));
@@ -137,4 +140,62 @@ impl Tool for ReadFile {
         });
         Ok(ToolOutput { text: out, raw, diff: None, ..ToolOutput::default() })
     }
+}
+
+/// `read_file` through the client's `fs/read_text_file`: what the editor has, unsaved
+/// changes included, the window asked for numbered as on disk.
+fn from_client(
+    ctx: &ToolContext,
+    path: &std::path::Path,
+    start_line: Option<i64>,
+    end_line: Option<i64>,
+) -> Result<ToolOutput, ToolError> {
+    let shown = path.display();
+    super::open::target(ctx, path)?;
+    let start = match start_line {
+        None => 1,
+        Some(n) if n >= 1 => n as usize,
+        Some(n) => return Err(ToolError::Model(format!("start_line must be >= 1, got {n}"))),
+    };
+    let limit = match end_line {
+        None => DEFAULT_MAX_LINES,
+        Some(n) if n >= start as i64 => n as usize - start + 1,
+        Some(n) => {
+            return Err(ToolError::Model(format!(
+                "end_line ({n}) must be >= start_line ({start})"
+            )));
+        }
+    };
+    let text = ctx
+        .files
+        .read(path, Some(start as u32), Some(limit as u32), ctx.cancel)
+        .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
+    if text.contains('\0') {
+        return Err(ToolError::Model(format!(
+            "{shown} is a binary file; read_file only shows text"
+        )));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let end = start + lines.len().saturating_sub(1);
+    let mut out = format!("File: {shown} (lines {start}-{end}, as the editor has it)\n\n");
+    for (i, line) in lines.iter().enumerate() {
+        match line.char_indices().nth(MAX_LINE_CHARS) {
+            None => out.push_str(&format!("{:>6}\t{line}\n", start + i)),
+            Some((cut, _)) => out.push_str(&format!(
+                "{:>6}\t{} [... line truncated, {} more characters]\n",
+                start + i,
+                &line[..cut],
+                line[cut..].chars().count()
+            )),
+        }
+    }
+    let window_full = end_line.is_none() && lines.len() >= limit;
+    if window_full {
+        out.push_str(&format!(
+            "\n[showed lines {start}-{end}; there may be more: use start_line/end_line]\n"
+        ));
+    }
+    let raw = json!({"path": path, "startLine": start, "endLine": end, "source": "editor",
+        "truncated": window_full});
+    Ok(ToolOutput { text: out, raw, ..ToolOutput::default() })
 }

@@ -48,7 +48,7 @@ impl Tool for WriteFile {
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;
         let path = paths::resolve(ctx.cwd, &args.path);
-        let previous = super::open::write_atomic(ctx, &path, args.content.as_bytes())?;
+        let previous = super::open::write_all(ctx, &path, &args.content)?;
         let old_text = previous.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
         let lines = args.content.lines().count();
         let verb = if old_text.is_some() { "overwrote" } else { "created" };

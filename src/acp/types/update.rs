@@ -185,6 +185,9 @@ pub enum ToolCallContent {
         old_text: Option<String>,
         new_text: String,
     },
+    /// A client terminal, shown live by the client.
+    #[serde(rename_all = "camelCase")]
+    Terminal { terminal_id: String },
 }
 
 /// `session/request_permission` params.

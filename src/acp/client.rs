@@ -1,0 +1,206 @@
+//! What the client offers the tools (`initialize`'s `clientCapabilities`): its file system
+//! (`fs/read_text_file`, `fs/write_text_file`) and its terminals (`terminal/create`,
+//! `wait_for_exit`, `kill`, `output`, `release`), asked from the prompt thread like a
+//! permission question, under the turn's cancel and a timeout.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crossbeam_channel::{after, select};
+use serde_json::{Map, Value, json};
+
+use crate::cancel::CancelToken;
+use crate::jsonrpc::Outbox;
+use crate::tools::{ClientTools, TerminalRun};
+
+/// How long a client request may take.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the client said it can do, as far as we use it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCaps {
+    /// `fs.readTextFile`.
+    pub read: bool,
+    /// `fs.writeTextFile`.
+    pub write: bool,
+    /// `terminal`.
+    pub terminal: bool,
+}
+
+impl ClientCaps {
+    /// Reads `clientCapabilities`; everything off when `allowed` is false
+    /// (`IAC_CODE_CLIENT_TOOLS=off`).
+    pub fn of(capabilities: &Value, allowed: bool) -> ClientCaps {
+        let on = |v: &Value| allowed && v.as_bool() == Some(true);
+        ClientCaps {
+            read: on(&capabilities["fs"]["readTextFile"]),
+            write: on(&capabilities["fs"]["writeTextFile"]),
+            terminal: on(&capabilities["terminal"]),
+        }
+    }
+}
+
+/// The client's file system for one session.
+pub struct AcpFiles {
+    pub outbox: Outbox,
+    pub session_id: String,
+    pub caps: ClientCaps,
+}
+
+impl AcpFiles {
+    /// Sends one request to the client and waits for its answer, the cancel or the timeout.
+    fn call(&self, method: &str, params: Value, cancel: &CancelToken) -> Result<Value, String> {
+        let (id, reply) = self.outbox.request(method, &params, Some(&self.session_id));
+        let give_up = |why: String| {
+            self.outbox.forget(&id);
+            // The client may stop working on it; it answers anyway, to nobody.
+            self.outbox.notify(
+                "$/cancel_request",
+                &json!({ "requestId": id }),
+                Some(&self.session_id),
+            );
+            Err(why)
+        };
+        select! {
+            recv(reply) -> reply => match reply {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(error)) => Err(format!(
+                    "the editor refused {method}: {} (code {})",
+                    error.message, error.code
+                )),
+                Err(_) => Err(format!("the editor went away during {method}")),
+            },
+            recv(cancel.channel()) -> _ => give_up("cancelled".to_string()),
+            recv(after(CLIENT_TIMEOUT)) -> _ => give_up(format!(
+                "the editor did not answer {method} within {} s",
+                CLIENT_TIMEOUT.as_secs()
+            )),
+        }
+    }
+}
+
+impl ClientTools for AcpFiles {
+    fn reads(&self) -> bool {
+        self.caps.read
+    }
+
+    fn writes(&self) -> bool {
+        self.caps.write
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        line: Option<u32>,
+        limit: Option<u32>,
+        cancel: &CancelToken,
+    ) -> Result<String, String> {
+        let mut params = Map::new();
+        params.insert("sessionId".into(), json!(self.session_id));
+        params.insert("path".into(), json!(path));
+        if let Some(line) = line {
+            params.insert("line".into(), json!(line));
+        }
+        if let Some(limit) = limit {
+            params.insert("limit".into(), json!(limit));
+        }
+        let result = self.call("fs/read_text_file", Value::Object(params), cancel)?;
+        result["content"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "the editor's fs/read_text_file answer has no content".to_string())
+    }
+
+    fn write(&self, path: &Path, content: &str, cancel: &CancelToken) -> Result<(), String> {
+        let params = json!({"sessionId": self.session_id, "path": path, "content": content});
+        self.call("fs/write_text_file", params, cancel).map(|_| ())
+    }
+
+    fn terminals(&self) -> bool {
+        self.caps.terminal
+    }
+
+    fn run(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(&str, &str)],
+        output_limit: u64,
+        timeout: Duration,
+        cancel: &CancelToken,
+        started: &dyn Fn(&str),
+    ) -> Result<TerminalRun, String> {
+        let env: Vec<Value> =
+            env.iter().map(|(name, value)| json!({"name": name, "value": value})).collect();
+        let created = self.call(
+            "terminal/create",
+            json!({"sessionId": self.session_id, "command": "/bin/sh", "args": ["-c", command],
+                   "env": env, "cwd": cwd, "outputByteLimit": output_limit}),
+            cancel,
+        )?;
+        let terminal = created["terminalId"]
+            .as_str()
+            .ok_or("the editor's terminal/create answer has no terminalId")?
+            .to_string();
+        started(&terminal);
+        let on = json!({"sessionId": self.session_id, "terminalId": terminal});
+        let run =
+            self.wait_and_read(&on, timeout, cancel).map(|run| TerminalRun { terminal, ..run });
+        // Always released, whatever happened; never waited for on a cancel.
+        if cancel.is_cancelled() {
+            self.fire("terminal/release", &on);
+        } else {
+            let _ = self.call("terminal/release", on, &CancelToken::new());
+        }
+        run
+    }
+}
+
+impl AcpFiles {
+    /// Waits for the command's end (killing it at the timeout or a cancel), then reads what
+    /// it printed.
+    fn wait_and_read(
+        &self,
+        on: &Value,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<TerminalRun, String> {
+        let (id, exited) =
+            self.outbox.request("terminal/wait_for_exit", on, Some(&self.session_id));
+        let timed_out = select! {
+            recv(exited) -> reply => match reply {
+                Ok(Ok(_)) => false,
+                Ok(Err(error)) => return Err(format!("the editor refused terminal/wait_for_exit: {}", error.message)),
+                Err(_) => return Err("the editor went away".to_string()),
+            },
+            recv(cancel.channel()) -> _ => {
+                self.outbox.forget(&id);
+                self.fire("terminal/kill", on);
+                return Err("cancelled".to_string());
+            }
+            recv(after(timeout)) -> _ => {
+                self.outbox.forget(&id);
+                true
+            }
+        };
+        if timed_out {
+            self.call("terminal/kill", on.clone(), cancel)?;
+        }
+        let output = self.call("terminal/output", on.clone(), cancel)?;
+        let status = &output["exitStatus"];
+        Ok(TerminalRun {
+            terminal: String::new(),
+            output: output["output"].as_str().unwrap_or("").to_string(),
+            truncated: output["truncated"].as_bool().unwrap_or(false),
+            exit_code: status["exitCode"].as_i64(),
+            signal: status["signal"].as_str().map(str::to_string),
+            timed_out,
+        })
+    }
+
+    /// Sends a request whose answer nobody waits for (on a cancel: the turn ends at once).
+    fn fire(&self, method: &str, params: &Value) {
+        let (id, _reply) = self.outbox.request(method, params, Some(&self.session_id));
+        self.outbox.forget(&id);
+    }
+}
