@@ -17,6 +17,7 @@ pub mod paths;
 mod process;
 mod read_file;
 mod target;
+mod terminal;
 mod update_plan;
 mod walk;
 mod web_fetch;
