@@ -34,6 +34,8 @@ mod scripts;
 mod anthropic;
 // Provider failures: configuration, HTTP errors, retries, broken streams.
 mod provider;
+// The client's files and terminals, through a test editor.
+mod client_tools;
 // What an editor sees: plans, leaving plan mode, session info, $/cancel_request.
 mod editor;
 // The hardening: other users, internal addresses, races, secrets, daemons, framing.

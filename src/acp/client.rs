@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cancel::CancelToken;
 use crate::jsonrpc::Outbox;
-use crate::tools::{ClientTools, TerminalRun};
+use crate::tools::{ClientTools, TerminalCommand, TerminalRun};
 
 /// How long a client request may take.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -122,14 +122,11 @@ impl ClientTools for AcpFiles {
 
     fn run(
         &self,
-        command: &str,
-        cwd: &Path,
-        env: &[(&str, &str)],
-        output_limit: u64,
-        timeout: Duration,
+        run: &TerminalCommand,
         cancel: &CancelToken,
         started: &dyn Fn(&str),
     ) -> Result<TerminalRun, String> {
+        let TerminalCommand { command, cwd, env, output_limit, timeout } = *run;
         let env: Vec<Value> =
             env.iter().map(|(name, value)| json!({"name": name, "value": value})).collect();
         let created = self.call(

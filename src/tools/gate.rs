@@ -91,11 +91,7 @@ pub trait ClientTools: Send + Sync {
     /// releases it. `Err` for a client failure, or "cancelled".
     fn run(
         &self,
-        _command: &str,
-        _cwd: &std::path::Path,
-        _env: &[(&str, &str)],
-        _output_limit: u64,
-        _timeout: std::time::Duration,
+        _command: &TerminalCommand,
         _cancel: &crate::cancel::CancelToken,
         _started: &dyn Fn(&str),
     ) -> Result<TerminalRun, String> {
@@ -130,6 +126,20 @@ impl ClientTools for NoClientTools {
     ) -> Result<(), String> {
         Err("the client offers no file system".to_string())
     }
+}
+
+/// A command to run in the client's terminal.
+#[derive(Debug)]
+pub struct TerminalCommand<'a> {
+    /// For `/bin/sh -c`.
+    pub command: &'a str,
+    pub cwd: &'a std::path::Path,
+    /// Added to the terminal's environment.
+    pub env: &'a [(&'a str, &'a str)],
+    /// Bytes of output the client keeps.
+    pub output_limit: u64,
+    /// Killed after this long.
+    pub timeout: std::time::Duration,
 }
 
 /// How a command run in the client's terminal ended.

@@ -33,7 +33,8 @@ use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
 pub use gate::{
-    Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork, TerminalRun,
+    Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
+    TerminalCommand, TerminalRun,
 };
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use target::{Target, judge};

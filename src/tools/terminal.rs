@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::limits::{KEEP_HEAD, KEEP_TAIL};
 use super::process::MARKER_VAR;
-use super::{ToolContext, ToolError, ToolOutput};
+use super::{TerminalCommand, ToolContext, ToolError, ToolOutput};
 
 /// Runs the command in the client's terminal (the user watches it live): the same marker
 /// and non-interactive variables as a local run, the same output cap, the same timeout.
@@ -27,15 +27,13 @@ pub(super) fn run(
         ("TF_INPUT", "0"),
     ];
     let limit = (KEEP_HEAD + KEEP_TAIL) as u64;
-    let run = ctx
-        .files
-        .run(command, ctx.cwd, &env, limit, timeout, ctx.cancel, ctx.terminal)
-        .map_err(|err| match err.as_str() {
-            "cancelled" => ToolError::Model(
-                "Command cancelled by the user; the editor's terminal was killed.".to_string(),
-            ),
-            _ => ToolError::Model(format!("the editor's terminal failed: {err}")),
-        })?;
+    let spec = TerminalCommand { command, cwd: ctx.cwd, env: &env, output_limit: limit, timeout };
+    let run = ctx.files.run(&spec, ctx.cancel, ctx.terminal).map_err(|err| match err.as_str() {
+        "cancelled" => ToolError::Model(
+            "Command cancelled by the user; the editor's terminal was killed.".to_string(),
+        ),
+        _ => ToolError::Model(format!("the editor's terminal failed: {err}")),
+    })?;
     let mut text = if run.output.is_empty() {
         "(no output)\n".to_string()
     } else {

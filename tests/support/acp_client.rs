@@ -256,14 +256,19 @@ impl AcpProcess {
 
     /// The standard `initialize` handshake (no fs/terminal client capabilities); returns `result`.
     pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({
+            "fs": {"readTextFile": false, "writeTextFile": false},
+            "terminal": false,
+        }))
+    }
+
+    /// `initialize` with these client capabilities.
+    pub fn initialize_with(&mut self, capabilities: Value) -> Value {
         let response = self.call(
             "initialize",
             json!({
                 "protocolVersion": 1,
-                "clientCapabilities": {
-                    "fs": {"readTextFile": false, "writeTextFile": false},
-                    "terminal": false,
-                },
+                "clientCapabilities": capabilities,
                 "clientInfo": {"name": "test", "version": "0"},
             }),
         );
