@@ -324,3 +324,42 @@ fn a_cancel_kills_the_terminal_and_ends_at_once() {
     assert_eq!(editor.killed, ["term-1"]);
     assert_eq!(editor.released, ["term-1"]);
 }
+
+#[test]
+fn over_http_the_editor_answers_on_post_and_the_plan_arrives_on_the_stream() {
+    use crate::support::http_client::HttpServer;
+    let ws = Workspace::new("client-http");
+    ws.write("main.tf", "on disk\n");
+    let llm = FakeLlm::start(vec![
+        tool_reply("r1", "read_file", json!({"path": "main.tf"})),
+        tool_reply("p1", "update_plan", json!({"entries": [{"content": "apply"}]})),
+        text_reply("done"),
+    ]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &[], &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}});
+    let response = server.post(None, &init);
+    let conn = response.header("acp-connection-id").expect("a connection").to_string();
+    let sse = server.stream(&conn, None, None);
+    let new = json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+        "params": {"cwd": ws.project(), "mcpServers": []}});
+    server.post(Some(&conn), &new);
+    let created = sse.until(|e| e.data["id"] == 1 && e.data.get("result").is_some());
+    let session = created.last().unwrap().data["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}});
+    server.post(Some(&conn), &prompt);
+    let asked = sse.until(|e| e.data["method"] == "fs/read_text_file");
+    let request = &asked.last().unwrap().data;
+    assert_eq!(request["params"]["path"], ws.project().join("main.tf").display().to_string());
+    let answer =
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": "from the editor\n"}});
+    assert_eq!(server.post(Some(&conn), &answer).status, 202);
+    let events = sse.until(|e| e.data["id"] == 2 && e.data.get("method").is_none());
+    assert_eq!(events.last().unwrap().data["result"]["stopReason"], "end_turn");
+    let read = crate::tools::tool_result(&llm, 1);
+    assert!(read.contains("from the editor") && !read.contains("on disk"), "{read}");
+    let plans =
+        events.iter().filter(|e| e.data["params"]["update"]["sessionUpdate"] == "plan").count();
+    assert_eq!(plans, 1, "the plan arrives on the stream");
+}
