@@ -326,6 +326,59 @@ fn journal_append() {
     let _ = std::fs::remove_dir_all(&config);
 }
 
+/// `read_file` of one small file, local against delegated to the client
+/// (`fs/read_text_file`, one round trip each): 200 calls in one turn, each way.
+fn delegated_read() {
+    let calls = 200;
+    let dir = std::env::temp_dir().join("iac-code-bench-delegated");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("main.tf"), "resource \"x\" \"y\" {}\n".repeat(40)).unwrap();
+    let mut per_call = Vec::new();
+    for delegated in [false, true] {
+        let batch: Vec<(String, &str, Value)> = (0..calls)
+            .map(|i| (format!("r{i}"), "read_file", json!({"path": "main.tf"})))
+            .collect();
+        let refs: Vec<(&str, &str, Value)> =
+            batch.iter().map(|(id, name, args)| (id.as_str(), *name, args.clone())).collect();
+        let llm = FakeLlm::start(vec![fake_llm::tool_replies(&refs), fake_llm::text_reply("ok")]);
+        let env =
+            [("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "fake-model".to_string())];
+        let mut agent = Agent::spawn(&env);
+        let caps = json!({"fs": {"readTextFile": delegated, "writeTextFile": false}});
+        agent.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}));
+        let session = agent.call("session/new", json!({"cwd": dir, "mcpServers": []}));
+        let session = session["result"]["sessionId"].as_str().unwrap().to_string();
+        let started = Instant::now();
+        let id = agent.send(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        );
+        let needle = format!("\"id\":{id},");
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(agent.stdout.read_line(&mut line).unwrap() > 0, "agent exited");
+            if line.contains("fs/read_text_file") {
+                let request: Value = serde_json::from_str(&line).unwrap();
+                let answer = json!({"jsonrpc": "2.0", "id": request["id"],
+                    "result": {"content": "resource \"x\" \"y\" {}\n".repeat(40)}});
+                writeln!(agent.stdin, "{answer}").unwrap();
+                agent.stdin.flush().unwrap();
+            } else if line.contains(&needle) && !line.contains("\"method\"") {
+                break;
+            }
+        }
+        per_call.push(started.elapsed() / calls);
+    }
+    println!(
+        "read_file per call in a turn of {calls}: local {:.1} us, delegated to the client {:.1} us (one fs/read_text_file round trip: +{:.1} us)",
+        per_call[0].as_secs_f64() * 1e6,
+        per_call[1].as_secs_f64() * 1e6,
+        (per_call[1].as_secs_f64() - per_call[0].as_secs_f64()) * 1e6
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run quickly then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -337,6 +390,7 @@ fn main() {
     streaming(false);
     streaming(true);
     bash_cancel();
+    delegated_read();
     sessions();
     journal_append();
 }
