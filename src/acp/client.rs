@@ -172,6 +172,8 @@ impl AcpFiles {
             },
             recv(cancel.channel()) -> _ => {
                 self.outbox.forget(&id);
+                let abandoned = json!({ "requestId": id });
+                self.outbox.notify("$/cancel_request", &abandoned, Some(&self.session_id));
                 self.fire("terminal/kill", on);
                 return Err("cancelled".to_string());
             }

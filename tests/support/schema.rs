@@ -154,6 +154,7 @@ fn check_agent_message_inner(msg: &Value, method_of_request: Option<&str>) -> Re
         // Agent -> client notification.
         return match method {
             "session/update" => check("SessionNotification", params, false),
+            "$/cancel_request" => check("CancelRequestNotification", params, false),
             other => Err(format!("unexpected agent notification `{other}`")),
         };
     }
