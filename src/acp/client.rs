@@ -50,6 +50,9 @@ pub struct AcpFiles {
 impl AcpFiles {
     /// Sends one request to the client and waits for its answer, the cancel or the timeout.
     fn call(&self, method: &str, params: Value, cancel: &CancelToken) -> Result<Value, String> {
+        if cancel.is_cancelled() {
+            return Err("cancelled".to_string());
+        }
         let (id, reply) = self.outbox.request(method, &params, Some(&self.session_id));
         let give_up = |why: String| {
             self.outbox.forget(&id);
@@ -129,12 +132,28 @@ impl ClientTools for AcpFiles {
         let TerminalCommand { command, cwd, env, output_limit, timeout } = *run;
         let env: Vec<Value> =
             env.iter().map(|(name, value)| json!({"name": name, "value": value})).collect();
-        let created = self.call(
-            "terminal/create",
-            json!({"sessionId": self.session_id, "command": "/bin/sh", "args": ["-c", command],
-                   "env": env, "cwd": cwd, "outputByteLimit": output_limit}),
-            cancel,
-        )?;
+        if cancel.is_cancelled() {
+            return Err("cancelled".to_string());
+        }
+        let params = json!({"sessionId": self.session_id, "command": "/bin/sh", "args": ["-c", command],
+                            "env": env, "cwd": cwd, "outputByteLimit": output_limit});
+        let (id, reply) = self.outbox.request("terminal/create", &params, Some(&self.session_id));
+        let created = select! {
+            recv(reply) -> reply => match reply {
+                Ok(Ok(created)) => created,
+                Ok(Err(error)) => return Err(format!("the editor refused terminal/create: {}", error.message)),
+                Err(_) => return Err("the editor went away during terminal/create".to_string()),
+            },
+            recv(cancel.channel()) -> _ => {
+                // The terminal may still be created: kill and release it when its id comes.
+                self.clean_up_later(id, reply);
+                return Err("cancelled".to_string());
+            }
+            recv(after(CLIENT_TIMEOUT)) -> _ => {
+                self.clean_up_later(id, reply);
+                return Err(format!("the editor did not create a terminal within {} s", CLIENT_TIMEOUT.as_secs()));
+            }
+        };
         let terminal = created["terminalId"]
             .as_str()
             .ok_or("the editor's terminal/create answer has no terminalId")?
@@ -143,12 +162,8 @@ impl ClientTools for AcpFiles {
         let on = json!({"sessionId": self.session_id, "terminalId": terminal});
         let run =
             self.wait_and_read(&on, timeout, cancel).map(|run| TerminalRun { terminal, ..run });
-        // Always released, whatever happened; never waited for on a cancel.
-        if cancel.is_cancelled() {
-            self.fire("terminal/release", &on);
-        } else {
-            let _ = self.call("terminal/release", on, &CancelToken::new());
-        }
+        // Always released, whatever happened; nobody needs its answer.
+        self.fire("terminal/release", &on);
         run
     }
 }
@@ -195,6 +210,27 @@ impl AcpFiles {
             signal: status["signal"].as_str().map(str::to_string),
             timed_out,
         })
+    }
+
+    /// Once the abandoned `terminal/create` answers, kills and releases the terminal it made
+    /// (bounded: a client that never answers leaves nothing to clean).
+    fn clean_up_later(
+        &self,
+        created_id: crate::jsonrpc::RequestId,
+        reply: crossbeam_channel::Receiver<Result<Value, crate::jsonrpc::RpcError>>,
+    ) {
+        let (outbox, session_id) = (self.outbox.clone(), self.session_id.clone());
+        let _ = std::thread::Builder::new().name("terminal-cleanup".into()).spawn(move || {
+            let answer = reply.recv_timeout(CLIENT_TIMEOUT);
+            outbox.forget(&created_id);
+            let Ok(Ok(created)) = answer else { return };
+            let Some(terminal) = created["terminalId"].as_str() else { return };
+            let on = json!({"sessionId": session_id, "terminalId": terminal});
+            for method in ["terminal/kill", "terminal/release"] {
+                let (id, _reply) = outbox.request(method, &on, Some(&session_id));
+                outbox.forget(&id);
+            }
+        });
     }
 
     /// Sends a request whose answer nobody waits for (on a cancel: the turn ends at once).

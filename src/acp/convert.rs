@@ -211,6 +211,9 @@ impl Asker for AcpAsker {
             },
             recv(cancel.channel()) -> _ => {
                 self.outbox.forget(&id);
+                // The client may close its dialog: nobody waits for the answer any more.
+                let abandoned = serde_json::json!({ "requestId": id });
+                self.outbox.notify("$/cancel_request", &abandoned, Some(&self.session_id));
                 Answer::Cancelled
             }
         }

@@ -37,8 +37,8 @@ pub struct AcpAgent {
 /// A request answered later, from another thread.
 #[derive(Clone)]
 pub(super) enum Pending {
-    /// A prompt of this session: cancelled like `session/cancel`.
-    Prompt(SessionId),
+    /// A prompt: cancelled like `session/cancel`, through its own token.
+    Prompt(CancelToken),
     /// A load, stopped by its token.
     Load(CancelToken),
 }
@@ -303,7 +303,7 @@ impl Handler for AcpAgent {
                 });
                 let pending = id.and_then(|id| crate::sync::lock(&self.running).get(&id).cloned());
                 match pending {
-                    Some(Pending::Prompt(session)) => self.sessions.cancel(&session),
+                    Some(Pending::Prompt(token)) => token.cancel(),
                     Some(Pending::Load(token)) => token.cancel(),
                     None => log::debug!("$/cancel_request for no pending request"),
                 }

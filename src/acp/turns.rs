@@ -64,8 +64,6 @@ impl AcpAgent {
         let reply_outbox = outbox.clone();
         let session_id = p.session_id.to_string();
         let key = request.id.to_string();
-        let pending = Pending::Prompt(p.session_id.clone());
-        crate::sync::lock(&self.running).insert(key.clone(), pending);
         let running = Arc::clone(&self.running);
         let io = PromptIo {
             sink: Arc::new(AcpSink {
@@ -88,7 +86,12 @@ impl AcpAgent {
                 }
             }),
         };
-        self.sessions.prompt(&p.session_id, text, images, io).map_err(|e| rpc_error(&e))?;
+        let token =
+            self.sessions.prompt(&p.session_id, text, images, io).map_err(|e| rpc_error(&e))?;
+        // Its own token: a late `$/cancel_request` never reaches a later prompt.
+        crate::sync::lock(&self.running)
+            .entry(request.id.to_string())
+            .or_insert(Pending::Prompt(token));
         Ok(None)
     }
 }
@@ -101,6 +104,7 @@ fn load_and_replay(
     outbox: &Outbox,
     cancel: &CancelToken,
 ) -> Reply {
+    let already_open = sessions.get(&p.session_id).is_ok();
     let (session, all) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
     let services = sessions.services();
     let sink = AcpSink {
@@ -111,7 +115,10 @@ fn load_and_replay(
     for event in replay::events(&all, &services.tools, &session.root, &services.config.config_dir) {
         if cancel.is_cancelled() {
             drop(session);
-            let _ = sessions.close(&p.session_id);
+            // Only what this load opened is closed again.
+            if !already_open {
+                let _ = sessions.close(&p.session_id);
+            }
             return Err(RpcError::new(code::REQUEST_CANCELLED, "Request cancelled", None));
         }
         sink.emit(event);

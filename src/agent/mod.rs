@@ -339,10 +339,8 @@ fn request_completion(
             // The provider reports no usage for a cut-off reply: count our estimate (the
             // request, and what streamed), flagged as one, never zeros that look real.
             usage.estimated = true;
-            if !partial_text.is_empty() || !partial_thinking.is_empty() {
-                usage.input += request_tokens;
-                usage.output += estimate::tokens(partial_text.len() + partial_thinking.len());
-            }
+            usage.input += request_tokens;
+            usage.output += estimate::tokens(partial_text.len() + partial_thinking.len());
             // Keep what the user already saw, so the model knows what it said.
             if !partial_text.is_empty() || !partial_thinking.is_empty() {
                 let partial = ChatMessage::Assistant {

@@ -147,14 +147,21 @@ fn reap_adopted() {
     }
 }
 
-/// Our children, from `/proc/self/task/*/children`.
+/// Our children, from `/proc/self/task/*/children`, or from the whole process table on
+/// kernels built without those files.
 fn children() -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
     let mut pids = Vec::new();
+    let mut listed = false;
     for task in tasks.flatten() {
         if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            listed = true;
             pids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
         }
+    }
+    if !listed {
+        let me = std::process::id();
+        pids = process_table().iter().filter(|p| p.ppid == me).map(|p| p.pid).collect();
     }
     pids
 }

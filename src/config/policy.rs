@@ -54,7 +54,8 @@ pub(super) fn web_fetch(env: &dyn Env) -> Result<WebFetch> {
 /// `IAC_CODE_CLIENT_TOOLS` (`clientTools`): `auto` (the default: use the client's files and
 /// terminals when it offers them) or `off`.
 pub(super) fn client_tools(env: &dyn Env) -> Result<bool> {
-    match env.get("IAC_CODE_CLIENT_TOOLS").as_deref().map(str::trim) {
+    let value = env.get("IAC_CODE_CLIENT_TOOLS").map(|v| v.trim().to_ascii_lowercase());
+    match value.as_deref() {
         None | Some("auto") => Ok(true),
         Some("off") => Ok(false),
         Some(other) => Err(Error::Config(format!(

@@ -26,7 +26,7 @@ impl Manager {
         text: String,
         images: Vec<Image>,
         io: PromptIo,
-    ) -> Result<()> {
+    ) -> Result<CancelToken> {
         let session = self.get(id)?;
         let command = commands::parse(&text);
         let provider = match self.services.provider.clone() {
@@ -45,6 +45,7 @@ impl Manager {
             }
             state.running = Some(cancel.clone());
         }
+        let cancel_handle = cancel.clone();
         if command.is_none() && session.journal.meta().title.is_none() {
             let title = crate::text::title(&text);
             session.record(&super::record::Record::Title { title: title.clone() });
@@ -63,7 +64,8 @@ impl Manager {
                 // Let go of the session (and its lock) before the guard says we are done.
                 drop(session);
             });
-        spawned.map(|_| ()).map_err(|err| {
+        let token = cancel_handle;
+        spawned.map(|_| token).map_err(|err| {
             lock(&session_for_reset.state).running = None;
             Error::Internal(format!("cannot start prompt: {err}"))
         })

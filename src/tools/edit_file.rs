@@ -63,7 +63,7 @@ impl Tool for EditFile {
             return Err(ToolError::Model("old_string and new_string are identical".into()));
         }
         // What the editor has, unsaved changes included, when it offers its files.
-        let bytes = super::open::read_all(ctx, &path)?;
+        let bytes = super::open::read_for_edit(ctx, &path)?;
         let old_text = String::from_utf8(bytes)
             .map_err(|_| ToolError::Model(format!("{shown} is not valid UTF-8; not edited")))?;
         let count = old_text.matches(&args.old_string).count();

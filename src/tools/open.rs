@@ -230,10 +230,10 @@ fn make_dirs(base: BorrowedFd, rel: &Path) -> io::Result<OwnedFd> {
 /// system (unsaved changes included), else from the disk as judged.
 pub(super) fn read_all(ctx: &ToolContext, path: &Path) -> Result<Vec<u8>, ToolError> {
     if ctx.files.reads() {
-        target(ctx, path)?;
+        let real = judged_real(ctx, path)?;
         return ctx
             .files
-            .read(path, None, None, ctx.cancel)
+            .read(&real, None, None, ctx.cancel)
             .map(String::into_bytes)
             .map_err(|err| ToolError::Model(format!("cannot read {}: {err}", path.display())));
     }
@@ -257,10 +257,38 @@ pub(super) fn write_all(
     if !ctx.files.writes() {
         return write_atomic(ctx, path, contents.as_bytes());
     }
-    target(ctx, path)?;
-    let previous = read_all(ctx, path).ok();
+    let real = judged_real(ctx, path)?;
+    let previous = match read_all(ctx, path) {
+        Ok(previous) => Some(previous),
+        // Never write after a cancel: the model and the journal would be told otherwise.
+        Err(err) if ctx.cancel.is_cancelled() => return Err(err),
+        Err(_) => None,
+    };
     ctx.files
-        .write(path, contents, ctx.cancel)
+        .write(&real, contents, ctx.cancel)
         .map_err(|err| ToolError::Model(format!("cannot write {}: {err}", path.display())))?;
     Ok(previous)
+}
+
+/// The judged real location of `path`, which is what the client is asked about (a symlink
+/// swapped in later cannot redirect it); an unresolvable path is refused.
+pub(super) fn judged_real(ctx: &ToolContext, path: &Path) -> Result<PathBuf, ToolError> {
+    target(ctx, path)?.real.clone().ok_or_else(|| {
+        ToolError::Model(format!("{} cannot be resolved; not opened", path.display()))
+    })
+}
+
+/// The content an edit starts from: the editor's buffer only when the edit is also written
+/// through the editor (else the disk, so that the two never mix).
+pub(super) fn read_for_edit(ctx: &ToolContext, path: &Path) -> Result<Vec<u8>, ToolError> {
+    if ctx.files.reads() && !ctx.files.writes() {
+        let (mut file, meta) = read(ctx, path)?;
+        if !meta.is_file() {
+            return Err(ToolError::Model(format!("{} is not a regular file", path.display())));
+        }
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| fail(path, "read", e))?;
+        return Ok(bytes);
+    }
+    read_all(ctx, path)
 }

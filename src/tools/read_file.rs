@@ -151,7 +151,7 @@ fn from_client(
     end_line: Option<i64>,
 ) -> Result<ToolOutput, ToolError> {
     let shown = path.display();
-    super::open::target(ctx, path)?;
+    let real = super::open::judged_real(ctx, path)?;
     let start = match start_line {
         None => 1,
         Some(n) if n >= 1 => n as usize,
@@ -168,7 +168,7 @@ fn from_client(
     };
     let text = ctx
         .files
-        .read(path, Some(start as u32), Some(limit as u32), ctx.cancel)
+        .read(&real, Some(clamp(start)), Some(clamp(limit)), ctx.cancel)
         .map_err(|err| ToolError::Model(format!("cannot read {shown}: {err}")))?;
     if text.contains('\0') {
         return Err(ToolError::Model(format!(
@@ -198,4 +198,8 @@ fn from_client(
     let raw = json!({"path": path, "startLine": start, "endLine": end, "source": "editor",
         "truncated": window_full});
     Ok(ToolOutput { text: out, raw, ..ToolOutput::default() })
+}
+
+fn clamp(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }

@@ -65,5 +65,7 @@ pub(super) fn run(
     if code != 0 {
         return Err(ToolError::Model(text));
     }
-    Ok(ToolOutput { text, raw, terminal: Some(run.terminal), ..ToolOutput::default() })
+    // The terminal was shown while it lived; it is released now, so the final update carries
+    // the text (success and failure alike).
+    Ok(ToolOutput { text, raw, ..ToolOutput::default() })
 }
