@@ -30,9 +30,16 @@ fn init_at(default: &str, log_file: Option<&Path>) -> Result<()> {
     builder.format_timestamp_millis();
     match log_file {
         Some(path) => {
-            // At trace level it holds prompts and file contents: ours alone.
-            let file =
-                OpenOptions::new().create(true).append(true).mode(0o600).open(path).at(path)?;
+            // At trace level it holds prompts and file contents: ours alone, never through a
+            // symlink, never a file someone else owns.
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+                .at(path)?;
+            own_private(&file, path)?;
             builder.target(env_logger::Target::Pipe(Box::new(file)));
         }
         None => {
@@ -41,6 +48,25 @@ fn init_at(default: &str, log_file: Option<&Path>) -> Result<()> {
     }
     // A second init (tests) is harmless.
     let _ = builder.try_init();
+    Ok(())
+}
+
+/// Refuses a log file another user owns (compared with the owner of our own /proc entry,
+/// which is our effective uid), and makes ours 0600.
+fn own_private(file: &std::fs::File, path: &Path) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = file.metadata().at(path)?;
+    let me = std::fs::metadata("/proc/self").map_or(meta.uid(), |m| m.uid());
+    if meta.uid() != me {
+        return Err(crate::error::Error::Config(format!(
+            "{}: the log file belongs to uid {}, not to us; refusing to log into it",
+            path.display(),
+            meta.uid()
+        )));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).at(path)?;
+    }
     Ok(())
 }
 

@@ -56,6 +56,26 @@ fn as_other_user(script: &str) -> Option<String> {
     }
 }
 
+/// Standard base64 of `text` (to pass a script through a shell unquoted).
+fn base64(text: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// A bash script that POSTs `initialize` to `addr` over /dev/tcp with `extra` headers.
 fn initialize_script(addr: &str, extra: &str) -> String {
     let (host, port) = addr.rsplit_once(':').unwrap();
@@ -78,6 +98,34 @@ fn another_local_user_is_refused_without_a_token_and_served_with_one() {
     assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
     assert!(reply.contains("IACCODE_ACP_HTTP_TOKEN"), "the answer says what to set: {reply}");
     assert!(open.wait_log("refused a connection").contains("is not uid"));
+
+    // From another address of this host to 127.0.0.1: still a local user, still checked.
+    let source = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.connect("192.0.2.1:9").and_then(|_| s.local_addr()));
+    match source {
+        Ok(source) if !source.ip().is_loopback() && !source.ip().is_unspecified() => {
+            let (host, port) = open.addr.rsplit_once(':').unwrap();
+            let body =
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+            let python = format!(
+                "import socket\ns = socket.socket()\ns.bind(('{}', 0))\ns.connect(('{host}', {port}))\n\
+                 s.sendall(b'POST /acp HTTP/1.1\\r\\nHost: {}\\r\\nContent-Type: application/json\\r\\n\
+                 Content-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}')\n\
+                 print(s.recv(65536).decode(errors='replace'))",
+                source.ip(),
+                open.addr,
+                body.len()
+            );
+            let script = format!("python3 -c \"$(printf '%s' '{}' | base64 -d)\"", base64(&python));
+            match as_other_user(&script) {
+                Some(reply) if reply.starts_with("HTTP/1.1") => {
+                    assert!(reply.starts_with("HTTP/1.1 403"), "from {source}: {reply}");
+                }
+                _ => skip("python3 cannot connect from another local address here"),
+            }
+        }
+        _ => skip("this host has no non-loopback address to connect from"),
+    }
 
     let token = "a-long-random-token-for-tests";
     let guarded = HttpServer::spawn(&ws, None, &[], &[("IACCODE_ACP_HTTP_TOKEN", token)]);

@@ -76,6 +76,7 @@ pub fn forget(pid: u32) {
 pub fn init() {
     static STARTED: OnceLock<()> = OnceLock::new();
     STARTED.get_or_init(|| {
+        sys::default_sigchld();
         if let Err(err) = sys::set_child_subreaper() {
             log::warn!("cannot become a child subreaper: {err}");
         }

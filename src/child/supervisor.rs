@@ -142,15 +142,14 @@ impl Supervised {
         }
     }
 
-    /// Kills every process of the call and waits (bounded) until they are gone. Later
-    /// calls do nothing.
-    pub fn kill(&mut self) {
-        if self.child.is_some() {
-            self.stop();
-        }
+    /// Kills every process of the call and waits (bounded) until they are gone. `false`
+    /// when the supervisor did not confirm it (it was gone, or stuck). Later calls do
+    /// nothing and return `true`.
+    pub fn kill(&mut self) -> bool {
+        if self.child.is_some() { self.stop() } else { true }
     }
 
-    fn stop(&mut self) {
+    fn stop(&mut self) -> bool {
         let _ = (&self.control).write_all(b"kill\n");
         let _ = self.control.shutdown(std::net::Shutdown::Write);
         // The supervisor closes its end once everything is dead and it exits.
@@ -162,6 +161,7 @@ impl Supervised {
                 Err(RecvTimeoutError::Timeout) => break false,
             }
         };
+        let confirmed = finished && self.exited_cleanly();
         if let Some(mut child) = self.child.take() {
             if !finished {
                 // Stuck: end it; what it still held comes to us (a subreaper) and is reaped.
@@ -171,13 +171,24 @@ impl Supervised {
             let _ = child.wait();
             super::forget(child.id());
         }
+        confirmed
+    }
+
+    /// Whether the supervisor is still running or exited by itself (not killed by someone):
+    /// then it killed the tree as told.
+    fn exited_cleanly(&mut self) -> bool {
+        match self.child.as_mut().map(|c| c.try_wait()) {
+            Some(Ok(Some(status))) => status.success(),
+            Some(Ok(None)) => true,
+            _ => false,
+        }
     }
 }
 
 impl Drop for Supervised {
     fn drop(&mut self) {
         if self.child.is_some() {
-            self.stop();
+            let _ = self.stop();
         }
     }
 }
@@ -238,6 +249,7 @@ impl Drop for Jobs {
 
 /// Runs the supervisor: `argv` is the program and its arguments. Returns the exit status.
 pub fn run(argv: Vec<OsString>) -> i32 {
+    sys::default_sigchld();
     let _ = sys::set_child_subreaper();
     let control = match std::io::stdin().as_fd().try_clone_to_owned() {
         Ok(fd) => UnixStream::from(fd),

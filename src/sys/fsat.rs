@@ -54,9 +54,12 @@ pub fn open_beneath(dir: BorrowedFd, rel: &Path, flags: i32, mode: u32) -> io::R
     }
     if !NO_OPENAT2.load(Ordering::Relaxed) {
         match openat2(dir, &parts.join(&b'/'), flags, mode) {
-            Err(err) if err.raw_os_error() == Some(libc::ENOSYS) => {
+            // An old kernel, or a seccomp filter that refuses the call: walk instead.
+            Err(err) if matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
                 NO_OPENAT2.store(true, Ordering::Relaxed);
             }
+            // Retried too often (renames elsewhere, a lease): the walk decides.
+            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => {}
             other => return other,
         }
     }
@@ -70,7 +73,7 @@ fn openat2(dir: BorrowedFd, rel: &[u8], flags: i32, mode: u32) -> io::Result<Own
     how.flags = (flags | libc::O_CLOEXEC) as u64;
     how.mode = if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 { mode as u64 } else { 0 };
     how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    loop {
+    for _ in 0..32 {
         // SAFETY: openat2 reads the NUL-terminated path and the open_how we own, of
         // the size we pass.
         let rc = unsafe {
@@ -88,6 +91,7 @@ fn openat2(dir: BorrowedFd, rel: &[u8], flags: i32, mode: u32) -> io::Result<Own
         }
         return owned(rc as i32);
     }
+    Err(io::Error::from_raw_os_error(libc::EAGAIN))
 }
 
 /// The fallback: every directory on the way opened `O_DIRECTORY | O_NOFOLLOW`.

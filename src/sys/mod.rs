@@ -159,6 +159,15 @@ pub fn set_child_subreaper() -> io::Result<()> {
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
+/// Puts SIGCHLD back to its default action: inherited as ignored, the kernel would reap our
+/// children by itself and no exit status could ever be read.
+pub fn default_sigchld() {
+    // SAFETY: signal(2) with a constant signal and the default disposition.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
+}
+
 /// How a reaped child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {

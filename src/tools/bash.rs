@@ -164,7 +164,7 @@ fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, T
             }
         });
         if let Err(err) = spawned {
-            supervised.kill();
+            let _ = supervised.kill();
             return Err(ToolError::Fatal(format!("cannot start a pipe reader: {err}")));
         }
     }
@@ -174,7 +174,7 @@ fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, T
     if matches!(run.end, End::Exited(_)) {
         run.left_running = supervised.left_running();
         if run.left_running.is_empty() {
-            supervised.kill();
+            let _ = supervised.kill();
         } else {
             // Killed when the session ends (or the server exits).
             ctx.jobs.keep(supervised);
@@ -244,14 +244,18 @@ fn supervise(
                 break;
             },
             recv(ctx.cancel.channel()) -> _ => {
-                supervised.kill();
-                tree.kill();
+                // The old tree walk only when the supervisor could not do it (pids may have
+                // been reused once it reaped them).
+                if !supervised.kill() {
+                    tree.kill();
+                }
                 run.end = End::Cancelled;
                 return run;
             },
             recv(deadline) -> _ => {
-                supervised.kill();
-                tree.kill();
+                if !supervised.kill() {
+                    tree.kill();
+                }
                 collect_rest(&mut run, &chunks);
                 run.end = End::TimedOut;
                 return run;

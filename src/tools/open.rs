@@ -125,7 +125,8 @@ pub(super) fn fd_path(fd: &impl AsRawFd) -> PathBuf {
 /// reading, without following symlinks; the root itself when `rel` is empty.
 pub(super) fn read_below(root: BorrowedFd, rel: &Path) -> io::Result<File> {
     if rel.as_os_str().is_empty() {
-        return File::open(fd_path(&root));
+        use std::os::unix::fs::OpenOptionsExt;
+        return File::options().read(true).custom_flags(READ).open(fd_path(&root));
     }
     sys::open_beneath(root, rel, READ, 0).map(File::from)
 }

@@ -19,6 +19,9 @@ use ignore::{WalkBuilder, WalkState};
 use super::{ToolContext, ToolError, open, paths};
 use crate::sys;
 
+/// Directories `stat_file` keeps open at most.
+const MAX_OPEN_DIRS: usize = 256;
+
 /// The judged root of a walk, held open.
 pub(super) struct Root {
     base: PathBuf,
@@ -96,7 +99,12 @@ impl Root {
         let at = parent.as_deref().map_or(self.fd.as_fd(), |fd| fd.as_fd());
         let name = rel.file_name().map(|n| n.as_bytes()).unwrap_or(b".");
         let dir = Arc::new(sys::open_at(at, name, libc::O_PATH | libc::O_DIRECTORY, 0)?);
-        crate::sync::lock(&self.dirs).insert(rel.to_path_buf(), Arc::clone(&dir));
+        let mut dirs = crate::sync::lock(&self.dirs);
+        // Bounded: a huge tree must not hold a descriptor per directory.
+        if dirs.len() >= MAX_OPEN_DIRS {
+            dirs.clear();
+        }
+        dirs.insert(rel.to_path_buf(), Arc::clone(&dir));
         Ok(Some(dir))
     }
 
@@ -116,9 +124,19 @@ impl Root {
         let stopped = AtomicBool::new(false);
         let skipped = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&skipped);
+        // The ignore crate opens ignore files with a blocking open: one that is not a plain
+        // file above the root (a FIFO planted in /tmp) would hang the walk, so the parents'
+        // ignore files are then left out.
+        let parents = plain_ignore_files_above(&self.base);
+        if !parents {
+            log::warn!(
+                "an ignore file above {} is not a plain file; not read",
+                self.base.display()
+            );
+        }
         WalkBuilder::new(&self.base)
             .hidden(false)
-            .parents(true)
+            .parents(parents)
             .git_ignore(true)
             .git_exclude(true)
             .git_global(false)
@@ -154,6 +172,15 @@ impl Root {
             sensitive_skipped: skipped.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Whether every ignore file the walk would read above (and at) `base` is a plain file.
+fn plain_ignore_files_above(base: &Path) -> bool {
+    base.ancestors().all(|dir| {
+        [".gitignore", ".ignore", ".git/info/exclude"].iter().all(|name| {
+            std::fs::symlink_metadata(dir.join(name)).map_or(true, |m| m.file_type().is_file())
+        })
+    })
 }
 
 /// `path` relative to `cwd` when inside it, else absolute; for listing results.

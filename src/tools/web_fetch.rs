@@ -218,6 +218,11 @@ fn judge(target: &Target, ctx: &ToolContext, deadline: Instant) -> Result<Judged
     let internal = by_name.map(str::to_string).or_else(|| {
         by_addr.map(|(ip, why)| if literal { why.to_string() } else { format!("{why} ({ip})") })
     });
+    // A name only the proxy resolves cannot be judged here: it asks like an internal one.
+    let internal = internal.or_else(|| {
+        (addrs.is_empty() && !literal)
+            .then(|| "a name only the HTTP proxy resolves (it cannot be checked here)".into())
+    });
     Ok(Judged { addrs, internal })
 }
 

@@ -281,6 +281,13 @@ fn check_owned(dir: &Path) -> Result<()> {
                 }
             )));
         }
+        if want_dir && meta.mode() & 0o022 != 0 {
+            return Err(Error::Internal(format!(
+                "{} can be written by other users (mode {:o}); refusing to use it",
+                path.display(),
+                meta.mode() & 0o777
+            )));
+        }
         if meta.uid() != uid {
             return Err(Error::Internal(format!(
                 "{} belongs to uid {}, not to uid {uid} (this server's user); refusing to use it",

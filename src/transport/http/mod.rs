@@ -252,7 +252,7 @@ fn accept_loop(hub: &Arc<Hub>, listener: &TcpListener) {
 
 fn serve_socket(hub: &Hub, stream: &TcpStream) {
     let _ = stream.set_nodelay(true);
-    if let Err(why) = peer::same_user(hub.token.is_some(), hub.uid, stream) {
+    if let Err(why) = peer::same_user(hub.token.is_some(), hub.loopback, hub.uid, stream) {
         log::warn!("{why}");
         let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
         let body = format!(

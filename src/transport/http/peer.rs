@@ -7,24 +7,29 @@
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 
-/// Without a token, only the server's own user may connect: the owner of a loopback
-/// client's socket must be `uid`. With a token (or a remote peer, which only
-/// `--allow-insecure-remote` lets in without one) nothing is checked here.
-pub fn same_user(token: bool, uid: u32, stream: &TcpStream) -> Result<(), String> {
+/// Without a token, only the server's own user may connect: the owner of the client's
+/// socket, whatever its source address (a local user can connect to 127.0.0.1 from any
+/// address of the host), must be `uid`. A peer whose socket is not on this host is a
+/// remote one: refused on a loopback bind, let in only on a non-loopback bind (which
+/// `--allow-insecure-remote` allows without a token). With a token nothing is checked here.
+pub fn same_user(
+    token: bool,
+    loopback_bind: bool,
+    uid: u32,
+    stream: &TcpStream,
+) -> Result<(), String> {
     if token {
         return Ok(());
     }
     let (Ok(local), Ok(peer)) = (stream.local_addr(), stream.peer_addr()) else {
         return Err("refused a connection: cannot tell who connected".to_string());
     };
-    if !canonical(peer).ip().is_loopback() {
-        return Ok(());
-    }
     match owner(local, peer) {
         Some(owner) if owner == uid => Ok(()),
         Some(owner) => {
             Err(format!("refused a connection from {peer}: uid {owner} is not uid {uid}"))
         }
+        None if !loopback_bind => Ok(()),
         None => Err(format!("refused a connection from {peer}: its owner cannot be found")),
     }
 }
