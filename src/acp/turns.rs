@@ -38,7 +38,9 @@ impl AcpAgent {
             request.clone(),
         );
         let route = p.session_id.to_string();
+        let working = self.sessions.working();
         let spawned = std::thread::Builder::new().name("load".into()).spawn(move || {
+            let _working = working;
             let reply = load_and_replay(&sessions, &p, &owned, &outbox, &cancel);
             crate::sync::lock(&running).remove(&key);
             match reply {

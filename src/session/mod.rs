@@ -9,6 +9,7 @@ mod id;
 mod lifecycle;
 mod meta;
 mod prompt;
+pub use prompt::RunningGuard;
 pub mod record;
 pub mod replay;
 pub mod store;
@@ -252,6 +253,12 @@ impl Manager {
             .collect();
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
         out
+    }
+
+    /// Counts work running off the connection thread (a load) like a prompt, so that
+    /// `shutdown` waits for it too; the count drops with the guard.
+    pub fn working(&self) -> RunningGuard {
+        prompt::RunningGuard::enter(Arc::clone(&self.running))
     }
 
     /// Cancels every running prompt, waits (bounded) for their threads, syncs journals.

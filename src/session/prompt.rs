@@ -188,10 +188,10 @@ impl<'a> TurnParts<'a> {
 }
 
 /// Counts running prompt threads; decrements on drop, even when the thread panics.
-pub(super) struct RunningGuard(Arc<(Mutex<usize>, Condvar)>);
+pub struct RunningGuard(Arc<(Mutex<usize>, Condvar)>);
 
 impl RunningGuard {
-    fn enter(running: Arc<(Mutex<usize>, Condvar)>) -> RunningGuard {
+    pub(super) fn enter(running: Arc<(Mutex<usize>, Condvar)>) -> RunningGuard {
         *lock(&running.0) += 1;
         RunningGuard(running)
     }
