@@ -388,6 +388,91 @@ fn install_sh_installs_reinstalls_and_uninstalls() {
     assert_eq!(sh(&["--bogus"]).status.code(), Some(2));
 }
 
+/// `install.sh --static` on a host without a musl C compiler: it installs musl-tools with
+/// apt when it may, says exactly what to install when it may not, and never falls back to
+/// a glibc build. The host is a PATH of stand-ins that record what they were asked to do.
+#[test]
+fn install_sh_static_gets_musl_tools_or_says_what_to_install() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new("install-static");
+    let bin = ws.root().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = ws.root().join("calls");
+    let tool = |name: &str, body: &str| {
+        let path = bin.join(name);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho \"{name} $*\" >> '{}'\n{body}\n", calls.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    for real in ["dirname", "grep"] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(real))
+            .find(|p| p.exists());
+        std::os::unix::fs::symlink(found.expect("dirname and grep"), bin.join(real)).unwrap();
+    }
+    tool("cargo", "exit 0");
+    tool("id", "echo 1000");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/install.sh");
+    let run = || {
+        let _ = std::fs::remove_file(&calls);
+        let out = Command::new("/bin/sh")
+            .args([script, "--static"])
+            .env_clear()
+            .env("PATH", &bin)
+            .env("PREFIX", ws.root().join("prefix"))
+            .output()
+            .unwrap();
+        (out, std::fs::read_to_string(&calls).unwrap_or_default())
+    };
+
+    // No apt-get: the hint names the packages, and nothing is built.
+    let (out, calls_made) = run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no apt-get") && stderr(&out).contains("apt-get install musl-tools"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!calls_made.contains("cargo"), "no fallback build: {calls_made}");
+
+    // apt-get, but sudo wants a password: the exact command to run, apt-get untouched.
+    tool("apt-get", "exit 1");
+    tool("sudo", "exit 1");
+    let (out, calls_made) = run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("sudo apt-get install musl-tools"), "{}", stderr(&out));
+    assert!(calls_made.contains("sudo -n true"), "{calls_made}");
+    assert!(!calls_made.contains("apt-get") && !calls_made.contains("cargo"), "{calls_made}");
+
+    // sudo without a password: apt-get installs musl-tools (here, the compiler stand-in);
+    // then a Rust target that cannot be added stops the install instead of a glibc build.
+    tool("sudo", "[ \"$1\" = -n ] && exit 0; exec \"$@\"");
+    let gcc = bin.join("x86_64-linux-musl-gcc");
+    tool(
+        "apt-get",
+        &format!(
+            "case \"$*\" in *install*musl-tools*) printf '#!/bin/sh\\n' > '{0}'; command -p chmod 755 '{0}';; esac",
+            gcc.display()
+        ),
+    );
+    tool("rustup", "exit 1");
+    let (out, calls_made) = run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(calls_made.contains("apt-get install -y -qq musl-tools"), "{calls_made}");
+    assert!(gcc.exists(), "apt-get ran");
+    assert!(
+        stderr(&out).contains("rustup target add x86_64-unknown-linux-musl"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!calls_made.contains("cargo"), "no fallback build: {calls_made}");
+    assert!(!ws.root().join("prefix/bin/iac-code").exists());
+}
+
 /// Spawns `-p` with piped stdout, for tests that act while it runs.
 fn spawn(ws: &Workspace, llm: &FakeLlm, args: &[&str]) -> std::process::Child {
     iac_code(ws)
