@@ -8,6 +8,7 @@
 mod fake_llm;
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,9 +26,13 @@ struct Agent {
 
 impl Agent {
     fn spawn(env: &[(&str, String)]) -> Agent {
+        Agent::spawn_bin(Path::new(BIN), env)
+    }
+
+    fn spawn_bin(bin: &Path, env: &[(&str, String)]) -> Agent {
         let home = std::env::temp_dir().join("iac-code-bench");
         std::fs::create_dir_all(&home).unwrap();
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin);
         cmd.arg("acp").env_clear().env("HOME", &home).env("IAC_CODE_LOG", "warn");
         for (k, v) in env {
             cmd.env(k, v);
@@ -90,30 +95,47 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-fn startup() {
+/// The builds measured: the bench build, and the static musl release binary users get
+/// (`cargo build --release --target x86_64-unknown-linux-musl`, or `./install.sh --static`)
+/// when it has been built.
+fn builds() -> Vec<(&'static str, PathBuf)> {
+    let mut out = vec![("bench build", PathBuf::from(BIN))];
+    let musl = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/x86_64-unknown-linux-musl/release/iac-code"
+    ));
+    if musl.exists() {
+        out.push(("static musl", musl.to_path_buf()));
+    } else {
+        println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
+    }
+    out
+}
+
+fn startup(label: &str, bin: &Path) {
     let runs = 200;
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let started = Instant::now();
-        let mut agent = Agent::spawn(&[]);
+        let mut agent = Agent::spawn_bin(bin, &[]);
         agent.call("initialize", initialize_params());
         times.push(started.elapsed());
     }
     times.sort();
     println!(
-        "start -> initialize response: median {:.2} ms, p90 {:.2} ms ({runs} runs)",
+        "[{label}] start -> initialize response: median {:.2} ms, p90 {:.2} ms ({runs} runs)",
         percentile(&times, 0.5).as_secs_f64() * 1e3,
         percentile(&times, 0.9).as_secs_f64() * 1e3
     );
 }
 
-fn memory() {
+fn memory(label: &str, bin: &Path) {
     let cwd = std::env::temp_dir();
     let env = [
         ("IAC_CODE_BASE_URL", "http://127.0.0.1:9/v1".to_string()),
         ("IAC_CODE_MODEL", "m".to_string()),
     ];
-    let mut agent = Agent::spawn(&env);
+    let mut agent = Agent::spawn_bin(bin, &env);
     agent.call("initialize", initialize_params());
     let idle = agent.rss_kib();
     agent.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
@@ -122,16 +144,16 @@ fn memory() {
         agent.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
     }
     let hundred = agent.rss_kib();
-    println!("idle RSS after initialize: {idle} KiB");
+    println!("[{label}] idle RSS after initialize: {idle} KiB");
     println!(
-        "RSS per extra session: {:.1} KiB (100 sessions: {one} -> {hundred} KiB)",
+        "[{label}] RSS per extra session: {:.1} KiB (100 sessions: {one} -> {hundred} KiB)",
         (hundred.saturating_sub(one)) as f64 / 100.0
     );
 }
 
 /// Streaming through either wire API (the fake LLM answers `/messages` in Anthropic's
 /// event format and `/chat/completions` in OpenAI's).
-fn streaming(anthropic: bool) {
+fn streaming(label: &str, bin: &Path, anthropic: bool) {
     let chunks = 10_000;
     let reply = || {
         let mut events: Vec<Event> = (0..chunks).map(|i| Event::Text(format!("tok{i} "))).collect();
@@ -149,7 +171,7 @@ fn streaming(anthropic: bool) {
     if anthropic {
         env.push(("IAC_CODE_PROVIDER", "anthropic_compatible".to_string()));
     }
-    let mut agent = Agent::spawn(&env);
+    let mut agent = Agent::spawn_bin(bin, &env);
     agent.call("initialize", initialize_params());
     let cwd = std::env::temp_dir();
     let mut rates = Vec::new();
@@ -171,7 +193,7 @@ fn streaming(anthropic: bool) {
     }
     rates.sort_by(f64::total_cmp);
     println!(
-        "session/update throughput, {chunks}-chunk reply, {}: median {:.0}/s (min {:.0}, max {:.0}; {runs} runs, fake LLM in-process)",
+        "[{label}] session/update throughput, {chunks}-chunk reply, {}: median {:.0}/s (min {:.0}, max {:.0}; {runs} runs, fake LLM in-process)",
         if anthropic { "Anthropic Messages" } else { "OpenAI chat" },
         rates[rates.len() / 2],
         rates[0],
@@ -385,10 +407,12 @@ fn main() {
         println!("run with `cargo bench` to measure");
         return;
     }
-    startup();
-    memory();
-    streaming(false);
-    streaming(true);
+    for (label, bin) in builds() {
+        startup(label, &bin);
+        memory(label, &bin);
+        streaming(label, &bin, false);
+        streaming(label, &bin, true);
+    }
     bash_cancel();
     delegated_read();
     sessions();

@@ -88,3 +88,52 @@ fn errors_mid_stream_are_reported_and_retried_only_before_output() {
         matches!(acc.event(event(overloaded), &mut |_| {}, &mut streamed), Err(AttemptError::Fatal(_, m)) if m.contains("Overloaded"))
     );
 }
+
+/// Text and thinking deltas take a borrowing fast path; escaped text, extra fields and
+/// shapes it does not fit must come out exactly as the general reading gives them.
+#[test]
+fn deltas_read_the_same_on_the_fast_path() {
+    let raw = |data: &str| SseEvent { event: None, data: data.to_string() };
+    let events = [
+        raw(
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+        ),
+        raw(
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"a\nb"}}"#,
+        ),
+        raw(
+            r#"{"index":1,"delta":{"text":"x\"y\u00e9","type":"text_delta"},"type":"content_block_delta","extra":[1]}"#,
+        ),
+        raw(
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"plain"}}"#,
+        ),
+        // Not text: a tool's JSON goes the general way; so does a delta without its text.
+        raw(r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta"}}"#),
+        raw(
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"mystery_delta","text":"no"}}"#,
+        ),
+    ];
+    let mut acc = Acc::default();
+    let mut deltas = Vec::new();
+    let mut streamed = false;
+    for e in events {
+        assert!(matches!(acc.event(e, &mut |d| deltas.push(d), &mut streamed), Ok(Flow::More)));
+    }
+    assert!(streamed);
+    assert_eq!(
+        deltas,
+        [
+            Delta::Thought("a\nb".into()),
+            Delta::Text("x\"y\u{e9}".into()),
+            Delta::Text("plain".into())
+        ]
+    );
+    let completion = acc.finish();
+    assert_eq!(completion.signed[0].thinking, "a\nb", "the thinking block keeps its text");
+    let malformed = Acc::default().event(
+        raw(r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#),
+        &mut |_| {},
+        &mut false,
+    );
+    assert!(matches!(malformed, Err(AttemptError::Fatal(FailureKind::BadReply, _))));
+}
