@@ -407,14 +407,27 @@ fn main() {
         println!("run with `cargo bench` to measure");
         return;
     }
+    // `BENCH_ONLY=streaming cargo bench --bench throughput` runs one group (for profiling).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
     for (label, bin) in builds() {
-        startup(label, &bin);
-        memory(label, &bin);
-        streaming(label, &bin, false);
-        streaming(label, &bin, true);
+        if run("startup") {
+            startup(label, &bin);
+            memory(label, &bin);
+        }
+        if run("streaming") {
+            streaming(label, &bin, false);
+            streaming(label, &bin, true);
+        }
     }
-    bash_cancel();
-    delegated_read();
-    sessions();
-    journal_append();
+    if run("cancel") {
+        bash_cancel();
+    }
+    if run("delegated") {
+        delegated_read();
+    }
+    if run("sessions") {
+        sessions();
+        journal_append();
+    }
 }

@@ -4,20 +4,19 @@
 //! `message_stop`.
 
 use std::io;
-use std::net::TcpStream;
 
 use serde_json::{Value, json};
 
-use super::http::write_chunk;
+use super::http::{Out, write_chunk};
 use super::script::{ARGUMENT_PIECE_CHARS, Event, arguments_text, split_chars};
 
 /// Writes `events` as Anthropic Messages events, one HTTP chunk each (nothing for an empty
 /// script). OpenAI finish reasons are mapped to Anthropic stop reasons.
-pub(super) fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> io::Result<()> {
+pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io::Result<()> {
     if events.is_empty() {
         return Ok(());
     }
-    let send = |w: &mut TcpStream, payload: Value| {
+    let send = |w: &mut Out<'_>, payload: Value| {
         let kind = payload["type"].as_str().unwrap_or("message").to_string();
         write_chunk(w, &format!("event: {kind}\ndata: {payload}\n\n"))
     };
@@ -28,7 +27,7 @@ pub(super) fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> 
     // The open block: its index and kind.
     let mut open: Option<(usize, &str)> = None;
     let mut next = 0;
-    let stop = |w: &mut TcpStream, open: &mut Option<(usize, &str)>| -> io::Result<()> {
+    let stop = |w: &mut Out<'_>, open: &mut Option<(usize, &str)>| -> io::Result<()> {
         if let Some((index, kind)) = open.take() {
             if kind == "thinking" {
                 send(

@@ -172,12 +172,15 @@ pub(super) fn write_stream_head(w: &mut TcpStream) -> io::Result<()> {
     w.flush()
 }
 
-/// Writes `data` as one HTTP chunk and flushes it (empty data is skipped: it would end the body).
-pub(super) fn write_chunk(w: &mut TcpStream, data: &str) -> io::Result<()> {
+/// Where a stream's events are written: buffered, so a reply written in one go leaves in
+/// few large writes (the fake LLM must stay cheap next to the server it feeds); a pause or a
+/// timestamp flushes, and so does the end of the reply.
+pub(super) type Out<'a> = io::BufWriter<&'a TcpStream>;
+
+/// Writes `data` as one HTTP chunk (empty data is skipped: it would end the body).
+pub(super) fn write_chunk(w: &mut Out<'_>, data: &str) -> io::Result<()> {
     if data.is_empty() {
         return Ok(());
     }
-    let len = data.len();
-    w.write_all(format!("{len:x}\r\n{data}\r\n").as_bytes())?;
-    w.flush()
+    write!(w, "{:x}\r\n{data}\r\n", data.len())
 }

@@ -2,16 +2,15 @@
 //! `chat.completion.chunk` objects (role chunk first, content, reasoning, tool-call
 //! headers and argument pieces, finish, usage), then `data: [DONE]`.
 
-use std::io;
-use std::net::TcpStream;
+use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::http::write_chunk;
+use super::http::{Out, write_chunk};
 use super::script::{ARGUMENT_PIECE_CHARS, Event, arguments_text, split_chars};
 
 /// Writes one SSE `data:` event carrying `payload` as one chunk.
-fn write_data(w: &mut TcpStream, payload: &Value) -> io::Result<()> {
+fn write_data(w: &mut Out<'_>, payload: &Value) -> io::Result<()> {
     write_chunk(w, &format!("data: {payload}\n\n"))
 }
 
@@ -27,7 +26,7 @@ fn chunk(model: &str, delta: Value, finish_reason: Option<&str>) -> Value {
 }
 
 /// Writes `events` as OpenAI chunks, one HTTP chunk each (nothing for an empty script).
-pub(super) fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> io::Result<()> {
+pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io::Result<()> {
     if events.is_empty() {
         return Ok(());
     }
@@ -75,8 +74,12 @@ pub(super) fn write_events(w: &mut TcpStream, events: &[Event], model: &str) -> 
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_micros());
                 write_data(w, &chunk(model, json!({"content": format!("t={now}")}), None))?;
+                w.flush()?;
             }
-            Event::Pause(ms) => std::thread::sleep(std::time::Duration::from_millis(*ms)),
+            Event::Pause(ms) => {
+                w.flush()?;
+                std::thread::sleep(std::time::Duration::from_millis(*ms));
+            }
         }
     }
     Ok(())

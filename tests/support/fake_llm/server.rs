@@ -106,13 +106,15 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes `events` in the format of the API that was called.
+/// Writes `events` in the format of the API that was called, buffered, flushed at the end.
 fn write_any(w: &mut TcpStream, events: &[Event], model: &str, anthropic: bool) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(64 << 10, &*w);
     if anthropic {
-        anthropic::write_events(w, events, model)
+        anthropic::write_events(&mut out, events, model)?;
     } else {
-        openai::write_events(w, events, model)
+        openai::write_events(&mut out, events, model)?;
     }
+    out.flush()
 }
 
 /// Reads until the client closes the connection, then records the dropped hang.
