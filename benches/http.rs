@@ -1,12 +1,16 @@
 //! The HTTP+SSE transport under load: 1,000 concurrent connections, each with an open SSE
 //! stream and a session streaming a paced reply from the fake LLM; then 10,000
 //! connect/initialize/GET/DELETE cycles. Run with `cargo bench --bench http`. Prints RSS,
-//! threads, descriptors, chunk-to-frame latency and events/s; no thresholds.
+//! threads, descriptors, chunk-to-frame latency and events/s, then a summary table against
+//! the targets (a miss never fails the run).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
+#[allow(dead_code)]
+#[path = "support/summary.rs"]
+mod summary;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -279,6 +283,15 @@ fn load() {
         peak_rss,
         peak_threads
     );
+    let events = all.len() as f64;
+    summary::at_most(
+        &format!("{n} streams: server CPU per event"),
+        cpu / events.max(1.0) * 1e6,
+        20.0,
+        "us",
+    );
+    summary::at_most(&format!("{n} streams: chunk -> frame p99"), pct(&all, 0.99), 50.0, "ms");
+    summary::info(&format!("{n} streams: events/s"), events / elapsed.as_secs_f64(), "/s");
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -324,6 +337,7 @@ fn churn() {
         before.1,
         after.1
     );
+    summary::info("churn cycles/s", CHURN as f64 / elapsed.as_secs_f64(), "/s");
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -335,4 +349,5 @@ fn main() {
     }
     load();
     churn();
+    summary::print("http");
 }

@@ -7,6 +7,9 @@
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
+#[allow(dead_code)]
+#[path = "support/summary.rs"]
+mod summary;
 
 use std::io::Read;
 use std::path::Path;
@@ -57,12 +60,15 @@ fn measure(name: &str, bin: &Path) {
             elapsed
         })
         .collect();
+    let mib = size as f64 / (1 << 20) as f64;
+    let version = median(version).as_secs_f64() * 1e3;
+    let first = median(first_byte).as_secs_f64() * 1e3;
     println!(
-        "{name}: {size} bytes ({:.2} MiB); start -> --version exit: median {:.2} ms (200 runs); start -> first answer byte with -p: median {:.2} ms ({runs} runs)",
-        size as f64 / (1 << 20) as f64,
-        median(version).as_secs_f64() * 1e3,
-        median(first_byte).as_secs_f64() * 1e3
+        "{name}: {size} bytes ({mib:.2} MiB); start -> --version exit: median {version:.2} ms (200 runs); start -> first answer byte with -p: median {first:.2} ms ({runs} runs)",
     );
+    summary::at_most(&format!("[{name}] binary size"), mib, 6.0, "MiB");
+    summary::at_most(&format!("[{name}] start -> --version exit"), version, 2.0, "ms");
+    summary::at_most(&format!("[{name}] start -> first -p byte"), first, 10.0, "ms");
 }
 
 fn main() {
@@ -80,4 +86,5 @@ fn main() {
     } else {
         println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
     }
+    summary::print("release");
 }

@@ -1,7 +1,12 @@
 //! grep and glob over a generated tree of 50,000 files, side by side with ripgrep (`rg`) in
 //! the same run. Run with `cargo bench --bench search`; needs `rg` on PATH (Debian package
-//! `ripgrep`). Prints medians and the ratio ours / rg; no thresholds.
+//! `ripgrep`). Prints medians and the ratio ours / rg, then a summary table
+//! against the target (within 1.5x); a miss never fails the run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+#[allow(dead_code)]
+#[path = "support/summary.rs"]
+mod summary;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -132,6 +137,7 @@ fn compare(name: &str, mut ours: impl FnMut() -> Duration, mut theirs: impl FnMu
         b.as_secs_f64() * 1e3,
         a.as_secs_f64() / b.as_secs_f64()
     );
+    summary::at_most(&format!("{name}: time / rg"), a.as_secs_f64() / b.as_secs_f64(), 1.5, "x");
 }
 
 fn main() {
@@ -182,11 +188,13 @@ fn main() {
             started.elapsed()
         })
         .collect();
+    let call_us = median(calls).as_secs_f64() * 1e6;
     println!(
-        "read_file, one call on a small file: {:.1} µs median (std::fs::read_to_string alone: {:.1} µs)",
-        median(calls).as_secs_f64() * 1e6,
+        "read_file, one call on a small file: {call_us:.1} µs median (std::fs::read_to_string alone: {:.1} µs)",
         median(plain).as_secs_f64() * 1e6
     );
+    summary::info("read_file, one small file", call_us, "us");
+    summary::print("search");
 }
 
 fn walkdir_first_tf(root: &Path) -> std::path::PathBuf {

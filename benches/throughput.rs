@@ -1,11 +1,15 @@
 //! Start-up, memory and streaming benchmarks of the real binary against the fake LLM.
-//! Run with `cargo bench`. Prints one line per figure; no thresholds (targets live in the
-//! README), so a slow machine never fails a build.
+//! Run with `cargo bench`. Prints one line per figure, then a summary table against the
+//! targets (also in the README); a miss never fails the run, so a slow machine never fails
+//! a build.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
+#[allow(dead_code)]
+#[path = "support/summary.rs"]
+mod summary;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -127,6 +131,8 @@ fn startup(label: &str, bin: &Path) {
         percentile(&times, 0.5).as_secs_f64() * 1e3,
         percentile(&times, 0.9).as_secs_f64() * 1e3
     );
+    let median = percentile(&times, 0.5).as_secs_f64() * 1e3;
+    summary::at_most(&format!("[{label}] start -> initialize (median)"), median, 5.0, "ms");
 }
 
 fn memory(label: &str, bin: &Path) {
@@ -149,6 +155,9 @@ fn memory(label: &str, bin: &Path) {
         "[{label}] RSS per extra session: {:.1} KiB (100 sessions: {one} -> {hundred} KiB)",
         (hundred.saturating_sub(one)) as f64 / 100.0
     );
+    summary::at_most(&format!("[{label}] idle RSS after initialize"), idle as f64, 2560.0, "KiB");
+    let per_session = (hundred.saturating_sub(one)) as f64 / 100.0;
+    summary::at_most(&format!("[{label}] RSS per extra session"), per_session, 64.0, "KiB");
 }
 
 /// Streaming through either wire API (the fake LLM answers `/messages` in Anthropic's
@@ -199,6 +208,9 @@ fn streaming(label: &str, bin: &Path, anthropic: bool) {
         rates[0],
         rates[rates.len() - 1]
     );
+    let api = if anthropic { "Anthropic" } else { "OpenAI" };
+    let metric = format!("[{label}] session/update/s, {chunks} chunks, {api} (median)");
+    summary::at_least(&metric, rates[rates.len() / 2], 1_000_000.0, "/s");
 }
 
 /// From `session/cancel` to the `cancelled` response while a bash tool runs a process tree.
@@ -248,6 +260,8 @@ fn bash_cancel() {
         percentile(&times, 0.9).as_secs_f64() * 1e3,
         times[times.len() - 1].as_secs_f64() * 1e3
     );
+    let median = percentile(&times, 0.5).as_secs_f64() * 1e3;
+    summary::at_most("bash cancel -> cancelled (median)", median, 50.0, "ms");
 }
 
 /// Writes a session straight to disk in the journal format.
@@ -307,6 +321,9 @@ fn sessions() {
         percentile(&list, 0.5).as_secs_f64() * 1e3,
         percentile(&load, 0.5).as_secs_f64() * 1e3
     );
+    let ms = |v: &[Duration]| percentile(v, 0.5).as_secs_f64() * 1e3;
+    summary::at_most("session/list, 10,000 sessions (median)", ms(&list), 100.0, "ms");
+    summary::at_most("session/load, 5,000 messages (median)", ms(&load), 50.0, "ms");
     let _ = std::fs::remove_dir_all(&config);
 }
 
@@ -344,6 +361,7 @@ fn journal_append() {
         "journal append (200-byte message, no fsync): {:.2} us per record",
         per.as_secs_f64() * 1e6
     );
+    summary::info("journal append per record", per.as_secs_f64() * 1e6, "us");
     drop(journal);
     let _ = std::fs::remove_dir_all(&config);
 }
@@ -399,6 +417,8 @@ fn delegated_read() {
         per_call[1].as_secs_f64() * 1e6,
         (per_call[1].as_secs_f64() - per_call[0].as_secs_f64()) * 1e6
     );
+    summary::info("read_file per call, local", per_call[0].as_secs_f64() * 1e6, "us");
+    summary::info("read_file per call, delegated", per_call[1].as_secs_f64() * 1e6, "us");
 }
 
 fn main() {
@@ -430,4 +450,5 @@ fn main() {
         sessions();
         journal_append();
     }
+    summary::print("throughput");
 }
