@@ -14,7 +14,7 @@ mod summary;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fake_llm::{Event, FakeLlm, Reply};
 use serde_json::{Value, json};
@@ -211,6 +211,53 @@ fn streaming(label: &str, bin: &Path, anthropic: bool) {
     let api = if anthropic { "Anthropic" } else { "OpenAI" };
     let metric = format!("[{label}] session/update/s, {chunks} chunks, {api} (median)");
     summary::at_least(&metric, rates[rates.len() / 2], 1_000_000.0, "/s");
+}
+
+/// From the fake LLM writing one chunk to its `session/update` frame on our stdout, with
+/// the server otherwise idle: chunks 2 ms apart, each timestamped as it is written.
+fn chunk_latency(label: &str, bin: &Path) {
+    let chunks = 300;
+    let mut events = Vec::with_capacity(2 * chunks + 3);
+    for _ in 0..chunks {
+        events.extend([Event::Pause(2), Event::Stamp]);
+    }
+    events.extend([Event::Finish("stop"), Event::Usage { prompt: 1, completion: 1 }, Event::Done]);
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let env = [("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "m".to_string())];
+    let mut agent = Agent::spawn_bin(bin, &env);
+    agent.call("initialize", initialize_params());
+    let session = agent.call("session/new", json!({"cwd": std::env::temp_dir(), "mcpServers": []}));
+    let session = session["result"]["sessionId"].as_str().unwrap().to_string();
+    let id = agent.send(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    let needle = format!("\"id\":{id},");
+    let mut latencies = Vec::with_capacity(chunks);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(agent.stdout.read_line(&mut line).unwrap() > 0, "agent exited");
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros();
+        if line.contains(&needle) && !line.contains("\"method\"") {
+            break;
+        }
+        let Some(at) = line.find("\"text\":\"t=") else { continue };
+        let digits: String = line[at + 10..].chars().take_while(char::is_ascii_digit).collect();
+        let stamp: u128 = digits.parse().unwrap();
+        latencies.push(Duration::from_micros(now.saturating_sub(stamp) as u64));
+    }
+    assert_eq!(latencies.len(), chunks, "every chunk arrived");
+    latencies.sort();
+    let us = |p: f64| percentile(&latencies, p).as_secs_f64() * 1e6;
+    println!(
+        "[{label}] one chunk at idle, fake LLM write -> frame read: p50 {:.0} us, p99 {:.0} us, max {:.0} us ({chunks} chunks)",
+        us(0.5),
+        us(0.99),
+        us(1.0)
+    );
+    summary::info(&format!("[{label}] chunk -> frame at idle, p50"), us(0.5), "us");
+    summary::at_most(&format!("[{label}] chunk -> frame at idle, p99"), us(0.99), 200.0, "us");
 }
 
 /// From `session/cancel` to the `cancelled` response while a bash tool runs a process tree.
@@ -438,6 +485,9 @@ fn main() {
         if run("streaming") {
             streaming(label, &bin, false);
             streaming(label, &bin, true);
+        }
+        if run("latency") {
+            chunk_latency(label, &bin);
         }
     }
     if run("cancel") {
