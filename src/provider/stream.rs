@@ -185,25 +185,32 @@ fn one_attempt<P: Protocol>(
     let timeouts = config.timeouts;
     loop {
         let wait = if got_head { timeouts.idle } else { timeouts.response + timeouts.connect };
-        let item = select! {
-            recv(rx) -> item => item,
-            recv(cancel.channel()) -> _ => {
-                agent.shutdown();
-                return Err(AttemptError::Cancelled);
-            }
-            default(wait) => {
-                agent.shutdown();
-                let message = format!(
-                    "the LLM sent nothing for {} s (idle timeout; set \
-                     IAC_CODE_STREAM_IDLE_TIMEOUT to wait longer)",
-                    wait.as_secs_f64()
-                );
-                let kind = FailureKind::Timeout;
-                return Err(if acc.is_empty() && !*streamed {
-                    AttemptError::Retryable { kind, message, retry_after: None }
-                } else {
-                    AttemptError::Fatal(kind, format!("{message}; the reply was cut off"))
-                });
+        // While the reader is ahead, take its items without a select (which registers with
+        // three sources and may park each time); a cancel is still seen between items.
+        let ready = if cancel.is_cancelled() { None } else { rx.try_recv().ok() };
+        let item = if let Some(item) = ready {
+            Ok(item)
+        } else {
+            select! {
+                recv(rx) -> item => item,
+                recv(cancel.channel()) -> _ => {
+                    agent.shutdown();
+                    return Err(AttemptError::Cancelled);
+                }
+                default(wait) => {
+                    agent.shutdown();
+                    let message = format!(
+                        "the LLM sent nothing for {} s (idle timeout; set \
+                         IAC_CODE_STREAM_IDLE_TIMEOUT to wait longer)",
+                        wait.as_secs_f64()
+                    );
+                    let kind = FailureKind::Timeout;
+                    return Err(if acc.is_empty() && !*streamed {
+                        AttemptError::Retryable { kind, message, retry_after: None }
+                    } else {
+                        AttemptError::Fatal(kind, format!("{message}; the reply was cut off"))
+                    });
+                }
             }
         };
         let Ok(item) = item else {
