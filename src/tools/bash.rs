@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::limits::{Capture, KEEP_HEAD, KEEP_TAIL, push_tail};
-use super::process::{MARKER_VAR, Tree};
+use super::process::{Tree, command_env};
 use super::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
 use crate::child::Supervised;
 use crate::child::supervisor::LeftRunning;
@@ -132,13 +132,7 @@ enum Stream {
 
 fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, ToolError> {
     let marker = uuid::Uuid::new_v4().simple().to_string();
-    let env = [
-        (MARKER_VAR, marker.as_str()),
-        ("PAGER", "cat"),
-        ("GIT_PAGER", "cat"),
-        ("GIT_TERMINAL_PROMPT", "0"),
-        ("TF_INPUT", "0"),
-    ];
+    let env = command_env(&marker);
     let (mut supervised, pipes) = Supervised::spawn("/bin/sh", &["-c", command], ctx.cwd, &env)
         .map_err(|err| ToolError::Model(format!("cannot start /bin/sh: {err}")))?;
     let names =

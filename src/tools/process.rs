@@ -13,6 +13,18 @@ use crate::{child, sys};
 /// The environment variable that marks every process a bash call starts.
 pub(super) const MARKER_VAR: &str = "IAC_CODE_TOOL_RUN";
 
+/// What a bash call's command sees added to its environment, run here or in the client's
+/// terminal: the marker, and no pager or prompt waiting for a user who is not there.
+pub(super) fn command_env(marker: &str) -> [(&'static str, &str); 5] {
+    [
+        (MARKER_VAR, marker),
+        ("PAGER", "cat"),
+        ("GIT_PAGER", "cat"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("TF_INPUT", "0"),
+    ]
+}
+
 /// How long `kill` waits for the tree to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::limits::{KEEP_HEAD, KEEP_TAIL};
-use super::process::MARKER_VAR;
+use super::process::command_env;
 use super::{TerminalCommand, ToolContext, ToolError, ToolOutput};
 
 /// Runs the command in the client's terminal (the user watches it live): the same marker
@@ -19,13 +19,7 @@ pub(super) fn run(
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let marker = uuid::Uuid::new_v4().simple().to_string();
-    let env = [
-        (MARKER_VAR, marker.as_str()),
-        ("PAGER", "cat"),
-        ("GIT_PAGER", "cat"),
-        ("GIT_TERMINAL_PROMPT", "0"),
-        ("TF_INPUT", "0"),
-    ];
+    let env = command_env(&marker);
     let limit = (KEEP_HEAD + KEEP_TAIL) as u64;
     let spec = TerminalCommand { command, cwd: ctx.cwd, env: &env, output_limit: limit, timeout };
     let run = ctx.files.run(&spec, ctx.cancel, ctx.terminal).map_err(|err| match err.as_str() {

@@ -20,25 +20,48 @@ enum Block {
     Other,
 }
 
-/// The shape of a `content_block_delta` carrying text or thinking; anything else (or an
-/// event this does not fit) goes the general way through a `Value`.
+/// The shape of a `content_block_delta`, read without a `Value`; any other event (or one
+/// this does not fit) goes the general way.
 #[derive(serde::Deserialize)]
 struct FastDelta<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     index: Option<u64>,
     #[serde(borrow)]
-    delta: FastDeltaBody<'a>,
+    delta: DeltaBody<'a>,
 }
 
+/// A `content_block_delta`'s body: its kind and whichever piece that kind carries.
 #[derive(serde::Deserialize)]
-struct FastDeltaBody<'a> {
+struct DeltaBody<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     #[serde(borrow, default)]
     text: Option<Text<'a>>,
     #[serde(borrow, default)]
     thinking: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    signature: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Text<'a>>,
+}
+
+impl<'a> DeltaBody<'a> {
+    /// The same body read leniently from a `Value` (a field of another type counts as absent).
+    fn of(delta: &'a Value) -> DeltaBody<'a> {
+        let piece = |name: &str| delta[name].as_str().map(|s| Text(Cow::Borrowed(s)));
+        DeltaBody {
+            kind: Cow::Borrowed(delta["type"].as_str().unwrap_or("")),
+            text: piece("text"),
+            thinking: piece("thinking"),
+            signature: piece("signature"),
+            partial_json: piece("partial_json"),
+        }
+    }
+}
+
+fn piece<'b>(text: &'b Option<Text<'_>>) -> &'b str {
+    text.as_ref().map_or("", |Text(t)| t)
 }
 
 /// A string borrowed from the event unless it has escapes (serde borrows a `Cow` only as a
@@ -61,6 +84,33 @@ pub(in crate::provider) struct Acc {
 impl Acc {
     fn block(&self, index: u64) -> Block {
         self.blocks.iter().rev().find(|(i, _)| *i == index).map_or(Block::Other, |(_, b)| *b)
+    }
+
+    /// One `content_block_delta`, however it was read.
+    fn delta(
+        &mut self,
+        index: u64,
+        body: &DeltaBody<'_>,
+        on_delta: &mut dyn FnMut(Delta),
+        streamed: &mut bool,
+    ) {
+        match (body.kind.as_ref(), self.block(index)) {
+            ("text_delta", _) => self.text(piece(&body.text), on_delta, streamed),
+            ("thinking_delta", block) => {
+                let text = piece(&body.thinking);
+                if let Block::Thinking(at) = block {
+                    self.signed[at].thinking.push_str(text);
+                }
+                self.thought(text, on_delta, streamed)
+            }
+            ("signature_delta", Block::Thinking(at)) => {
+                self.signed[at].signature.push_str(piece(&body.signature));
+            }
+            ("input_json_delta", Block::Tool(call)) => {
+                self.calls[call].arguments.push_str(piece(&body.partial_json));
+            }
+            _ => {}
+        }
     }
 
     fn text(&mut self, text: &str, on_delta: &mut dyn FnMut(Delta), streamed: &mut bool) {
@@ -175,27 +225,14 @@ impl Accumulate for Acc {
         on_delta: &mut dyn FnMut(Delta),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
-        // Nearly every event of a long reply is a text or thinking delta: read those into
-        // borrowed fields (no allocation unless the text has escapes) instead of a `Value`
-        // tree of maps and strings, which costs ten allocations an event.
+        // Nearly every event of a long reply is a delta: read those into borrowed fields
+        // (no allocation unless the text has escapes) instead of a `Value` tree of maps and
+        // strings, which costs ten allocations an event.
         if let Ok(fast) = serde_json::from_str::<FastDelta<'_>>(&event.data)
             && fast.kind == "content_block_delta"
         {
-            let index = fast.index.unwrap_or(0);
-            match (fast.delta.kind.as_ref(), fast.delta.text, fast.delta.thinking) {
-                ("text_delta", Some(Text(text)), _) => {
-                    self.text(&text, on_delta, streamed);
-                    return Ok(Flow::More);
-                }
-                ("thinking_delta", _, Some(Text(text))) => {
-                    if let Block::Thinking(at) = self.block(index) {
-                        self.signed[at].thinking.push_str(&text);
-                    }
-                    self.thought(&text, on_delta, streamed);
-                    return Ok(Flow::More);
-                }
-                _ => {}
-            }
+            self.delta(fast.index.unwrap_or(0), &fast.delta, on_delta, streamed);
+            return Ok(Flow::More);
         }
         let data: Value = serde_json::from_str(&event.data).map_err(|err| {
             AttemptError::Fatal(
@@ -213,30 +250,7 @@ impl Accumulate for Acc {
                 self.start_block(index, &data["content_block"], on_delta, streamed)
             }
             "content_block_delta" => {
-                let delta = &data["delta"];
-                match (delta["type"].as_str().unwrap_or(""), self.block(index)) {
-                    ("text_delta", _) => {
-                        self.text(delta["text"].as_str().unwrap_or(""), on_delta, streamed)
-                    }
-                    ("thinking_delta", block) => {
-                        let text = delta["thinking"].as_str().unwrap_or("");
-                        if let Block::Thinking(at) = block {
-                            self.signed[at].thinking.push_str(text);
-                        }
-                        self.thought(text, on_delta, streamed)
-                    }
-                    ("signature_delta", Block::Thinking(at)) => {
-                        self.signed[at]
-                            .signature
-                            .push_str(delta["signature"].as_str().unwrap_or(""));
-                    }
-                    ("input_json_delta", Block::Tool(call)) => {
-                        self.calls[call]
-                            .arguments
-                            .push_str(delta["partial_json"].as_str().unwrap_or(""));
-                    }
-                    _ => {}
-                }
+                self.delta(index, &DeltaBody::of(&data["delta"]), on_delta, streamed);
             }
             "message_delta" => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {

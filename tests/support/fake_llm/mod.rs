@@ -17,7 +17,7 @@ pub use script::{Event, Reply, text_reply, tool_replies, tool_reply};
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -77,42 +77,40 @@ impl FakeLlm {
 
     /// Blocks until at least `n` chat requests arrived; panics on timeout.
     pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<Recorded> {
-        let deadline = Instant::now() + timeout;
-        let mut state = self.shared.lock();
-        loop {
-            if state.chat.len() >= n {
-                return state.chat.clone();
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                let got = state.chat.len();
-                let remaining = state.script.len();
+        match self.wait_until(timeout, |state| state.chat.len() >= n) {
+            Ok(state) => state.chat.clone(),
+            Err(state) => {
+                let (got, remaining) = (state.chat.len(), state.script.len());
                 drop(state);
                 panic!(
                     "fake llm: timed out after {timeout:?} waiting for {n} chat request(s); \
                      got {got}, {remaining} scripted repl(ies) left"
                 );
             }
-            state = self
-                .shared
-                .changed
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
         }
     }
 
     /// Blocks until a `Reply::Hang` connection was closed by the client; false on timeout.
     pub fn wait_hang_dropped(&self, timeout: Duration) -> bool {
+        self.wait_until(timeout, |state| state.hangs_dropped > 0).is_ok()
+    }
+
+    /// Waits (woken by every change) until `done` holds: the state, or on timeout `Err`
+    /// with the state as it was.
+    fn wait_until(
+        &self,
+        timeout: Duration,
+        done: impl Fn(&State) -> bool,
+    ) -> Result<MutexGuard<'_, State>, MutexGuard<'_, State>> {
         let deadline = Instant::now() + timeout;
         let mut state = self.shared.lock();
         loop {
-            if state.hangs_dropped > 0 {
-                return true;
+            if done(&state) {
+                return Ok(state);
             }
             let now = Instant::now();
             if now >= deadline {
-                return false;
+                return Err(state);
             }
             state = self
                 .shared
