@@ -58,15 +58,21 @@ impl Agent {
     }
 
     /// Reads lines until the response to `id`; returns how many other lines came first.
+    /// Kept cheap (bytes, a prefix test), so that the client does not take the CPU the
+    /// server under test needs: the server writes `jsonrpc` then `id` then `result` or
+    /// `error` (a parse below checks the answer whole).
     fn wait(&mut self, id: u64) -> (usize, Value) {
-        let needle = format!("\"id\":{id},");
-        let mut line = String::new();
+        let result = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":");
+        let error = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":");
+        let mut line = Vec::new();
         let mut others = 0;
         loop {
             line.clear();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "agent exited");
-            if line.contains(&needle) && !line.contains("\"method\"") {
-                return (others, serde_json::from_str(&line).unwrap());
+            assert!(self.stdout.read_until(b'\n', &mut line).unwrap() > 0, "agent exited");
+            if line.starts_with(result.as_bytes()) || line.starts_with(error.as_bytes()) {
+                let response: Value = serde_json::from_slice(&line).unwrap();
+                assert_eq!(response["id"], id, "{response}");
+                return (others, response);
             }
             others += 1;
         }
@@ -101,17 +107,24 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// The builds measured: the bench build, and the static musl release binary users get
 /// (`cargo build --release --target x86_64-unknown-linux-musl`, or `./install.sh --static`)
-/// when it has been built.
+/// when it has been built. `BENCH_BUILD=static` (or `bench`) measures only one of them,
+/// for profiling.
 fn builds() -> Vec<(&'static str, PathBuf)> {
-    let mut out = vec![("bench build", PathBuf::from(BIN))];
+    let only = std::env::var("BENCH_BUILD").unwrap_or_default();
+    let mut out = Vec::new();
+    if only != "static" {
+        out.push(("bench build", PathBuf::from(BIN)));
+    }
     let musl = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/target/x86_64-unknown-linux-musl/release/iac-code"
     ));
-    if musl.exists() {
-        out.push(("static musl", musl.to_path_buf()));
-    } else {
-        println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
+    if only != "bench" {
+        if musl.exists() {
+            out.push(("static musl", musl.to_path_buf()));
+        } else {
+            println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
+        }
     }
     out
 }
@@ -163,7 +176,8 @@ fn memory(label: &str, bin: &Path) {
 /// Streaming through either wire API (the fake LLM answers `/messages` in Anthropic's
 /// event format and `/chat/completions` in OpenAI's).
 fn streaming(label: &str, bin: &Path, anthropic: bool) {
-    let chunks = 10_000;
+    let chunks: u64 =
+        std::env::var("BENCH_CHUNKS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     let reply = || {
         let mut events: Vec<Event> = (0..chunks).map(|i| Event::Text(format!("tok{i} "))).collect();
         events.extend([

@@ -12,6 +12,8 @@ mod protocol;
 mod dispatch;
 // Streamed conversations, tool calls, stop reasons, usage.
 mod prompt;
+// Bursts of streamed pieces: one update each, in order, every character kept.
+mod streaming;
 // The permission gate and session modes.
 mod permission;
 // Cancellation and shutdown.

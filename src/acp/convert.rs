@@ -1,6 +1,8 @@
 //! The one place internal agent events become ACP wire updates, and the ACP side of the
 //! permission question. Implements `EventSink` and `Asker` over the `Outbox`.
 
+use std::sync::OnceLock;
+
 use crossbeam_channel::select;
 use serde_json::{Value, json};
 
@@ -11,17 +13,39 @@ use super::types::{
 };
 use crate::agent::event::{AgentEvent, EventSink};
 use crate::cancel::CancelToken;
-use crate::jsonrpc::Outbox;
+use crate::jsonrpc::{Outbox, Template};
 use crate::permission::{Answer, Asker, Mode, Question};
 use crate::tools;
 
 /// Sends a session's events to the client as `session/update` notifications.
 pub struct AcpSink {
     /// Where frames go.
-    pub outbox: Outbox,
-    pub session_id: String,
+    outbox: Outbox,
+    session_id: String,
     /// The models offered (for `config_option_update`).
-    pub models: Vec<String>,
+    models: Vec<String>,
+    /// The message and thought chunk updates of this session, encoded once.
+    chunks: OnceLock<Option<ChunkTemplates>>,
+}
+
+struct ChunkTemplates {
+    text: Template,
+    thought: Template,
+}
+
+impl ChunkTemplates {
+    /// Room for `events` rendered (a few bytes more where text needs escapes).
+    fn size_hint(&self, events: &[AgentEvent]) -> usize {
+        let frame = self.text.overhead().max(self.thought.overhead()) + 2;
+        let text: usize = events
+            .iter()
+            .map(|e| match e {
+                AgentEvent::Text(t) | AgentEvent::Thought(t) => t.len(),
+                _ => 0,
+            })
+            .sum();
+        events.len() * frame + text
+    }
 }
 
 impl EventSink for AcpSink {
@@ -33,9 +57,48 @@ impl EventSink for AcpSink {
         }
         self.send(update_of(event, &self.models));
     }
+
+    fn emit_all(&self, events: Vec<AgentEvent>) {
+        // Only streamed pieces come in bursts; anything else takes the one-by-one road
+        // (a settings change may need two updates).
+        let chunks = self.chunks.get_or_init(|| self.chunk_templates());
+        let Some(chunks) = chunks.as_ref().filter(|_| {
+            events.iter().all(|e| matches!(e, AgentEvent::Text(_) | AgentEvent::Thought(_)))
+        }) else {
+            return events.into_iter().for_each(|event| self.emit(event));
+        };
+        let mut bytes = Vec::with_capacity(chunks.size_hint(&events));
+        for event in &events {
+            match event {
+                AgentEvent::Text(piece) => chunks.text.render(&mut bytes, piece),
+                AgentEvent::Thought(piece) => chunks.thought.render(&mut bytes, piece),
+                _ => {}
+            }
+        }
+        self.outbox.send_encoded(bytes, Some(&self.session_id));
+    }
 }
 
 impl AcpSink {
+    /// A sink for the session `session_id`.
+    pub fn new(outbox: Outbox, session_id: String, models: Vec<String>) -> AcpSink {
+        AcpSink { outbox, session_id, models, chunks: OnceLock::new() }
+    }
+
+    /// The session's chunk updates, serialised from the wire types with a hole for the
+    /// text (`None` only if the session id itself held the marker).
+    fn chunk_templates(&self) -> Option<ChunkTemplates> {
+        let template = |event: AgentEvent| {
+            let update = update_of(event, &self.models);
+            let params = SessionNotification { session_id: &self.session_id, update };
+            Template::notification("session/update", &params)
+        };
+        Some(ChunkTemplates {
+            text: template(AgentEvent::Text(Template::HOLE.to_string()))?,
+            thought: template(AgentEvent::Thought(Template::HOLE.to_string()))?,
+        })
+    }
+
     fn send(&self, update: SessionUpdate) {
         let params = SessionNotification { session_id: &self.session_id, update };
         self.outbox.notify("session/update", &params, Some(&self.session_id));

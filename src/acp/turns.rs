@@ -68,11 +68,11 @@ impl AcpAgent {
         let key = request.id.to_string();
         let running = Arc::clone(&self.running);
         let io = PromptIo {
-            sink: Arc::new(AcpSink {
-                outbox: outbox.clone(),
-                session_id: session_id.clone(),
-                models: self.sessions.services().models(),
-            }),
+            sink: Arc::new(AcpSink::new(
+                outbox.clone(),
+                session_id.clone(),
+                self.sessions.services().models(),
+            )),
             asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
             files: Arc::new(AcpFiles {
                 outbox: outbox.clone(),
@@ -109,11 +109,7 @@ fn load_and_replay(
     let already_open = sessions.get(&p.session_id).is_ok();
     let (session, all) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
     let services = sessions.services();
-    let sink = AcpSink {
-        outbox: outbox.clone(),
-        session_id: session.id.to_string(),
-        models: services.models(),
-    };
+    let sink = AcpSink::new(outbox.clone(), session.id.to_string(), services.models());
     for event in replay::events(&all, &services.tools, &session.root, &services.config.config_dir) {
         if cancel.is_cancelled() {
             drop(session);

@@ -110,4 +110,12 @@ pub struct ContextUsage {
 pub trait EventSink: Send + Sync {
     /// Delivers one event. Must not block for long.
     fn emit(&self, event: AgentEvent);
+
+    /// Delivers events in order, as one hand-off where the sink can (a burst of streamed
+    /// pieces). By default, one by one.
+    fn emit_all(&self, events: Vec<AgentEvent>) {
+        for event in events {
+            self.emit(event);
+        }
+    }
 }

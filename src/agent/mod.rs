@@ -3,6 +3,7 @@
 //! code on the prompt thread. Never imports `acp`.
 
 pub mod compact;
+mod completion;
 mod estimate;
 pub mod event;
 pub mod prompt;
@@ -16,12 +17,11 @@ use crate::cancel::CancelToken;
 use crate::config::Limits;
 use crate::history::{self, ChatMessage, close_unanswered};
 use crate::permission::{Asker, Memory, Mode};
-use crate::provider::{
-    ChatRequest, Completion, Delta, Failure, FailureKind, Finish, Provider, ProviderError, ToolDef,
-};
+use crate::provider::{ChatRequest, FailureKind, Finish, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::Registry;
-use event::{AgentEvent, ContextUsage, EventSink};
+use completion::{Step, request_completion};
+use event::EventSink;
 
 /// Keeps a durable copy of the history as it grows; the session journal implements it.
 pub trait Recorder: Send + Sync {
@@ -305,89 +305,4 @@ fn run_steps(
         }
     }
     Ok(Outcome { stop: StopReason::MaxTurnRequests, usage })
-}
-
-enum Step {
-    Cancelled,
-    Failed(Failure),
-}
-
-/// One LLM call: stream deltas out as events, account usage, keep partial text on cancel.
-fn request_completion(
-    turn: &Turn,
-    history: &mut Vec<ChatMessage>,
-    usage: &mut TurnUsage,
-) -> Result<Completion, Step> {
-    let model = lock(turn.settings).model.clone();
-    let request = turn.request(&model, history);
-    let mut partial_text = String::new();
-    let mut partial_thinking = String::new();
-    let result = turn.provider.stream(&request, turn.cancel, &mut |delta| match delta {
-        Delta::Text(text) => {
-            partial_text.push_str(&text);
-            turn.sink.emit(AgentEvent::Text(text));
-        }
-        Delta::Thought(text) => {
-            partial_thinking.push_str(&text);
-            turn.sink.emit(AgentEvent::Thought(text));
-        }
-    });
-    let request_tokens = estimate::request(&request);
-    let completion = match result {
-        Ok(completion) => completion,
-        Err(ProviderError::Cancelled) => {
-            // The provider reports no usage for a cut-off reply: count our estimate (the
-            // request, and what streamed), flagged as one, never zeros that look real.
-            usage.estimated = true;
-            usage.input += request_tokens;
-            usage.output += estimate::tokens(partial_text.len() + partial_thinking.len());
-            // Keep what the user already saw, so the model knows what it said.
-            if !partial_text.is_empty() || !partial_thinking.is_empty() {
-                let partial = ChatMessage::Assistant {
-                    text: partial_text,
-                    // Unsigned partial reasoning cannot be sent back; keep it for replay.
-                    thinking: partial_thinking,
-                    signed: Vec::new(),
-                    tool_calls: Vec::new(),
-                };
-                push(turn, history, partial);
-            }
-            return Err(Step::Cancelled);
-        }
-        Err(ProviderError::Failed(failure)) => return Err(Step::Failed(failure)),
-    };
-    let (input, output, estimated) = match completion.usage {
-        Some(u) => (u.input, u.output, false),
-        None => {
-            let out_chars = completion.text.len()
-                + completion.thinking.len()
-                + completion
-                    .tool_calls
-                    .iter()
-                    .map(|c| c.arguments.len() + c.name.len())
-                    .sum::<usize>();
-            (request_tokens, estimate::tokens(out_chars), true)
-        }
-    };
-    usage.input += input;
-    usage.output += output;
-    usage.estimated |= estimated;
-    turn.sink.emit(AgentEvent::Usage(ContextUsage {
-        used: input + output,
-        size: turn.limits.context_window,
-        estimated,
-    }));
-    Ok(sanitize_ids(completion))
-}
-
-/// Some local models send empty or repeated tool-call ids; every call needs its own.
-fn sanitize_ids(mut completion: Completion) -> Completion {
-    let mut seen = std::collections::HashSet::new();
-    for call in &mut completion.tool_calls {
-        if call.id.is_empty() || !seen.insert(call.id.clone()) {
-            call.id = format!("call_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-            seen.insert(call.id.clone());
-        }
-    }
-    completion
 }

@@ -27,8 +27,12 @@ pub struct Server {
 pub fn memory() -> (Client, Server) {
     let (to_server, inbox) = crossbeam_channel::unbounded();
     let (out_tx, from_server) = crossbeam_channel::unbounded();
-    let outbox = Outbox::direct(move |outgoing| {
-        let _ = out_tx.send(outgoing);
+    // One channel item per frame, so `recv` reads frames one at a time.
+    let outbox = Outbox::direct(move |outgoing: Outgoing| {
+        for frame in outgoing.frames() {
+            let one = Outgoing { session: outgoing.session.clone(), bytes: frame.to_vec() };
+            let _ = out_tx.send(one);
+        }
     });
     (Client { to_server, from_server }, Server { inbox, outbox })
 }

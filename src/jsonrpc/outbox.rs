@@ -11,14 +11,23 @@ use serde_json::Value;
 
 use super::message::{RequestId, Response, RpcError};
 
-/// One encoded frame on its way to the transport, with the session it belongs to (if any),
-/// which the HTTP transport uses to pick a stream. The bytes carry no trailing newline.
+/// Encoded frames on their way to the transport, with the session they belong to (if
+/// any), which the HTTP transport uses to pick a stream. Usually one frame; a burst of
+/// streamed updates travels as several, so that it costs one hand-off.
 #[derive(Debug)]
 pub struct Outgoing {
-    /// Session the frame is tied to.
+    /// Session the frames are tied to.
     pub session: Option<String>,
-    /// The encoded JSON-RPC message.
+    /// One or more encoded JSON-RPC messages, each followed by `\n` (newline-delimited
+    /// JSON as stdio sends it; encoded JSON never holds a raw newline).
     pub bytes: Vec<u8>,
+}
+
+impl Outgoing {
+    /// The messages, each without its newline.
+    pub fn frames(&self) -> impl Iterator<Item = &[u8]> {
+        self.bytes.split(|&b| b == b'\n').filter(|frame| !frame.is_empty())
+    }
 }
 
 type ReplySender = Sender<Result<Value, RpcError>>;
@@ -143,16 +152,29 @@ impl Outbox {
     }
 
     fn send<T: Serialize>(&self, frame: &T, session: Option<&str>) {
-        let bytes = match serde_json::to_vec(frame) {
-            Ok(bytes) => bytes,
-            Err(err) => {
-                log::error!("cannot encode an outgoing frame: {err}");
-                return;
-            }
-        };
+        let mut bytes = Vec::new();
+        match encode(&mut bytes, frame) {
+            Ok(()) => self.hand_over(bytes, session),
+            Err(err) => log::error!("cannot encode an outgoing frame: {err}"),
+        }
+    }
+
+    /// Sends frames encoded elsewhere (by `Template::render`: each one whole and followed
+    /// by its newline), in order, as one hand-off to the transport.
+    pub fn send_encoded(&self, bytes: Vec<u8>, session: Option<&str>) {
+        self.hand_over(bytes, session);
+    }
+
+    /// Passes encoded frames to the transport.
+    fn hand_over(&self, bytes: Vec<u8>, session: Option<&str>) {
+        if bytes.is_empty() {
+            return;
+        }
         if log::log_enabled!(log::Level::Trace) {
-            let text = String::from_utf8_lossy(&bytes);
-            log::trace!("> {}", text.chars().take(2048).collect::<String>());
+            for frame in bytes.split(|&b| b == b'\n').filter(|f| !f.is_empty()) {
+                let text = String::from_utf8_lossy(frame);
+                log::trace!("> {}", text.chars().take(2048).collect::<String>());
+            }
         }
         let outgoing = Outgoing { session: session.map(str::to_string), bytes };
         match &self.sink {
@@ -162,5 +184,113 @@ impl Outbox {
             }
             Sink::Direct(file) => file(outgoing),
         }
+    }
+}
+
+/// A notification encoded once, with one string left open: a stream of updates that differ
+/// only in their text costs one copy and one escape per update instead of a serialisation.
+/// The bytes around the hole come from serialising the real params, so the frame is exactly
+/// what `notify` would send.
+#[derive(Debug)]
+pub struct Template {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl Template {
+    /// Marks the hole in the params given to `notification`.
+    pub const HOLE: &'static str = "\u{1}iac-code:hole\u{1}";
+
+    /// The notification `method` with `params`, in which the string `Template::HOLE`
+    /// appears exactly once; `None` if it does not (or the params cannot be encoded).
+    pub fn notification<P: Serialize>(method: &str, params: &P) -> Option<Template> {
+        let mut bytes = Vec::new();
+        encode(&mut bytes, &OutNotification { jsonrpc: "2.0", method, params }).ok()?;
+        let hole = serde_json::to_vec(Template::HOLE).ok()?;
+        let at = find(&bytes, &hole)?;
+        if find(&bytes[at + 1..], &hole).is_some() {
+            return None;
+        }
+        let tail = bytes.split_off(at + hole.len());
+        bytes.truncate(at);
+        Some(Template { head: bytes, tail })
+    }
+
+    /// Bytes of a frame around its piece (its newline included).
+    pub fn overhead(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Appends the frame with `piece` in the hole (and its newline) to `out`.
+    pub fn render(&self, out: &mut Vec<u8>, piece: &str) {
+        out.extend_from_slice(&self.head);
+        // Writing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, piece);
+        out.extend_from_slice(&self.tail);
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
+}
+
+/// Appends one frame and its newline to `bytes`.
+fn encode<T: Serialize>(bytes: &mut Vec<u8>, frame: &T) -> serde_json::Result<()> {
+    serde_json::to_writer(&mut *bytes, frame)?;
+    bytes.push(b'\n');
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn collect() -> (Outbox, Receiver<Outgoing>) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        (Outbox::new(tx), rx)
+    }
+
+    #[test]
+    fn a_template_renders_exactly_what_notify_sends() {
+        let params = |text: &str| json!({"sessionId": "s-1", "update": {"text": text, "n": 1}});
+        let template = Template::notification("session/update", &params(Template::HOLE)).unwrap();
+        let (outbox, rx) = collect();
+        for piece in ["plain", "\"q\"\\\n\t\u{1}", "ñ 🦀", Template::HOLE, ""] {
+            outbox.notify("session/update", &params(piece), Some("s-1"));
+            let sent = rx.try_recv().unwrap().bytes;
+            let mut rendered = Vec::new();
+            template.render(&mut rendered, piece);
+            assert_eq!(String::from_utf8(rendered).unwrap(), String::from_utf8(sent).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_template_needs_exactly_one_hole() {
+        let none = json!({"text": "no hole here"});
+        assert!(Template::notification("m", &none).is_none());
+        let two = json!({"a": Template::HOLE, "b": Template::HOLE});
+        assert!(Template::notification("m", &two).is_none());
+    }
+
+    #[test]
+    fn a_burst_is_one_hand_off_of_whole_lines() {
+        let template = Template::notification("m", &json!({"t": Template::HOLE})).unwrap();
+        let mut bytes = Vec::new();
+        for piece in ["a\nb", "c"] {
+            template.render(&mut bytes, piece);
+        }
+        let (outbox, rx) = collect();
+        outbox.send_encoded(bytes, Some("s"));
+        let outgoing = rx.try_recv().unwrap();
+        assert!(rx.try_recv().is_err(), "one hand-off");
+        assert_eq!(outgoing.session.as_deref(), Some("s"));
+        let frames: Vec<Value> =
+            outgoing.frames().map(|f| serde_json::from_slice(f).unwrap()).collect();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0]["params"]["t"], "a\nb");
+        assert_eq!(frames[1]["params"]["t"], "c");
+        assert!(outgoing.bytes.ends_with(b"\n"));
     }
 }

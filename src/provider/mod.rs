@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod openai;
+mod reader;
 mod retry;
 mod sse;
 mod stream;
@@ -42,6 +43,10 @@ pub enum Delta {
     Text(String),
     /// Reasoning.
     Thought(String),
+    /// Nothing more is ready for now: pieces held back to be passed on together should go.
+    /// (The stream's end is not announced this way: the caller delivers what it still
+    /// holds when `stream` returns.)
+    Flush,
 }
 
 /// Why the model stopped.

@@ -41,7 +41,11 @@ impl<R: BufRead> SseReader<R> {
             if n as u64 == MAX_LINE && self.line.last() != Some(&b'\n') {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, "stream line too long"));
             }
-            let text = String::from_utf8_lossy(&self.line);
+            // Valid UTF-8 (nearly always) is read as is; anything else is repaired.
+            let text = match std::str::from_utf8(&self.line) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&self.line),
+            };
             let text = text.trim_end_matches(['\n', '\r']);
             if text.is_empty() {
                 if data.is_some() {
@@ -69,6 +73,14 @@ impl<R: BufRead> SseReader<R> {
                 _ => {}
             }
         }
+    }
+}
+
+impl<R: io::Read> SseReader<io::BufReader<R>> {
+    /// Whether bytes are already buffered, so that the next event may come without waiting
+    /// for the network (a batch of events can grow instead of being handed over).
+    pub fn has_buffered(&self) -> bool {
+        !self.input.buffer().is_empty()
     }
 }
 

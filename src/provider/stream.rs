@@ -1,26 +1,23 @@
 //! What every streaming chat API shares: one ureq agent per attempt, a reader thread that
-//! owns the blocking body read and hands over SSE events, a caller that selects on them,
+//! owns the blocking body read and hands over SSE events in batches (`reader.rs`), a
+//! caller that selects on them and passes pieces on with a `Delta::Flush` after each batch,
 //! the cancel token and the idle watchdog, and retries of failures that happen before
 //! anything streamed (bounded in count and time, `Retry-After` honoured, each logged at
 //! warn). A `Protocol` says where to send what, and its accumulator reads the events.
 
-use std::io::BufReader;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Sender, select};
+use crossbeam_channel::select;
 use serde_json::Value;
 
+use super::reader::{Item, read_response};
 use super::retry;
-use super::sse::{SseEvent, SseReader};
+use super::sse::SseEvent;
 use super::{Completion, Delta, Failure, FailureKind, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
 
-/// Bytes of an error body kept for the user.
-const ERROR_BODY_LIMIT: u64 = 64 << 10;
-/// Largest non-streamed JSON reply accepted.
-const JSON_BODY_LIMIT: u64 = 16 << 20;
 /// Bytes ureq buffers from the server (response heads must fit).
 const INPUT_BUFFER: usize = 32 << 10;
 /// Bytes ureq buffers toward the server.
@@ -72,25 +69,6 @@ pub(super) trait Accumulate {
     -> Result<Completion, AttemptError>;
     /// The reply.
     fn finish(self) -> Completion;
-}
-
-/// What the reader thread reports.
-enum Item {
-    /// The response head arrived with a 2xx status and an event stream.
-    Head,
-    Event(SseEvent),
-    /// A whole non-streamed JSON reply.
-    Whole(String),
-    Eof,
-    Status {
-        code: u16,
-        body: String,
-        retry_after: Option<Duration>,
-    },
-    /// Failure before the head (connect, DNS, TLS, timeout).
-    Connect(String),
-    /// Failure after the head (broken connection).
-    Broken(String),
 }
 
 fn agent(config: &ProviderConfig) -> ureq::Agent {
@@ -165,7 +143,7 @@ fn one_attempt<P: Protocol>(
     streamed: &mut bool,
 ) -> Result<Completion, AttemptError> {
     let agent = agent(config);
-    let (tx, rx) = crossbeam_channel::bounded(256);
+    let (tx, rx) = crossbeam_channel::bounded(64);
     let request = agent
         .post(protocol.url())
         .header("Content-Type", "application/json")
@@ -219,19 +197,24 @@ fn one_attempt<P: Protocol>(
         };
         match item {
             Item::Head => got_head = true,
-            Item::Event(event) => match acc.event(event, on_delta, streamed) {
-                Ok(Flow::More) => {}
-                Ok(Flow::Done) => {
-                    // The reply is whole; a server that holds the connection open must
-                    // not keep the reader thread alive.
-                    agent.shutdown();
-                    return Ok(acc.finish());
+            Item::Events(events) => {
+                for event in events {
+                    match acc.event(event, on_delta, streamed) {
+                        Ok(Flow::More) => {}
+                        Ok(Flow::Done) => {
+                            // The reply is whole; a server that holds the connection open
+                            // must not keep the reader thread alive.
+                            agent.shutdown();
+                            return Ok(acc.finish());
+                        }
+                        Err(err) => {
+                            agent.shutdown();
+                            return Err(err);
+                        }
+                    }
                 }
-                Err(err) => {
-                    agent.shutdown();
-                    return Err(err);
-                }
-            },
+                on_delta(Delta::Flush);
+            }
             Item::Whole(body) => return acc.whole(&body, on_delta),
             Item::Eof if acc.has_finish() => return Ok(acc.finish()),
             Item::Eof if acc.is_empty() => {
@@ -278,82 +261,6 @@ fn one_attempt<P: Protocol>(
             }
         }
     }
-}
-
-/// Runs on the reader thread: turns the HTTP response into `Item`s until the end, an
-/// error, or nobody listening.
-fn read_response(
-    response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    url: &str,
-    tx: &Sender<Item>,
-) {
-    let mut response = match response {
-        Ok(response) => response,
-        Err(err) => {
-            let _ = tx.send(Item::Connect(describe_ureq_error(&err, url)));
-            return;
-        }
-    };
-    let status = response.status().as_u16();
-    if !(200..300).contains(&status) {
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(retry::parse_retry_after);
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(ERROR_BODY_LIMIT)
-            .read_to_string()
-            .unwrap_or_default();
-        let _ = tx.send(Item::Status { code: status, body, retry_after });
-        return;
-    }
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if content_type.starts_with("application/json") {
-        let item = match response.body_mut().with_config().limit(JSON_BODY_LIMIT).read_to_string() {
-            Ok(text) => Item::Whole(text),
-            Err(err) => Item::Broken(err.to_string()),
-        };
-        let _ = tx.send(item);
-        return;
-    }
-    if tx.send(Item::Head).is_err() {
-        return;
-    }
-    let mut events = SseReader::new(BufReader::new(response.into_body().into_reader()));
-    loop {
-        let item = match events.next_event() {
-            Ok(None) => Item::Eof,
-            Ok(Some(event)) => Item::Event(event),
-            Err(err) => Item::Broken(err.to_string()),
-        };
-        let last = matches!(item, Item::Eof | Item::Broken(_));
-        if tx.send(item).is_err() || last {
-            return;
-        }
-    }
-}
-
-fn describe_ureq_error(err: &ureq::Error, url: &str) -> String {
-    let hint = match err {
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            " (is the LLM server running? a proxy from HTTPS_PROXY/HTTP_PROXY may also refuse)"
-        }
-        ureq::Error::HostNotFound => " (check the host name in IAC_CODE_BASE_URL)",
-        ureq::Error::Timeout(_) => " (timed out)",
-        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => {
-            " (TLS: a site CA can be added with IAC_CODE_CA_FILE)"
-        }
-        _ => "",
-    };
-    format!("cannot reach the LLM at {url}: {err}{hint}")
 }
 
 /// The provider's own error message if the body is one of the usual shapes.

@@ -136,7 +136,8 @@ fn read_capped_line(
 fn write_loop(out: File, rx: &Receiver<Outgoing>) {
     let mut writer = BufWriter::with_capacity(64 << 10, out);
     for frame in rx.iter() {
-        let written = writer.write_all(&frame.bytes).and_then(|()| writer.write_all(b"\n"));
+        // The bytes are whole lines already (one frame, or a burst of them).
+        let written = writer.write_all(&frame.bytes);
         let flushed = match written {
             Ok(()) if rx.is_empty() => writer.flush(),
             other => other,

@@ -223,34 +223,39 @@ impl AcpConn {
         }
     }
 
-    /// Files one outgoing frame: to its session's stream if one is open, else to the
-    /// connection's. Runs on the sending thread; never blocks on a socket.
+    /// Files outgoing frames: to their session's stream if one is open, else to the
+    /// connection's. Runs on the sending thread; never blocks on a socket. A burst of
+    /// frames is filed under one lock, and wakes the stream's writer once.
     fn route(&self, outgoing: Outgoing) {
         let mut state = lock(&self.state);
+        for frame in outgoing.frames() {
+            self.file(&mut state, outgoing.session.as_deref(), frame);
+        }
+        self.trim(&mut state);
+    }
+
+    fn file(&self, state: &mut State, session: Option<&str>, frame: &[u8]) {
         if !state.waiters.is_empty()
-            && let Some(id) = response_id(&outgoing.bytes)
+            && let Some(id) = response_id(frame)
             && let Some(waiter) = state.waiters.remove(&id)
         {
-            let _ = waiter.send(outgoing.bytes);
+            let _ = waiter.send(frame.to_vec());
             return;
         }
         if state.closed {
             return;
         }
-        let scope = match outgoing.session {
+        let scope = match session {
             Some(session)
-                if state
-                    .streams
-                    .keys()
-                    .any(|k| matches!(k, Scope::Session(s) if *s == session)) =>
+                if state.streams.keys().any(|k| matches!(k, Scope::Session(s) if s == session)) =>
             {
-                Scope::Session(session)
+                Scope::Session(session.to_string())
             }
             _ => Scope::Connection,
         };
         state.seq += 1;
         let seq = state.seq;
-        let bytes: Arc<[u8]> = outgoing.bytes.into();
+        let bytes: Arc<[u8]> = Arc::from(frame);
         state.buffered += bytes.len();
         state.buffer.push_back(Event { seq, scope: scope.clone(), bytes: Arc::clone(&bytes) });
         if let Some(live) = state.streams.get(&scope) {
@@ -267,7 +272,6 @@ impl AcpConn {
                 state.delivered.insert(scope, seq);
             }
         }
-        self.trim(&mut state);
     }
 
     /// Keeps the buffer within its cap by dropping delivered frames; a buffer full of

@@ -7,7 +7,7 @@ use std::io;
 
 use serde_json::{Value, json};
 
-use super::http::{Out, write_chunk};
+use super::http::{Out, write_chunk, write_piece};
 use super::script::{ARGUMENT_PIECE_CHARS, Event, arguments_text, split_chars};
 
 /// Writes `events` as Anthropic Messages events, one HTTP chunk each (nothing for an empty
@@ -40,6 +40,7 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
         Ok(())
     };
     let mut usage_out = 0;
+    let mut scratch = Vec::new();
     let mut stop_reason = None;
     for event in events {
         match event {
@@ -60,12 +61,13 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
                     next += 1;
                 }
                 let index = open.map_or(0, |(i, _)| i);
-                let delta = if kind == "text" {
-                    json!({"type": "text_delta", "text": text})
-                } else {
-                    json!({"type": "thinking_delta", "thinking": text})
-                };
-                send(w, json!({"type": "content_block_delta", "index": index, "delta": delta}))?;
+                // `{"type":"content_block_delta","index":i,"delta":{"type":"text_delta",
+                // "text":…}}` (or thinking), written without a `Value`.
+                let field = if kind == "text" { "text" } else { "thinking" };
+                let before = format!(
+                    "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"{field}_delta\",\"{field}\":"
+                );
+                write_piece(w, &mut scratch, &before, text, "}}\n\n")?;
             }
             Event::ToolCall { id, name, args, .. } => {
                 stop(w, &mut open)?;

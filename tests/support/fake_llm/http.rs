@@ -179,8 +179,32 @@ pub(super) type Out<'a> = io::BufWriter<&'a TcpStream>;
 
 /// Writes `data` as one HTTP chunk (empty data is skipped: it would end the body).
 pub(super) fn write_chunk(w: &mut Out<'_>, data: &str) -> io::Result<()> {
+    write_chunk_bytes(w, data.as_bytes())
+}
+
+/// `write_chunk` for bytes.
+pub(super) fn write_chunk_bytes(w: &mut Out<'_>, data: &[u8]) -> io::Result<()> {
     if data.is_empty() {
         return Ok(());
     }
-    write!(w, "{:x}\r\n{data}\r\n", data.len())
+    write!(w, "{:x}\r\n", data.len())?;
+    w.write_all(data)?;
+    w.write_all(b"\r\n")
+}
+
+/// Writes one SSE event whose JSON is `before`, `text` as a JSON string, then `after`, as
+/// one HTTP chunk, through `scratch`: the streamed pieces of a long reply cost no `Value`
+/// tree (the fake LLM must stay cheap next to the server it feeds).
+pub(super) fn write_piece(
+    w: &mut Out<'_>,
+    scratch: &mut Vec<u8>,
+    before: &str,
+    text: &str,
+    after: &str,
+) -> io::Result<()> {
+    scratch.clear();
+    scratch.extend_from_slice(before.as_bytes());
+    serde_json::to_writer(&mut *scratch, text).map_err(io::Error::other)?;
+    scratch.extend_from_slice(after.as_bytes());
+    write_chunk_bytes(w, scratch)
 }

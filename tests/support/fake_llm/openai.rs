@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::http::{Out, write_chunk};
+use super::http::{Out, write_chunk, write_piece};
 use super::script::{ARGUMENT_PIECE_CHARS, Event, arguments_text, split_chars};
 
 /// Writes one SSE `data:` event carrying `payload` as one chunk.
@@ -31,12 +31,19 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
         return Ok(());
     }
     write_data(w, &chunk(model, json!({"role": "assistant", "content": ""}), None))?;
+    // The same chunk as `chunk(model, {field: text}, None)`, written without a `Value`.
+    let head = format!(
+        "data: {{\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":{},\"choices\":[{{\"index\":0,\"delta\":{{",
+        Value::from(model)
+    );
+    let text_head = format!("{head}\"content\":");
+    let thought_head = format!("{head}\"reasoning_content\":");
+    let tail = "},\"finish_reason\":null}]}\n\n";
+    let mut scratch = Vec::new();
     for event in events {
         match event {
-            Event::Text(text) => write_data(w, &chunk(model, json!({"content": text}), None))?,
-            Event::Reasoning(text) => {
-                write_data(w, &chunk(model, json!({"reasoning_content": text}), None))?;
-            }
+            Event::Text(text) => write_piece(w, &mut scratch, &text_head, text, tail)?,
+            Event::Reasoning(text) => write_piece(w, &mut scratch, &thought_head, text, tail)?,
             Event::ToolCall { index, id, name, args } => {
                 let header = json!({"tool_calls": [{
                     "index": index,
