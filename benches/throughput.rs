@@ -129,8 +129,8 @@ fn builds() -> Vec<(&'static str, PathBuf)> {
     out
 }
 
-fn startup(label: &str, bin: &Path) {
-    let runs = 200;
+/// Start -> `initialize` answered, `runs` times; the sorted times.
+fn time_startup(bin: &Path, runs: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let started = Instant::now();
@@ -139,13 +139,89 @@ fn startup(label: &str, bin: &Path) {
         times.push(started.elapsed());
     }
     times.sort();
+    times
+}
+
+fn startup(label: &str, bin: &Path, stub: Option<&Path>) {
+    let runs = 200;
+    // Ours and the stub in turns, so that both see the same machine.
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        ours.extend(time_startup(bin, runs / 4));
+        if let Some(stub) = stub {
+            theirs.extend(time_startup(stub, runs / 4));
+        }
+    }
+    ours.sort();
+    theirs.sort();
+    let ms = |times: &[Duration], p: f64| percentile(times, p).as_secs_f64() * 1e3;
     println!(
         "[{label}] start -> initialize response: median {:.2} ms, p90 {:.2} ms ({runs} runs)",
-        percentile(&times, 0.5).as_secs_f64() * 1e3,
-        percentile(&times, 0.9).as_secs_f64() * 1e3
+        ms(&ours, 0.5),
+        ms(&ours, 0.9)
     );
-    let median = percentile(&times, 0.5).as_secs_f64() * 1e3;
-    summary::at_most(&format!("[{label}] start -> initialize (median)"), median, 5.0, "ms");
+    summary::at_most(&format!("[{label}] start -> initialize (median)"), ms(&ours, 0.5), 5.0, "ms");
+    if stub.is_some() {
+        let gap = ms(&ours, 0.5) - ms(&theirs, 0.5);
+        println!(
+            "[{label}] the std-only static stub (reads a line, prints a fixed answer): median {:.2} ms, p90 {:.2} ms; ours takes {gap:.2} ms more",
+            ms(&theirs, 0.5),
+            ms(&theirs, 0.9)
+        );
+        summary::info(
+            &format!("[{label}] stub: start -> initialize (median)"),
+            ms(&theirs, 0.5),
+            "ms",
+        );
+        summary::at_most(&format!("[{label}] start -> initialize, ours - stub"), gap, 0.2, "ms");
+    }
+}
+
+/// The limit for start-up: a std-only static binary that reads one line and prints the
+/// answer `bin` gives to `initialize`, built with rustc for the musl target. `None` (and
+/// why) when it cannot be built.
+fn build_stub(bin: &Path) -> Option<PathBuf> {
+    let mut agent = Agent::spawn_bin(bin, &[]);
+    agent.send("initialize", initialize_params());
+    let mut answer = String::new();
+    agent.stdout.read_line(&mut answer).unwrap();
+    let answer = answer.trim_end();
+    drop(agent);
+    let dir = std::env::temp_dir().join("iac-code-bench-stub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = format!(
+        "use std::io::{{BufRead, Write}};\n\
+         fn main() {{\n\
+             let mut line = String::new();\n\
+             let _ = std::io::stdin().lock().read_line(&mut line);\n\
+             let mut out = std::io::stdout().lock();\n\
+             let _ = out.write_all({answer:?}.as_bytes());\n\
+             let _ = out.write_all(b\"\\n\");\n\
+             let _ = out.flush();\n\
+             let _ = std::io::stdin().lock().read_line(&mut line);\n\
+         }}\n"
+    );
+    let path = dir.join("stub.rs");
+    std::fs::write(&path, source).unwrap();
+    let out = dir.join("stub");
+    let built = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .args(["--edition", "2021", "-C", "opt-level=2", "-C", "panic=abort"])
+        .args(["--target", "x86_64-unknown-linux-musl", "-C", "target-feature=+crt-static"])
+        .arg("-o")
+        .arg(&out)
+        .arg(&path)
+        .output();
+    match built {
+        Ok(output) if output.status.success() => Some(out),
+        Ok(output) => {
+            println!("no start-up stub: rustc failed: {}", String::from_utf8_lossy(&output.stderr));
+            None
+        }
+        Err(err) => {
+            println!("no start-up stub: cannot run rustc: {err}");
+            None
+        }
+    }
 }
 
 fn memory(label: &str, bin: &Path) {
@@ -493,7 +569,9 @@ fn main() {
     let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
     for (label, bin) in builds() {
         if run("startup") {
-            startup(label, &bin);
+            // The stub is compared with the static build, the artifact users get.
+            let stub = if label == "static musl" { build_stub(&bin) } else { None };
+            startup(label, &bin, stub.as_deref());
             memory(label, &bin);
         }
         if run("streaming") {

@@ -58,6 +58,7 @@ fn owned() -> &'static Mutex<HashSet<u32>> {
 
 /// Starts `command` as a child whose owner will wait for it (then call `forget`).
 pub fn spawn(command: &mut Command) -> std::io::Result<Child> {
+    start_reaper();
     // Held across the spawn: the reaper cannot see the new pid before it is recorded.
     let mut owned = lock(owned());
     let child = command.spawn()?;
@@ -70,29 +71,37 @@ pub fn forget(pid: u32) {
     lock(owned()).remove(&pid);
 }
 
-/// Makes this process a child subreaper and starts the thread that reaps the descendants
-/// re-parented to it. Call once, early, before other threads start (SIGCHLD is blocked
-/// in the threads started afterwards so that only the reaper receives it).
+/// Makes this process a child subreaper and blocks SIGCHLD for the thread that reaps the
+/// descendants re-parented to it. Call once, early, before other threads start (they all
+/// inherit the blocked SIGCHLD, so that only the reaper receives it). The reaper itself
+/// starts with the first child (`spawn`): until then nobody can be adopted, and start-up
+/// does not pay for a thread it does not need.
 pub fn init() {
-    static STARTED: OnceLock<()> = OnceLock::new();
-    STARTED.get_or_init(|| {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
         sys::default_sigchld();
         if let Err(err) = sys::set_child_subreaper() {
             log::warn!("cannot become a child subreaper: {err}");
         }
-        let mut signals = vec![sys::SIGCHLD];
-        signals.extend(sys::TERMINATION_SIGNALS);
-        // The reaper starts with termination signals blocked (they belong to the main
-        // thread or its signal thread); every thread keeps SIGCHLD blocked.
-        if let Err(err) = sys::block_signals(&signals) {
+        if let Err(err) = sys::block_signals(&[sys::SIGCHLD]) {
             log::warn!("cannot block SIGCHLD: {err}");
-            return;
         }
-        let started = std::thread::Builder::new().name("sigchld".into()).spawn(reap_forever);
-        if let Err(err) = started {
-            log::warn!("cannot start the reaper: {err}");
+    });
+}
+
+/// Starts the reaper thread, once. It begins with the termination signals blocked too
+/// (they belong to the main thread or its signal thread), whatever thread starts it.
+fn start_reaper() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        let spawned = sys::with_signals_blocked(&sys::TERMINATION_SIGNALS, || {
+            std::thread::Builder::new().name("sigchld".into()).spawn(reap_forever)
+        });
+        match spawned {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => log::warn!("cannot start the reaper: {err}"),
+            Err(err) => log::warn!("cannot start the reaper: {err}"),
         }
-        let _ = sys::unblock_signals(&sys::TERMINATION_SIGNALS);
     });
 }
 

@@ -115,9 +115,21 @@ pub fn block_signals(signals: &[i32]) -> io::Result<()> {
     mask(libc::SIG_BLOCK, signals)
 }
 
-/// Unblocks `signals` in the calling thread.
-pub fn unblock_signals(signals: &[i32]) -> io::Result<()> {
-    mask(libc::SIG_UNBLOCK, signals)
+/// Runs `f` with `signals` blocked in the calling thread (so that a thread `f` starts
+/// begins with them blocked), then gives the calling thread back its mask as it was.
+pub fn with_signals_blocked<T>(signals: &[i32], f: impl FnOnce() -> T) -> io::Result<T> {
+    let set = signal_set(signals);
+    // SAFETY: sigset_t is plain data; pthread_sigmask fills it in.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid set, and our own sigset_t for the old mask.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    let result = f();
+    // SAFETY: restores the mask read above.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    if rc != 0 { Err(io::Error::from_raw_os_error(rc)) } else { Ok(result) }
 }
 
 /// Waits for one of `signals` (blocked beforehand); returns its number.
