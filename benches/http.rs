@@ -1,8 +1,10 @@
-//! The HTTP+SSE transport under load: 1,000 concurrent connections, each with an open SSE
-//! stream and a session streaming a paced reply from the fake LLM; then 10,000
-//! connect/initialize/GET/DELETE cycles. Run with `cargo bench --bench http`. Prints RSS,
-//! threads, descriptors, chunk-to-frame latency and events/s, then a summary table against
-//! the targets (a miss never fails the run).
+//! The HTTP+SSE transport under load: 1,000 (then 250) concurrent connections, each with an
+//! open SSE stream and a session streaming a paced reply from the fake LLM, the prompts
+//! started over one chunk interval; then 10,000 connect/initialize/GET/DELETE cycles. Run
+//! with `cargo bench --bench http` (the bench build, and the static musl binary when built).
+//! Prints RSS, threads, chunk-to-frame latency, events/s, the server's CPU per event over
+//! the steady state and the load generator's own CPU, then a summary table against the
+//! targets (a miss never fails the run).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[allow(dead_code, unused_imports)]
@@ -14,7 +16,9 @@ mod summary;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fake_llm::{Event, FakeLlm, Reply};
@@ -22,18 +26,15 @@ use serde_json::{Value, json};
 
 const CONNECTIONS: usize = 1000;
 
-fn connections() -> usize {
-    std::env::var("BENCH_CONNECTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(CONNECTIONS)
-}
 const CHUNKS: usize = 60;
 const PACE_MS: u64 = 50;
 const CHURN: usize = 10_000;
 
-fn spawn_server(llm: &FakeLlm) -> (Child, String) {
+fn spawn_server(bin: &Path, llm: &FakeLlm) -> (Child, String) {
     let home = std::env::temp_dir().join("iac-code-bench-http");
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(home.join("work")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iac-code"))
+    let mut child = Command::new(bin)
         .args(["acp", "--transport", "http", "--port", "0", "--max-connections", "8192"])
         .env_clear()
         .env("HOME", &home)
@@ -156,8 +157,40 @@ fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
 
-fn load() {
-    let n = connections();
+/// The builds measured: the bench build, and the static musl release binary when it has
+/// been built (`BENCH_BUILD=static` or `bench` measures one of them).
+fn builds() -> Vec<(&'static str, PathBuf)> {
+    let only = std::env::var("BENCH_BUILD").unwrap_or_default();
+    let mut out = Vec::new();
+    if only != "static" {
+        out.push(("bench build", PathBuf::from(env!("CARGO_BIN_EXE_iac-code"))));
+    }
+    let musl = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/x86_64-unknown-linux-musl/release/iac-code"
+    ));
+    if only != "bench" {
+        if musl.exists() {
+            out.push(("static musl", musl.to_path_buf()));
+        } else {
+            println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
+        }
+    }
+    out
+}
+
+/// The steady state, from the start of the prompts: every stream has started (starts are
+/// spread over the first chunk interval) and none has ended (each lasts CHUNKS x PACE_MS).
+const WINDOW: (Duration, Duration) = (Duration::from_millis(500), Duration::from_millis(2500));
+
+/// One chunk as a client saw it: when it arrived (since the prompts started) and its
+/// latency from the fake LLM's write, in microseconds.
+struct Seen {
+    at: u64,
+    latency: u64,
+}
+
+fn load(label: &str, bin: &Path, n: usize) {
     let reply = || {
         let mut events = Vec::new();
         for _ in 0..CHUNKS {
@@ -168,15 +201,15 @@ fn load() {
         Reply::Stream(events)
     };
     let llm = FakeLlm::start((0..n).map(|_| reply()).collect());
-    let (mut child, addr) = spawn_server(&llm);
+    let (mut child, addr) = spawn_server(bin, &llm);
     let pid = child.id();
     let cwd = std::env::temp_dir().join("iac-code-bench-http/work");
-    let (tx, rx) = crossbeam_channel::unbounded::<(Vec<u64>, bool)>();
+    let (tx, rx) = crossbeam_channel::unbounded::<(Vec<Seen>, bool)>();
     let (ready_tx, ready_rx) = crossbeam_channel::unbounded::<()>();
-    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
-    let go_rx = std::sync::Arc::new(go_rx);
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<Instant>(0);
+    let go_rx = Arc::new(go_rx);
     let mut workers = Vec::new();
-    for _ in 0..n {
+    for i in 0..n {
         let (addr, cwd, tx, ready_tx, go_rx) =
             (addr.clone(), cwd.clone(), tx.clone(), ready_tx.clone(), go_rx.clone());
         workers.push(std::thread::Builder::new().stack_size(256 << 10).spawn(move || {
@@ -192,15 +225,17 @@ fn load() {
                 true
             });
             ready_tx.send(()).unwrap();
-            let _ = go_rx.recv();
+            let Ok(started) = go_rx.recv() else { return };
+            // Starts spread evenly over one chunk interval, as users' prompts would be.
+            let offset = Duration::from_micros(i as u64 * PACE_MS * 1000 / n as u64);
+            std::thread::sleep((started + offset).saturating_duration_since(Instant::now()));
             post(&addr, Some(&conn), &json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}}));
-            let mut latencies = Vec::new();
+            let mut seen = Vec::new();
             let mut ended = false;
             read_events(&mut stream, |v| {
                 if let Some(stamp) = v["params"]["update"]["content"]["text"].as_str().and_then(|t| t.strip_prefix("t=")) {
-                    // Latency, and whether the chunk came after the start-up burst.
-                    let micros = (now_micros() - stamp.parse::<u128>().unwrap()) as u64;
-                    latencies.push(micros << 1 | u64::from(latencies.len() >= CHUNKS / 2));
+                    let latency = (now_micros() - stamp.parse::<u128>().unwrap()) as u64;
+                    seen.push(Seen { at: started.elapsed().as_micros() as u64, latency });
                 }
                 if v["id"] == 2 {
                     ended = v["result"]["stopReason"] == "end_turn";
@@ -208,97 +243,95 @@ fn load() {
                 }
                 true
             });
-            tx.send((latencies, ended)).unwrap();
+            tx.send((seen, ended)).unwrap();
         }).unwrap());
     }
     for _ in 0..n {
         ready_rx.recv().unwrap();
     }
     println!(
-        "before the prompts: {n} connections with a stream and a session: RSS {} KiB, threads {}",
+        "[{label}] before the prompts: {n} connections with a stream and a session: RSS {} KiB, threads {}",
         proc_status(pid, "VmRSS:"),
         proc_status(pid, "Threads:")
     );
-    let cpu_before = cpu_seconds(pid);
+    let me = std::process::id();
     let started = Instant::now();
-    drop(go_tx); // every worker's recv returns: go
+    for _ in 0..n {
+        go_tx.send(started).unwrap();
+    }
+    // CPU over the steady state: the server, and this process (clients and fake LLM).
+    std::thread::sleep((started + WINDOW.0).saturating_duration_since(Instant::now()));
+    let (server_before, ours_before, at_before) =
+        (cpu_seconds(pid), cpu_seconds(me), Instant::now());
+    std::thread::sleep((started + WINDOW.1).saturating_duration_since(Instant::now()));
+    let (server_cpu, ours_cpu, window) = (
+        cpu_seconds(pid) - server_before,
+        cpu_seconds(me) - ours_before,
+        at_before.elapsed().as_secs_f64(),
+    );
     let mut all = Vec::new();
     let mut served = 0;
     let mut peak_threads = 0;
     let mut peak_rss = 0;
-    std::thread::sleep(Duration::from_millis(400));
-    if std::env::var_os("BENCH_SMAPS").is_some() {
-        let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
-        let mut by_size: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
-        let mut size = 0;
-        for line in smaps.lines() {
-            if let Some(v) = line.strip_prefix("Size:") {
-                size = v.trim().trim_end_matches(" kB").parse().unwrap();
-            }
-            if let Some(v) = line.strip_prefix("Rss:") {
-                let rss: u64 = v.trim().trim_end_matches(" kB").parse().unwrap();
-                let e = by_size.entry(size).or_default();
-                e.0 += 1;
-                e.1 += rss;
-            }
-        }
-        let mut rows: Vec<_> = by_size.into_iter().collect();
-        rows.sort_by_key(|(_, (_, rss))| std::cmp::Reverse(*rss));
-        for (size, (n, rss)) in rows.iter().take(8) {
-            println!("mapping size {size} kB x{n}: rss {rss} kB");
-        }
-    }
     for _ in 0..n {
-        let (latencies, ended) =
+        let (seen, ended) =
             rx.recv_timeout(Duration::from_secs(120)).expect("a connection finished");
         peak_threads = peak_threads.max(proc_status(pid, "Threads:"));
         peak_rss = peak_rss.max(proc_status(pid, "VmRSS:"));
         served += usize::from(ended);
-        all.extend(latencies);
+        all.extend(seen);
     }
     let elapsed = started.elapsed();
-    let cpu = cpu_seconds(pid) - cpu_before;
-    println!(
-        "server CPU during the prompts: {:.2} s over {:.2} s wall ({:.0}% of one core)",
-        cpu,
-        elapsed.as_secs_f64(),
-        100.0 * cpu / elapsed.as_secs_f64()
-    );
     for w in workers {
         w.join().unwrap();
     }
-    let mut steady: Vec<u64> = all.iter().filter(|l| *l & 1 == 1).map(|l| l >> 1).collect();
-    let mut all: Vec<u64> = all.iter().map(|l| l >> 1).collect();
-    all.sort();
-    steady.sort();
+    let (from, to) = (WINDOW.0.as_micros() as u64, WINDOW.1.as_micros() as u64);
+    let in_window = all.iter().filter(|s| (from..to).contains(&s.at)).count();
+    let mut latencies: Vec<u64> = all.iter().map(|s| s.latency).collect();
+    latencies.sort();
     let pct = |v: &[u64], p: f64| v[((v.len() - 1) as f64 * p) as usize] as f64 / 1000.0;
+    let per_event = server_cpu / in_window.max(1) as f64 * 1e6;
     println!(
-        "{n} concurrent SSE connections (prompts started at once), {CHUNKS} chunks each {PACE_MS} ms apart: served {served}/{n}; chunk->frame latency, all chunks: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; second half of each stream: p50 {:.2} ms, p99 {:.2} ms; {:.0} events/s; server peak RSS {} KiB, peak threads {}",
-        pct(&all, 0.5),
-        pct(&all, 0.99),
-        pct(&all, 1.0),
-        pct(&steady, 0.5),
-        pct(&steady, 0.99),
+        "[{label}] {n} concurrent SSE streams, prompts started over {PACE_MS} ms, {CHUNKS} chunks each {PACE_MS} ms apart: served {served}/{n}; chunk->frame latency p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {:.0} events/s; server peak RSS {peak_rss} KiB, peak threads {peak_threads}",
+        pct(&latencies, 0.5),
+        pct(&latencies, 0.99),
+        pct(&latencies, 1.0),
         all.len() as f64 / elapsed.as_secs_f64(),
-        peak_rss,
-        peak_threads
     );
-    let events = all.len() as f64;
+    println!(
+        "[{label}] steady state ({window:.2} s, {in_window} events): server {:.0}% of one core, {per_event:.1} us CPU per event; load generator and fake LLM {:.0}% of one core",
+        100.0 * server_cpu / window,
+        100.0 * ours_cpu / window,
+    );
     summary::at_most(
-        &format!("{n} streams: server CPU per event"),
-        cpu / events.max(1.0) * 1e6,
+        &format!("[{label}] {n} streams: server CPU per event"),
+        per_event,
         20.0,
         "us",
     );
-    summary::at_most(&format!("{n} streams: chunk -> frame p99"), pct(&all, 0.99), 50.0, "ms");
-    summary::info(&format!("{n} streams: events/s"), events / elapsed.as_secs_f64(), "/s");
+    summary::at_most(
+        &format!("[{label}] {n} streams: chunk -> frame p99"),
+        pct(&latencies, 0.99),
+        50.0,
+        "ms",
+    );
+    summary::info(
+        &format!("[{label}] {n} streams: events/s"),
+        all.len() as f64 / elapsed.as_secs_f64(),
+        "/s",
+    );
+    summary::info(
+        &format!("[{label}] {n} streams: load generator CPU"),
+        100.0 * ours_cpu / window,
+        "%",
+    );
     let _ = child.kill();
     let _ = child.wait();
 }
 
 fn churn() {
     let llm = FakeLlm::start(Vec::new());
-    let (mut child, addr) = spawn_server(&llm);
+    let (mut child, addr) = spawn_server(Path::new(env!("CARGO_BIN_EXE_iac-code")), &llm);
     let pid = child.id();
     let settle = |what: &str| -> (u64, usize) {
         // Threads and sockets go away asynchronously; wait until the counts stop moving.
@@ -347,7 +380,16 @@ fn main() {
         println!("run with `cargo bench --bench http` to measure");
         return;
     }
-    load();
+    // `BENCH_CONNECTIONS=n` measures n streams only; by default 1,000 and 250.
+    let counts = match std::env::var("BENCH_CONNECTIONS").ok().and_then(|v| v.parse().ok()) {
+        Some(n) => vec![n],
+        None => vec![CONNECTIONS, 250],
+    };
+    for (label, bin) in builds() {
+        for &n in &counts {
+            load(label, &bin, n);
+        }
+    }
     churn();
     summary::print("http");
 }

@@ -7,12 +7,6 @@ use std::process::ExitCode;
 use iac_code::cli::{self, Command};
 use iac_code::error::Error;
 
-/// The static (musl) build allocates with mimalloc: musl's own allocator maps and unmaps
-/// memory around every burst of streamed updates (see `Cargo.toml`).
-#[cfg(target_env = "musl")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // A tool command's supervisor (started by the server itself; see `child::supervisor`).
     let mut argv = std::env::args_os().skip(1);

@@ -11,7 +11,7 @@ use super::types::{
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
-use crate::agent::event::{AgentEvent, EventSink};
+use crate::agent::event::{self, AgentEvent, EventSink, PieceKind, Pieces};
 use crate::cancel::CancelToken;
 use crate::jsonrpc::{Outbox, Template};
 use crate::permission::{Answer, Asker, Mode, Question};
@@ -33,21 +33,6 @@ struct ChunkTemplates {
     thought: Template,
 }
 
-impl ChunkTemplates {
-    /// Room for `events` rendered (a few bytes more where text needs escapes).
-    fn size_hint(&self, events: &[AgentEvent]) -> usize {
-        let frame = self.text.overhead().max(self.thought.overhead()) + 2;
-        let text: usize = events
-            .iter()
-            .map(|e| match e {
-                AgentEvent::Text(t) | AgentEvent::Thought(t) => t.len(),
-                _ => 0,
-            })
-            .sum();
-        events.len() * frame + text
-    }
-}
-
 impl EventSink for AcpSink {
     fn emit(&self, event: AgentEvent) {
         if let AgentEvent::Settings(change) = &event
@@ -58,22 +43,19 @@ impl EventSink for AcpSink {
         self.send(update_of(event, &self.models));
     }
 
-    fn emit_all(&self, events: Vec<AgentEvent>) {
-        // Only streamed pieces come in bursts; anything else takes the one-by-one road
-        // (a settings change may need two updates).
-        let chunks = self.chunks.get_or_init(|| self.chunk_templates());
-        let Some(chunks) = chunks.as_ref().filter(|_| {
-            events.iter().all(|e| matches!(e, AgentEvent::Text(_) | AgentEvent::Thought(_)))
-        }) else {
-            return events.into_iter().for_each(|event| self.emit(event));
+    fn emit_pieces(&self, pieces: &Pieces) {
+        let Some(chunks) = self.chunks.get_or_init(|| self.chunk_templates()) else {
+            return event::emit_each(self, pieces);
         };
-        let mut bytes = Vec::with_capacity(chunks.size_hint(&events));
-        for event in &events {
-            match event {
-                AgentEvent::Text(piece) => chunks.text.render(&mut bytes, piece),
-                AgentEvent::Thought(piece) => chunks.thought.render(&mut bytes, piece),
-                _ => {}
-            }
+        let (count, text) = pieces.size();
+        let frame = chunks.text.overhead().max(chunks.thought.overhead()) + 2;
+        let mut bytes = self.outbox.buffer(count * frame + text);
+        for (kind, piece) in pieces.iter() {
+            let template = match kind {
+                PieceKind::Text => &chunks.text,
+                PieceKind::Thought => &chunks.thought,
+            };
+            template.render(&mut bytes, piece);
         }
         self.outbox.send_encoded(bytes, Some(&self.session_id));
     }

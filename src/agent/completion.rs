@@ -1,7 +1,7 @@
 //! One LLM call of a turn: the reply streamed out as events (pieces that arrive together
 //! leave together), usage accounted, partial text kept on cancel.
 
-use super::event::{AgentEvent, ContextUsage};
+use super::event::{AgentEvent, ContextUsage, PieceKind, Pieces};
 use super::{Turn, TurnUsage, estimate, push};
 use crate::history::ChatMessage;
 use crate::provider::{Completion, Delta, Failure, ProviderError};
@@ -23,24 +23,25 @@ pub(super) fn request_completion(
     let mut partial_text = String::new();
     let mut partial_thinking = String::new();
     // Pieces that arrive together leave together: one hand-off to the client per burst.
-    let mut held = Vec::new();
+    let mut held = Pieces::default();
     let result = turn.provider.stream(&request, turn.cancel, &mut |delta| match delta {
         Delta::Text(text) => {
             partial_text.push_str(&text);
-            held.push(AgentEvent::Text(text));
+            held.push(PieceKind::Text, &text);
         }
         Delta::Thought(text) => {
             partial_thinking.push_str(&text);
-            held.push(AgentEvent::Thought(text));
+            held.push(PieceKind::Thought, &text);
         }
         Delta::Flush => {
             if !held.is_empty() {
-                turn.sink.emit_all(std::mem::take(&mut held));
+                turn.sink.emit_pieces(&held);
+                held.clear();
             }
         }
     });
     if !held.is_empty() {
-        turn.sink.emit_all(held);
+        turn.sink.emit_pieces(&held);
     }
     let request_tokens = estimate::request(&request);
     let completion = match result {

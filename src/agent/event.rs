@@ -111,11 +111,89 @@ pub trait EventSink: Send + Sync {
     /// Delivers one event. Must not block for long.
     fn emit(&self, event: AgentEvent);
 
-    /// Delivers events in order, as one hand-off where the sink can (a burst of streamed
-    /// pieces). By default, one by one.
-    fn emit_all(&self, events: Vec<AgentEvent>) {
-        for event in events {
-            self.emit(event);
-        }
+    /// Delivers a burst of streamed pieces in order, as one hand-off where the sink can.
+    /// By default, one `Text` or `Thought` event each.
+    fn emit_pieces(&self, pieces: &Pieces) {
+        emit_each(self, pieces);
+    }
+}
+
+/// Delivers `pieces` to `sink` as one `Text` or `Thought` event each.
+pub fn emit_each(sink: &(impl EventSink + ?Sized), pieces: &Pieces) {
+    for (kind, text) in pieces.iter() {
+        sink.emit(match kind {
+            PieceKind::Text => AgentEvent::Text(text.to_string()),
+            PieceKind::Thought => AgentEvent::Thought(text.to_string()),
+        });
+    }
+}
+
+/// Which stream a piece belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PieceKind {
+    /// The reply (`AgentEvent::Text`).
+    Text,
+    /// Reasoning (`AgentEvent::Thought`).
+    Thought,
+}
+
+/// Streamed pieces held to be passed on together: their text one after another in one
+/// buffer, used again for the next burst (no allocation per piece).
+#[derive(Debug, Default)]
+pub struct Pieces {
+    text: String,
+    spans: Vec<(PieceKind, usize)>,
+}
+
+impl Pieces {
+    /// Adds a piece.
+    pub fn push(&mut self, kind: PieceKind, text: &str) {
+        self.text.push_str(text);
+        self.spans.push((kind, self.text.len()));
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// How many pieces, and how many bytes of text, it holds.
+    pub fn size(&self) -> (usize, usize) {
+        (self.spans.len(), self.text.len())
+    }
+
+    /// Forgets the pieces, keeping the room.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.spans.clear();
+    }
+
+    /// The pieces, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (PieceKind, &str)> {
+        let starts = std::iter::once(0).chain(self.spans.iter().map(|(_, end)| *end));
+        starts.zip(&self.spans).map(|(start, (kind, end))| (*kind, &self.text[start..*end]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_keep_their_order_kind_and_text_and_their_room() {
+        let mut pieces = Pieces::default();
+        assert!(pieces.is_empty());
+        pieces.push(PieceKind::Text, "a");
+        pieces.push(PieceKind::Thought, "");
+        pieces.push(PieceKind::Text, "ñ\n");
+        let got: Vec<_> = pieces.iter().collect();
+        assert_eq!(
+            got,
+            [(PieceKind::Text, "a"), (PieceKind::Thought, ""), (PieceKind::Text, "ñ\n")]
+        );
+        assert_eq!(pieces.size(), (3, 4));
+        pieces.clear();
+        assert!(pieces.is_empty());
+        assert_eq!(pieces.iter().count(), 0);
     }
 }

@@ -33,6 +33,7 @@ pub fn memory() -> (Client, Server) {
             let one = Outgoing { session: outgoing.session.clone(), bytes: frame.to_vec() };
             let _ = out_tx.send(one);
         }
+        outgoing.bytes
     });
     (Client { to_server, from_server }, Server { inbox, outbox })
 }

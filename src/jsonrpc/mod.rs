@@ -6,5 +6,5 @@ mod outbox;
 mod serve;
 
 pub use message::{Message, Notification, Request, RequestId, Response, RpcError, code, parse};
-pub use outbox::{Outbox, Outgoing, Template};
+pub use outbox::{Outbox, Outgoing, Spare, Template};
 pub use serve::{Handler, Inbound, serve};

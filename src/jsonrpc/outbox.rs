@@ -33,11 +33,12 @@ impl Outgoing {
 type ReplySender = Sender<Result<Value, RpcError>>;
 
 /// Where encoded frames go: a writer thread's channel (stdio), or a function that files
-/// them at once on the sending thread (HTTP, where a stream writer thread follows anyway).
+/// them at once on the sending thread (HTTP, where a stream writer thread follows anyway)
+/// and hands the buffer back.
 #[derive(Clone)]
 enum Sink {
     Channel(Sender<Outgoing>),
-    Direct(Arc<dyn Fn(Outgoing) + Send + Sync>),
+    Direct(Arc<dyn Fn(Outgoing) -> Vec<u8> + Send + Sync>),
 }
 
 /// Sends frames to the client and tracks the replies to our requests.
@@ -45,6 +46,39 @@ enum Sink {
 pub struct Outbox {
     sink: Sink,
     pending: Arc<Pending>,
+    spare: Spare,
+}
+
+/// Buffers given back by the transport once written, for the next burst of frames: a
+/// stream of bursts then costs no allocation (musl's allocator maps and unmaps memory for
+/// buffers of this size every time).
+#[derive(Clone)]
+pub struct Spare {
+    tx: Sender<Vec<u8>>,
+    rx: Receiver<Vec<u8>>,
+}
+
+/// Buffers kept for reuse, and the largest kept (a huge frame's buffer is let go).
+const SPARE_BUFFERS: usize = 8;
+const SPARE_MAX_BYTES: usize = 64 << 10;
+
+impl Spare {
+    fn new() -> Spare {
+        let (tx, rx) = crossbeam_channel::bounded(SPARE_BUFFERS);
+        Spare { tx, rx }
+    }
+
+    /// Gives a written buffer back.
+    pub fn give(&self, mut bytes: Vec<u8>) {
+        if bytes.capacity() <= SPARE_MAX_BYTES {
+            bytes.clear();
+            let _ = self.tx.try_send(bytes);
+        }
+    }
+
+    fn take(&self) -> Vec<u8> {
+        self.rx.try_recv().unwrap_or_default()
+    }
 }
 
 struct Pending {
@@ -87,14 +121,28 @@ impl Outbox {
         Outbox::with_sink(Sink::Channel(tx))
     }
 
-    /// An outbox that hands every frame to `file`, on the sending thread.
-    pub fn direct(file: impl Fn(Outgoing) + Send + Sync + 'static) -> Outbox {
+    /// An outbox that hands every frame to `file`, on the sending thread; `file` gives the
+    /// buffer back once done with it (to be used again).
+    pub fn direct(file: impl Fn(Outgoing) -> Vec<u8> + Send + Sync + 'static) -> Outbox {
         Outbox::with_sink(Sink::Direct(Arc::new(file)))
     }
 
     fn with_sink(sink: Sink) -> Outbox {
         let pending = Pending { next_id: AtomicI64::new(0), waiting: Mutex::new(HashMap::new()) };
-        Outbox { sink, pending: Arc::new(pending) }
+        Outbox { sink, pending: Arc::new(pending), spare: Spare::new() }
+    }
+
+    /// Where a writer thread gives written buffers back (`Outgoing::bytes`).
+    pub fn spare(&self) -> Spare {
+        self.spare.clone()
+    }
+
+    /// An empty buffer for `send_encoded`, with room for `bytes` bytes: a given-back one
+    /// when there is one.
+    pub fn buffer(&self, bytes: usize) -> Vec<u8> {
+        let mut buffer = self.spare.take();
+        buffer.reserve(bytes);
+        buffer
     }
 
     /// Sends a notification.
@@ -152,7 +200,7 @@ impl Outbox {
     }
 
     fn send<T: Serialize>(&self, frame: &T, session: Option<&str>) {
-        let mut bytes = Vec::new();
+        let mut bytes = self.spare.take();
         match encode(&mut bytes, frame) {
             Ok(()) => self.hand_over(bytes, session),
             Err(err) => log::error!("cannot encode an outgoing frame: {err}"),
@@ -182,7 +230,7 @@ impl Outbox {
             Sink::Channel(tx) => {
                 let _ = tx.send(outgoing);
             }
-            Sink::Direct(file) => file(outgoing),
+            Sink::Direct(file) => self.spare.give(file(outgoing)),
         }
     }
 }
@@ -292,5 +340,24 @@ mod tests {
         assert_eq!(frames[0]["params"]["t"], "a\nb");
         assert_eq!(frames[1]["params"]["t"], "c");
         assert!(outgoing.bytes.ends_with(b"\n"));
+    }
+
+    #[test]
+    fn written_buffers_are_used_again_unless_huge() {
+        let (outbox, _rx) = collect();
+        let spare = outbox.spare();
+        let mut used = Vec::with_capacity(1000);
+        used.extend_from_slice(b"old frame\n");
+        let at = used.as_ptr();
+        spare.give(used);
+        let again = outbox.buffer(10);
+        assert!(again.is_empty(), "given back empty");
+        assert_eq!(again.as_ptr(), at, "the same buffer");
+        spare.give(Vec::with_capacity(SPARE_MAX_BYTES + 1));
+        assert!(outbox.buffer(0).capacity() <= SPARE_MAX_BYTES, "a huge buffer is let go");
+        // A direct sink hands its buffer back too.
+        let direct = Outbox::direct(|outgoing| outgoing.bytes);
+        direct.notify("m", &json!({}), None);
+        assert!(direct.buffer(0).capacity() > 0, "the frame's buffer came back");
     }
 }

@@ -8,6 +8,7 @@ mod retry;
 mod sse;
 mod stream;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -39,14 +40,31 @@ pub struct ChatRequest<'a> {
 
 /// A piece of the reply, delivered as it streams.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Delta {
-    Text(String),
+pub enum Delta<'a> {
+    /// Reply text (borrowed from the event it came in whenever it can be).
+    Text(Cow<'a, str>),
     /// Reasoning.
-    Thought(String),
+    Thought(Cow<'a, str>),
     /// Nothing more is ready for now: pieces held back to be passed on together should go.
     /// (The stream's end is not announced this way: the caller delivers what it still
     /// holds when `stream` returns.)
     Flush,
+}
+
+/// A string read from provider JSON, borrowed from the event unless it has escapes (serde
+/// borrows a `Cow` only as a field of its own, not inside an `Option`).
+#[derive(Debug, serde::Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl Delta<'_> {
+    /// The same delta, owning its text.
+    pub fn into_owned(self) -> Delta<'static> {
+        match self {
+            Delta::Text(text) => Delta::Text(Cow::Owned(text.into_owned())),
+            Delta::Thought(text) => Delta::Thought(Cow::Owned(text.into_owned())),
+            Delta::Flush => Delta::Flush,
+        }
+    }
 }
 
 /// Why the model stopped.
@@ -179,7 +197,7 @@ pub trait Provider: Send + Sync {
         &self,
         request: &ChatRequest,
         cancel: &CancelToken,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, ProviderError>;
 }
 

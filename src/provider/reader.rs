@@ -4,10 +4,10 @@
 use std::io::BufReader;
 use std::time::Duration;
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender};
 
 use super::retry;
-use super::sse::{SseEvent, SseReader};
+use super::sse::{SseBatch, SseReader};
 
 /// Bytes of an error body kept for the user.
 const ERROR_BODY_LIMIT: u64 = 64 << 10;
@@ -17,13 +17,16 @@ const JSON_BODY_LIMIT: u64 = 16 << 20;
 /// what it has read whenever the next event would have to wait for the network, so a
 /// trickling reply goes event by event and a burst goes in batches: one wake-up each.
 const BATCH_EVENTS: usize = 128;
+/// Room for a batch's text: 128 events of a typical size.
+const BATCH_BYTES: usize = 16 << 10;
 
 /// What the reader thread reports.
 pub(super) enum Item {
     /// The response head arrived with a 2xx status and an event stream.
     Head,
-    /// Events in order (never empty).
-    Events(Vec<SseEvent>),
+    /// Events in order (never empty). Give the batch back, cleared, through the `spare`
+    /// channel: the reader fills it again instead of allocating.
+    Events(SseBatch),
     /// A whole non-streamed JSON reply.
     Whole(String),
     Eof,
@@ -44,6 +47,7 @@ pub(super) fn read_response(
     response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     url: &str,
     tx: &Sender<Item>,
+    spare: &Receiver<SseBatch>,
 ) {
     let mut response = match response {
         Ok(response) => response,
@@ -86,21 +90,22 @@ pub(super) fn read_response(
         return;
     }
     let mut events = SseReader::new(BufReader::new(response.into_body().into_reader()));
-    let mut batch = Vec::new();
+    // Batches are made whole at once and used again (`spare`): a burst allocates nothing,
+    // and growing buffers never cost musl's allocator a fresh mapping.
+    let fresh = || SseBatch::with_capacity(BATCH_EVENTS, BATCH_BYTES);
+    let mut batch = fresh();
     loop {
-        let end = match events.next_event() {
-            Ok(Some(event)) => {
-                batch.push(event);
-                if events.has_buffered() && batch.len() < BATCH_EVENTS {
-                    continue;
-                }
-                None
-            }
-            Ok(None) => Some(Item::Eof),
+        let end = match events.next_into(&mut batch) {
+            Ok(true) if events.has_buffered() && batch.len() < BATCH_EVENTS => continue,
+            Ok(true) => None,
+            Ok(false) => Some(Item::Eof),
             Err(err) => Some(Item::Broken(err.to_string())),
         };
-        if !batch.is_empty() && tx.send(Item::Events(std::mem::take(&mut batch))).is_err() {
-            return;
+        if !batch.is_empty() {
+            let next = spare.try_recv().unwrap_or_else(|_| fresh());
+            if tx.send(Item::Events(std::mem::replace(&mut batch, next))).is_err() {
+                return;
+            }
         }
         if let Some(end) = end {
             let _ = tx.send(end);

@@ -6,13 +6,42 @@ use std::io::{self, BufRead};
 /// Longest accepted line.
 const MAX_LINE: u64 = 16 << 20;
 
-/// One event's data (the `event:` type is not needed by the chat APIs we speak).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
-    /// `event:` field, if any.
-    pub event: Option<String>,
-    /// The `data:` lines, joined with `\n`.
-    pub data: String,
+/// Events read in one go: the data of each (its `data:` lines joined with `\n`), one
+/// after another in one buffer, so that a burst costs no allocation per event and the
+/// buffer can be used again. (The `event:` type is not needed by the chat APIs we speak.)
+#[derive(Debug, Default)]
+pub struct SseBatch {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl SseBatch {
+    /// An empty batch with room for `events` events of `bytes` bytes in all.
+    pub fn with_capacity(events: usize, bytes: usize) -> SseBatch {
+        SseBatch { text: String::with_capacity(bytes), ends: Vec::with_capacity(events) }
+    }
+
+    /// How many events it holds.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Forgets the events, keeping the room.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    /// The events' data, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(self.ends.iter().copied()).map(|(start, end)| &self.text[start..end])
+    }
 }
 
 /// Reads events from a byte stream.
@@ -27,18 +56,19 @@ impl<R: BufRead> SseReader<R> {
         SseReader { input, line: Vec::new() }
     }
 
-    /// The next event, or `None` at the end of the stream.
-    pub fn next_event(&mut self) -> io::Result<Option<SseEvent>> {
-        let mut data: Option<String> = None;
-        let mut event = None;
+    /// Reads the next event into `batch`; false at the end of the stream.
+    pub fn next_into(&mut self, batch: &mut SseBatch) -> io::Result<bool> {
+        let start = batch.text.len();
+        let mut has_data = false;
         loop {
             self.line.clear();
             let mut limited = io::Read::take(&mut self.input, MAX_LINE);
             let n = limited.read_until(b'\n', &mut self.line)?;
             if n == 0 {
-                return Ok(data.map(|data| SseEvent { event, data }));
+                break;
             }
             if n as u64 == MAX_LINE && self.line.last() != Some(&b'\n') {
+                batch.text.truncate(start);
                 return Err(io::Error::new(io::ErrorKind::InvalidData, "stream line too long"));
             }
             // Valid UTF-8 (nearly always) is read as is; anything else is repaired.
@@ -48,10 +78,9 @@ impl<R: BufRead> SseReader<R> {
             };
             let text = text.trim_end_matches(['\n', '\r']);
             if text.is_empty() {
-                if data.is_some() {
-                    return Ok(data.map(|data| SseEvent { event, data }));
+                if has_data {
+                    break;
                 }
-                event = None;
                 continue;
             }
             if text.starts_with(':') {
@@ -61,18 +90,18 @@ impl<R: BufRead> SseReader<R> {
                 Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
                 None => (text, ""),
             };
-            match field {
-                "data" => match &mut data {
-                    Some(d) => {
-                        d.push('\n');
-                        d.push_str(value);
-                    }
-                    None => data = Some(value.to_string()),
-                },
-                "event" => event = Some(value.to_string()),
-                _ => {}
+            if field == "data" {
+                if has_data {
+                    batch.text.push('\n');
+                }
+                batch.text.push_str(value);
+                has_data = true;
             }
         }
+        if has_data {
+            batch.ends.push(batch.text.len());
+        }
+        Ok(has_data)
     }
 }
 
@@ -93,12 +122,25 @@ mod tests {
         let input =
             b": hi\n\ndata: {\"a\":1}\n\nevent: x\ndata:one\r\ndata: two\r\n\r\ndata: [DONE]";
         let mut r = SseReader::new(&input[..]);
-        let ev = |e: Option<&str>, d: &str| {
-            Some(SseEvent { event: e.map(String::from), data: d.into() })
-        };
-        assert_eq!(r.next_event().unwrap(), ev(None, "{\"a\":1}"));
-        assert_eq!(r.next_event().unwrap(), ev(Some("x"), "one\ntwo"));
-        assert_eq!(r.next_event().unwrap(), ev(None, "[DONE]"));
-        assert_eq!(r.next_event().unwrap(), None);
+        let mut batch = SseBatch::default();
+        while r.next_into(&mut batch).unwrap() {}
+        assert_eq!(batch.iter().collect::<Vec<_>>(), ["{\"a\":1}", "one\ntwo", "[DONE]"]);
+        assert_eq!(batch.len(), 3);
+        batch.clear();
+        assert!(batch.is_empty());
+        assert!(!r.next_into(&mut batch).unwrap());
+        assert_eq!(batch.iter().count(), 0);
+    }
+
+    #[test]
+    fn empty_data_is_an_event_and_a_too_long_line_leaves_the_batch_as_it_was() {
+        let mut batch = SseBatch::default();
+        let mut r = SseReader::new(&b"data:\n\n"[..]);
+        assert!(r.next_into(&mut batch).unwrap());
+        assert_eq!(batch.iter().collect::<Vec<_>>(), [""]);
+        let long = format!("data: {}", "x".repeat(MAX_LINE as usize));
+        let mut r = SseReader::new(long.as_bytes());
+        assert!(r.next_into(&mut batch).is_err());
+        assert_eq!(batch.iter().collect::<Vec<_>>(), [""]);
     }
 }

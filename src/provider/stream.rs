@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use super::reader::{Item, read_response};
 use super::retry;
-use super::sse::SseEvent;
 use super::{Completion, Delta, Failure, FailureKind, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
@@ -57,16 +56,19 @@ pub(super) trait Accumulate {
     fn is_empty(&self) -> bool;
     /// The reply said why it stopped (so an end of stream is a normal end).
     fn has_finish(&self) -> bool;
-    /// Takes one SSE event.
+    /// Takes one SSE event's data.
     fn event(
         &mut self,
-        event: SseEvent,
-        on_delta: &mut dyn FnMut(Delta),
+        data: &str,
+        on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError>;
     /// Takes a whole (non-streamed) JSON reply.
-    fn whole(self, body: &str, on_delta: &mut dyn FnMut(Delta))
-    -> Result<Completion, AttemptError>;
+    fn whole(
+        self,
+        body: &str,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Completion, AttemptError>;
     /// The reply.
     fn finish(self) -> Completion;
 }
@@ -94,7 +96,7 @@ pub(super) fn stream<P: Protocol>(
     config: &ProviderConfig,
     body: &[u8],
     cancel: &CancelToken,
-    on_delta: &mut dyn FnMut(Delta),
+    on_delta: &mut dyn FnMut(Delta<'_>),
 ) -> Result<Completion, ProviderError> {
     let policy = config.retry;
     let started = Instant::now();
@@ -139,11 +141,13 @@ fn one_attempt<P: Protocol>(
     config: &ProviderConfig,
     body: &[u8],
     cancel: &CancelToken,
-    on_delta: &mut dyn FnMut(Delta),
+    on_delta: &mut dyn FnMut(Delta<'_>),
     streamed: &mut bool,
 ) -> Result<Completion, AttemptError> {
     let agent = agent(config);
-    let (tx, rx) = crossbeam_channel::bounded(64);
+    let (tx, rx) = crossbeam_channel::bounded(8);
+    // Batches go back to the reader once read, to be filled again.
+    let (spare_tx, spare_rx) = crossbeam_channel::bounded(8);
     let request = agent
         .post(protocol.url())
         .header("Content-Type", "application/json")
@@ -153,7 +157,7 @@ fn one_attempt<P: Protocol>(
     let url = protocol.url().to_string();
     let spawned = thread::Builder::new()
         .name("llm".into())
-        .spawn(move || read_response(request.send(&body[..]), &url, &tx));
+        .spawn(move || read_response(request.send(&body[..]), &url, &tx, &spare_rx));
     if let Err(err) = spawned {
         let message = format!("cannot start the LLM reader: {err}");
         return Err(AttemptError::Fatal(FailureKind::Internal, message));
@@ -197,9 +201,9 @@ fn one_attempt<P: Protocol>(
         };
         match item {
             Item::Head => got_head = true,
-            Item::Events(events) => {
-                for event in events {
-                    match acc.event(event, on_delta, streamed) {
+            Item::Events(mut batch) => {
+                for data in batch.iter() {
+                    match acc.event(data, on_delta, streamed) {
                         Ok(Flow::More) => {}
                         Ok(Flow::Done) => {
                             // The reply is whole; a server that holds the connection open
@@ -214,6 +218,8 @@ fn one_attempt<P: Protocol>(
                     }
                 }
                 on_delta(Delta::Flush);
+                batch.clear();
+                let _ = spare_tx.try_send(batch);
             }
             Item::Whole(body) => return acc.whole(&body, on_delta),
             Item::Eof if acc.has_finish() => return Ok(acc.finish()),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::jsonrpc::{self, Inbound, Outbox, Outgoing, RpcError};
+use crate::jsonrpc::{self, Inbound, Outbox, Outgoing, RpcError, Spare};
 
 /// Longest accepted line (one JSON-RPC message).
 pub const MAX_LINE: usize = 50 << 20;
@@ -27,16 +27,18 @@ pub fn start() -> io::Result<Stdio> {
     let out = crate::sys::take_stdout()?;
     let (in_tx, inbox) = crossbeam_channel::bounded(64);
     let (out_tx, out_rx) = crossbeam_channel::unbounded();
+    let outbox = Outbox::new(out_tx);
+    let spare = outbox.spare();
     let (done_tx, writer_done) = crossbeam_channel::bounded(1);
     thread::Builder::new().name("stdin".into()).spawn(move || {
         read_loop(io::stdin().lock(), &in_tx);
         log::debug!("stdin closed");
     })?;
     thread::Builder::new().name("stdout".into()).spawn(move || {
-        write_loop(out, &out_rx);
+        write_loop(out, &out_rx, &spare);
         let _ = done_tx.send(());
     })?;
-    Ok(Stdio { inbox, outbox: Outbox::new(out_tx), writer_done })
+    Ok(Stdio { inbox, outbox, writer_done })
 }
 
 impl Stdio {
@@ -133,11 +135,12 @@ fn read_capped_line(
 }
 
 /// Writes frames, one per line, flushing whenever the queue runs dry.
-fn write_loop(out: File, rx: &Receiver<Outgoing>) {
+fn write_loop(out: File, rx: &Receiver<Outgoing>, spare: &Spare) {
     let mut writer = BufWriter::with_capacity(64 << 10, out);
     for frame in rx.iter() {
         // The bytes are whole lines already (one frame, or a burst of them).
         let written = writer.write_all(&frame.bytes);
+        spare.give(frame.bytes);
         let flushed = match written {
             Ok(()) if rx.is_empty() => writer.flush(),
             other => other,

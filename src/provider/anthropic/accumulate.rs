@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::history::{SignedThinking, ToolUse};
-use crate::provider::sse::SseEvent;
+use crate::provider::Text;
 use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
 use crate::provider::{Completion, Delta, FailureKind, Finish, Usage};
 
@@ -64,11 +64,6 @@ fn piece<'b>(text: &'b Option<Text<'_>>) -> &'b str {
     text.as_ref().map_or("", |Text(t)| t)
 }
 
-/// A string borrowed from the event unless it has escapes (serde borrows a `Cow` only as a
-/// field of its own, not inside an `Option`).
-#[derive(serde::Deserialize)]
-struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-
 /// Assembles one reply from its events.
 #[derive(Default)]
 pub(in crate::provider) struct Acc {
@@ -91,7 +86,7 @@ impl Acc {
         &mut self,
         index: u64,
         body: &DeltaBody<'_>,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) {
         match (body.kind.as_ref(), self.block(index)) {
@@ -113,19 +108,19 @@ impl Acc {
         }
     }
 
-    fn text(&mut self, text: &str, on_delta: &mut dyn FnMut(Delta), streamed: &mut bool) {
+    fn text(&mut self, text: &str, on_delta: &mut dyn FnMut(Delta<'_>), streamed: &mut bool) {
         if !text.is_empty() {
             self.text.push_str(text);
             *streamed = true;
-            on_delta(Delta::Text(text.to_string()));
+            on_delta(Delta::Text(Cow::Borrowed(text)));
         }
     }
 
-    fn thought(&mut self, text: &str, on_delta: &mut dyn FnMut(Delta), streamed: &mut bool) {
+    fn thought(&mut self, text: &str, on_delta: &mut dyn FnMut(Delta<'_>), streamed: &mut bool) {
         if !text.is_empty() {
             self.thinking.push_str(text);
             *streamed = true;
-            on_delta(Delta::Thought(text.to_string()));
+            on_delta(Delta::Thought(Cow::Borrowed(text)));
         }
     }
 
@@ -154,7 +149,7 @@ impl Acc {
         &mut self,
         index: u64,
         block: &Value,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) {
         let kind = match block["type"].as_str() {
@@ -221,26 +216,23 @@ impl Accumulate for Acc {
 
     fn event(
         &mut self,
-        event: SseEvent,
-        on_delta: &mut dyn FnMut(Delta),
+        raw: &str,
+        on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
         // Nearly every event of a long reply is a delta: read those into borrowed fields
         // (no allocation unless the text has escapes) instead of a `Value` tree of maps and
         // strings, which costs ten allocations an event.
-        if let Ok(fast) = serde_json::from_str::<FastDelta<'_>>(&event.data)
+        if let Ok(fast) = serde_json::from_str::<FastDelta<'_>>(raw)
             && fast.kind == "content_block_delta"
         {
             self.delta(fast.index.unwrap_or(0), &fast.delta, on_delta, streamed);
             return Ok(Flow::More);
         }
-        let data: Value = serde_json::from_str(&event.data).map_err(|err| {
+        let data: Value = serde_json::from_str(raw).map_err(|err| {
             AttemptError::Fatal(
                 FailureKind::BadReply,
-                format!(
-                    "the LLM stream is not usable: malformed event ({err}): {}",
-                    clip(&event.data)
-                ),
+                format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
             )
         })?;
         let index = data["index"].as_u64().unwrap_or(0);
@@ -286,7 +278,7 @@ impl Accumulate for Acc {
     fn whole(
         mut self,
         body: &str,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, AttemptError> {
         let reply: Value = serde_json::from_str(body).map_err(|err| {
             AttemptError::Fatal(

@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::*;
 
-fn event(data: Value) -> SseEvent {
-    SseEvent { event: data["type"].as_str().map(str::to_string), data: data.to_string() }
+fn event(data: Value) -> String {
+    data.to_string()
 }
 
 #[test]
@@ -35,8 +35,10 @@ fn assembles_text_thinking_signatures_and_tool_use() {
     let mut streamed = false;
     let mut done = false;
     for e in events {
-        done =
-            matches!(acc.event(event(e), &mut |d| deltas.push(d), &mut streamed), Ok(Flow::Done));
+        done = matches!(
+            acc.event(&event(e), &mut |d| deltas.push(d.into_owned()), &mut streamed),
+            Ok(Flow::Done)
+        );
     }
     assert!(done);
     let completion = acc.finish();
@@ -80,12 +82,12 @@ fn errors_mid_stream_are_reported_and_retried_only_before_output() {
     let mut acc = Acc::default();
     let mut streamed = false;
     assert!(matches!(
-        acc.event(event(overloaded.clone()), &mut |_| {}, &mut streamed),
+        acc.event(&event(overloaded.clone()), &mut |_| {}, &mut streamed),
         Err(AttemptError::Retryable { .. })
     ));
     streamed = true;
     assert!(
-        matches!(acc.event(event(overloaded), &mut |_| {}, &mut streamed), Err(AttemptError::Fatal(_, m)) if m.contains("Overloaded"))
+        matches!(acc.event(&event(overloaded), &mut |_| {}, &mut streamed), Err(AttemptError::Fatal(_, m)) if m.contains("Overloaded"))
     );
 }
 
@@ -93,7 +95,7 @@ fn errors_mid_stream_are_reported_and_retried_only_before_output() {
 /// shapes it does not fit must come out exactly as the general reading gives them.
 #[test]
 fn deltas_read_the_same_on_the_fast_path() {
-    let raw = |data: &str| SseEvent { event: None, data: data.to_string() };
+    let raw = |data: &str| data.to_string();
     let events = [
         raw(
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
@@ -117,7 +119,10 @@ fn deltas_read_the_same_on_the_fast_path() {
     let mut deltas = Vec::new();
     let mut streamed = false;
     for e in events {
-        assert!(matches!(acc.event(e, &mut |d| deltas.push(d), &mut streamed), Ok(Flow::More)));
+        assert!(matches!(
+            acc.event(&e, &mut |d| deltas.push(d.into_owned()), &mut streamed),
+            Ok(Flow::More)
+        ));
     }
     assert!(streamed);
     assert_eq!(
@@ -131,7 +136,7 @@ fn deltas_read_the_same_on_the_fast_path() {
     let completion = acc.finish();
     assert_eq!(completion.signed[0].thinking, "a\nb", "the thinking block keeps its text");
     let malformed = Acc::default().event(
-        raw(r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#),
+        &raw(r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#),
         &mut |_| {},
         &mut false,
     );

@@ -60,7 +60,7 @@ impl Provider for Messages {
         &self,
         request: &ChatRequest,
         cancel: &CancelToken,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, ProviderError> {
         let body = serde_json::to_vec(&request_body(request, &self.config)).map_err(|err| {
             let message = format!("cannot encode the request: {err}");

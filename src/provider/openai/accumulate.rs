@@ -3,9 +3,8 @@
 
 use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
 use crate::history::ToolUse;
-use crate::provider::sse::SseEvent;
 use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
-use crate::provider::{Completion, Delta, FailureKind, Finish, Usage};
+use crate::provider::{Completion, Delta, FailureKind, Finish, Text, Usage};
 
 /// How far past the known tool calls a streamed `index` may jump.
 const MAX_INDEX_GAP: usize = 64;
@@ -32,8 +31,8 @@ impl Accumulator {
 
     pub(super) fn apply(
         &mut self,
-        chunk: Chunk,
-        on_delta: &mut dyn FnMut(Delta),
+        chunk: Chunk<'_>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<(), AttemptError> {
         if let Some(error) = chunk.error {
@@ -51,10 +50,7 @@ impl Accumulator {
             self.usage =
                 Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
         }
-        for choice in chunk.choices {
-            if choice.index.unwrap_or(0) != 0 {
-                continue;
-            }
+        for choice in chunk.choices.wanted() {
             if let Some(delta) = choice.delta {
                 self.delta(delta, on_delta, streamed);
             }
@@ -65,19 +61,24 @@ impl Accumulator {
         Ok(())
     }
 
-    fn delta(&mut self, delta: WireDelta, on_delta: &mut dyn FnMut(Delta), streamed: &mut bool) {
-        if let Some(thought) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty())
-        {
+    fn delta<'a>(
+        &mut self,
+        delta: WireDelta<'a>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+        streamed: &mut bool,
+    ) {
+        let text_of = |text: Option<Text<'a>>| text.map(|Text(t)| t).filter(|t| !t.is_empty());
+        if let Some(thought) = text_of(delta.reasoning_content.or(delta.reasoning)) {
             self.thinking.push_str(&thought);
             *streamed = true;
             on_delta(Delta::Thought(thought));
         }
-        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+        if let Some(text) = text_of(delta.content) {
             self.text.push_str(&text);
             *streamed = true;
             on_delta(Delta::Text(text));
         }
-        if let Some(refusal) = delta.refusal.filter(|t| !t.is_empty()) {
+        if let Some(refusal) = text_of(delta.refusal) {
             self.refused = true;
             self.text.push_str(&refusal);
             *streamed = true;
@@ -149,8 +150,8 @@ impl Accumulator {
 
     pub(super) fn whole(
         mut self,
-        reply: WholeReply,
-        on_delta: &mut dyn FnMut(Delta),
+        reply: WholeReply<'_>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Completion {
         let mut streamed = false;
         if let Some(usage) = reply.usage {
@@ -183,20 +184,17 @@ impl Accumulate for Accumulator {
 
     fn event(
         &mut self,
-        event: SseEvent,
-        on_delta: &mut dyn FnMut(Delta),
+        raw: &str,
+        on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
-        if event.data.trim() == "[DONE]" {
+        if raw.trim() == "[DONE]" {
             return Ok(Flow::Done);
         }
-        let chunk: Chunk = serde_json::from_str(&event.data).map_err(|err| {
+        let chunk: Chunk<'_> = serde_json::from_str(raw).map_err(|err| {
             AttemptError::Fatal(
                 FailureKind::BadReply,
-                format!(
-                    "the LLM stream is not usable: malformed event ({err}): {}",
-                    clip(&event.data)
-                ),
+                format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
             )
         })?;
         self.apply(chunk, on_delta, streamed)?;
@@ -206,7 +204,7 @@ impl Accumulate for Accumulator {
     fn whole(
         self,
         body: &str,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, AttemptError> {
         let reply: WholeReply = serde_json::from_str(body).map_err(|err| {
             AttemptError::Fatal(
@@ -236,7 +234,7 @@ fn finish_of(reason: &str) -> Finish {
 mod tests {
     use super::*;
 
-    fn chunk(json: &str) -> Chunk {
+    fn chunk(json: &str) -> Chunk<'_> {
         serde_json::from_str(json).unwrap()
     }
 
@@ -255,7 +253,9 @@ mod tests {
             r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#,
         ];
         for c in chunks {
-            assert!(acc.apply(chunk(c), &mut |d| deltas.push(d), &mut streamed).is_ok());
+            assert!(
+                acc.apply(chunk(c), &mut |d| deltas.push(d.into_owned()), &mut streamed).is_ok()
+            );
         }
         let done = acc.finish();
         assert_eq!(deltas, [Delta::Thought("hm".into()), Delta::Text("Hi".into())]);
@@ -271,5 +271,41 @@ mod tests {
         assert_eq!(finish_of("length"), Finish::Length);
         assert_eq!(finish_of("content_filter"), Finish::Refusal);
         assert_eq!(finish_of("weird"), Finish::Other("weird".into()));
+    }
+
+    #[test]
+    fn only_the_first_completion_is_read_and_text_is_borrowed() {
+        let mut acc = Accumulator::default();
+        let mut seen = Vec::new();
+        let mut streamed = false;
+        let raw = r#"{"id":"x","choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"mine"}},{"delta":{"content":" too"}}]}"#;
+        let parsed = chunk(raw);
+        assert!(
+            acc.apply(
+                parsed,
+                &mut |d| {
+                    if let Delta::Text(text) = &d {
+                        seen.push((
+                            text.to_string(),
+                            matches!(text, std::borrow::Cow::Borrowed(_)),
+                        ));
+                    }
+                },
+                &mut streamed
+            )
+            .is_ok()
+        );
+        assert_eq!(seen, [("mine".to_string(), true), (" too".to_string(), true)]);
+        // Escaped text is unescaped into its own string; null and missing choices are none.
+        let escaped = chunk(r#"{"choices":[{"index":0,"delta":{"content":"a\nb"}}]}"#);
+        let mut texts = Vec::new();
+        assert!(acc.apply(escaped, &mut |d| texts.push(d.into_owned()), &mut streamed).is_ok());
+        assert_eq!(texts, [Delta::Text("a\nb".into())]);
+        for empty in [r#"{"choices":null}"#, r#"{}"#, r#"{"choices":[]}"#] {
+            let mut any = false;
+            assert!(acc.apply(chunk(empty), &mut |_| any = true, &mut streamed).is_ok());
+            assert!(!any, "{empty}");
+        }
+        assert_eq!(acc.finish().text, "mine tooa\nb");
     }
 }

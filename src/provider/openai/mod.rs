@@ -53,7 +53,7 @@ impl Provider for OpenAiChat {
         &self,
         request: &ChatRequest,
         cancel: &CancelToken,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, ProviderError> {
         let body = serde_json::to_vec(&wire_request(request, &self.config)).map_err(|err| {
             let message = format!("cannot encode the request: {err}");

@@ -1,12 +1,14 @@
 //! The OpenAI chat-completions wire format: request body and streamed chunk shapes. Private
 //! to the provider; nothing here leaks upward.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::ProviderConfig;
 use crate::history::ChatMessage;
-use crate::provider::ChatRequest;
+use crate::provider::{ChatRequest, Text};
 
 #[derive(Serialize)]
 pub(super) struct WireRequest<'a> {
@@ -164,37 +166,84 @@ pub(super) fn wire_request<'a>(
     }
 }
 
-/// One streamed chunk.
+/// One streamed chunk, read in place: its text borrows from the event (no allocation unless
+/// it has escapes) and the usual single choice needs no vector.
 #[derive(Debug, Deserialize)]
-pub(super) struct Chunk {
-    #[serde(default)]
-    pub choices: Vec<Choice>,
+pub(super) struct Chunk<'a> {
+    #[serde(default, borrow)]
+    pub choices: Choices<'a>,
     #[serde(default)]
     pub usage: Option<WireUsage>,
     #[serde(default)]
     pub error: Option<Value>,
 }
 
+/// The choices of a chunk that matter: those for the first completion (`index` 0 or
+/// absent), in order; the others are skipped.
+#[derive(Debug, Default)]
+pub(super) struct Choices<'a> {
+    first: Option<Choice<'a>>,
+    more: Vec<Choice<'a>>,
+}
+
+impl<'a> Choices<'a> {
+    pub fn wanted(self) -> impl Iterator<Item = Choice<'a>> {
+        self.first.into_iter().chain(self.more)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Choices<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<Choice<'a>>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Choices<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: S,
+            ) -> Result<Choices<'a>, S::Error> {
+                let mut choices = Choices::default();
+                while let Some(choice) = seq.next_element::<Choice<'a>>()? {
+                    if choice.index.unwrap_or(0) != 0 {
+                        continue;
+                    }
+                    match choices.first {
+                        None => choices.first = Some(choice),
+                        Some(_) => choices.more.push(choice),
+                    }
+                }
+                Ok(choices)
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Choices<'a>, E> {
+                Ok(Choices::default())
+            }
+        }
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
+    }
+}
+
 #[derive(Debug, Deserialize)]
-pub(super) struct Choice {
+pub(super) struct Choice<'a> {
     #[serde(default)]
     pub index: Option<u32>,
-    #[serde(default)]
-    pub delta: Option<WireDelta>,
-    #[serde(default)]
-    pub finish_reason: Option<String>,
+    #[serde(default, borrow)]
+    pub delta: Option<WireDelta<'a>>,
+    #[serde(default, borrow)]
+    pub finish_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct WireDelta {
-    #[serde(default)]
-    pub content: Option<String>,
-    #[serde(default)]
-    pub reasoning_content: Option<String>,
-    #[serde(default)]
-    pub reasoning: Option<String>,
-    #[serde(default)]
-    pub refusal: Option<String>,
+pub(super) struct WireDelta<'a> {
+    #[serde(default, borrow)]
+    pub content: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    pub reasoning_content: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    pub reasoning: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    pub refusal: Option<Text<'a>>,
     #[serde(default)]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -227,17 +276,17 @@ pub(super) struct WireUsage {
 
 /// A non-streamed reply (some servers ignore `stream: true`).
 #[derive(Debug, Deserialize)]
-pub(super) struct WholeReply {
-    #[serde(default)]
-    pub choices: Vec<WholeChoice>,
+pub(super) struct WholeReply<'a> {
+    #[serde(default, borrow)]
+    pub choices: Vec<WholeChoice<'a>>,
     #[serde(default)]
     pub usage: Option<WireUsage>,
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct WholeChoice {
-    #[serde(default)]
-    pub message: WireDelta,
-    #[serde(default)]
-    pub finish_reason: Option<String>,
+pub(super) struct WholeChoice<'a> {
+    #[serde(default, borrow)]
+    pub message: WireDelta<'a>,
+    #[serde(default, borrow)]
+    pub finish_reason: Option<Cow<'a, str>>,
 }

@@ -226,12 +226,14 @@ impl AcpConn {
     /// Files outgoing frames: to their session's stream if one is open, else to the
     /// connection's. Runs on the sending thread; never blocks on a socket. A burst of
     /// frames is filed under one lock, and wakes the stream's writer once.
-    fn route(&self, outgoing: Outgoing) {
+    /// Gives the buffer back (the frames are copied into the replay buffer).
+    fn route(&self, outgoing: Outgoing) -> Vec<u8> {
         let mut state = lock(&self.state);
         for frame in outgoing.frames() {
             self.file(&mut state, outgoing.session.as_deref(), frame);
         }
         self.trim(&mut state);
+        outgoing.bytes
     }
 
     fn file(&self, state: &mut State, session: Option<&str>, frame: &[u8]) {
