@@ -153,6 +153,21 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks as f64 / 100.0
 }
 
+/// CPU seconds of each kind of thread (its name without the number or id), from
+/// `schedstat` (nanoseconds: a thread's share is far below the 10 ms of `stat`'s ticks).
+fn cpu_by_thread(pid: u32) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return out };
+    for task in tasks.flatten() {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let kind = name.trim().split('-').next().unwrap_or_default().to_string();
+        let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) else { continue };
+        let nanos: u64 = stat.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        *out.entry(kind).or_default() += nanos as f64 / 1e9;
+    }
+    out
+}
+
 fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
@@ -263,7 +278,9 @@ fn load(label: &str, bin: &Path, n: usize) {
     std::thread::sleep((started + WINDOW.0).saturating_duration_since(Instant::now()));
     let (server_before, ours_before, at_before) =
         (cpu_seconds(pid), cpu_seconds(me), Instant::now());
+    let threads_before = cpu_by_thread(pid);
     std::thread::sleep((started + WINDOW.1).saturating_duration_since(Instant::now()));
+    let threads_after = cpu_by_thread(pid);
     let (server_cpu, ours_cpu, window) = (
         cpu_seconds(pid) - server_before,
         cpu_seconds(me) - ours_before,
@@ -303,6 +320,13 @@ fn load(label: &str, bin: &Path, n: usize) {
         100.0 * server_cpu / window,
         100.0 * ours_cpu / window,
     );
+    let by_kind: Vec<String> = threads_after
+        .iter()
+        .map(|(kind, after)| (kind, after - threads_before.get(kind).copied().unwrap_or(0.0)))
+        .filter(|(_, cpu)| *cpu > 0.0)
+        .map(|(kind, cpu)| format!("{kind} {:.1} us", cpu / in_window.max(1) as f64 * 1e6))
+        .collect();
+    println!("[{label}] server CPU per event by thread: {}", by_kind.join(", "));
     summary::at_most(
         &format!("[{label}] {n} streams: server CPU per event"),
         per_event,

@@ -263,7 +263,8 @@ fn streaming(label: &str, bin: &Path, anthropic: bool) {
         ]);
         Reply::Stream(events)
     };
-    let runs = 5;
+    // Many short runs: one run is ~10 ms, and a 2-core machine is noisy at that scale.
+    let runs = 21;
     let llm = FakeLlm::start((0..runs + 1).map(|_| reply()).collect());
     let mut env =
         vec![("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "fake-model".to_string())];

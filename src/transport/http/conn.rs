@@ -27,8 +27,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 pub enum Scope {
     /// The connection's stream (GET with only `Acp-Connection-Id`).
     Connection,
-    /// A session's stream (GET with `Acp-Session-Id` too).
-    Session(String),
+    /// A session's stream (GET with `Acp-Session-Id` too). Shared, so that filing a frame
+    /// copies no string.
+    Session(Arc<str>),
 }
 
 /// A frame on its way to a stream.
@@ -247,14 +248,8 @@ impl AcpConn {
         if state.closed {
             return;
         }
-        let scope = match session {
-            Some(session)
-                if state.streams.keys().any(|k| matches!(k, Scope::Session(s) if s == session)) =>
-            {
-                Scope::Session(session.to_string())
-            }
-            _ => Scope::Connection,
-        };
+        let open = |key: &&Scope| matches!(key, Scope::Session(s) if Some(&**s) == session);
+        let scope = state.streams.keys().find(open).cloned().unwrap_or(Scope::Connection);
         state.seq += 1;
         let seq = state.seq;
         let bytes: Arc<[u8]> = Arc::from(frame);

@@ -19,6 +19,8 @@ use crate::jsonrpc::{self, Message};
 
 /// Bytes of waiting frames written together at most.
 const COALESCE_BYTES: usize = 64 << 10;
+/// Largest write buffer a stream keeps between writes (a burst's larger one is let go).
+const KEPT_BUFFER: usize = 16 << 10;
 
 /// How often an idle SSE stream checks that its client is still there.
 const LIVENESS: Duration = Duration::from_secs(1);
@@ -183,7 +185,7 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
     let scope = match req.header("acp-session-id") {
         None => Scope::Connection,
         Some(raw) => match hub.engines.session_scope(raw, conn.owner) {
-            Ok(id) => Scope::Session(id),
+            Ok(id) => Scope::Session(id.into()),
             Err((status, why)) => return fail(status, &why),
         },
     };
@@ -210,6 +212,8 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
     }
     let heartbeat = tick(HEARTBEAT);
     let liveness = tick(LIVENESS);
+    // One buffer for every write of the stream.
+    let mut out = Vec::new();
     loop {
         select! {
             recv(events.rx) -> frame => match frame {
@@ -219,7 +223,7 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
                 }
                 Ok((seq, bytes)) => {
                     // Frames that are already waiting go out in the same write.
-                    let mut out = Vec::with_capacity(bytes.len() + 128);
+                    out.clear();
                     response::push_sse_event(&mut out, seq, &bytes);
                     let (mut last, mut sent) = (seq, bytes.len());
                     let mut note = None;
@@ -239,6 +243,9 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
                     if let Err(err) = response::write_all(stream, &out) {
                         log::debug!("stream write failed before frame {last}: {err}");
                         return;
+                    }
+                    if out.capacity() > KEPT_BUFFER {
+                        out = Vec::new();
                     }
                     events.progress.queued.fetch_sub(sent, Ordering::SeqCst);
                     events.progress.written.store(last, Ordering::SeqCst);
