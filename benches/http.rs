@@ -7,6 +7,8 @@
 //! targets (a miss never fails the run).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/builds.rs"]
+mod builds;
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
@@ -16,7 +18,7 @@ mod summary;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -170,28 +172,6 @@ fn cpu_by_thread(pid: u32) -> std::collections::BTreeMap<String, f64> {
 
 fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
-}
-
-/// The builds measured: the bench build, and the static musl release binary when it has
-/// been built (`BENCH_BUILD=static` or `bench` measures one of them).
-fn builds() -> Vec<(&'static str, PathBuf)> {
-    let only = std::env::var("BENCH_BUILD").unwrap_or_default();
-    let mut out = Vec::new();
-    if only != "static" {
-        out.push(("bench build", PathBuf::from(env!("CARGO_BIN_EXE_iac-code"))));
-    }
-    let musl = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/target/x86_64-unknown-linux-musl/release/iac-code"
-    ));
-    if only != "bench" {
-        if musl.exists() {
-            out.push(("static musl", musl.to_path_buf()));
-        } else {
-            println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
-        }
-    }
-    out
 }
 
 /// The steady state, from the start of the prompts: every stream has started (starts are
@@ -409,7 +389,7 @@ fn main() {
         Some(n) => vec![n],
         None => vec![CONNECTIONS, 250],
     };
-    for (label, bin) in builds() {
+    for (label, bin) in builds::builds() {
         for &n in &counts {
             load(label, &bin, n);
         }

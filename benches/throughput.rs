@@ -4,6 +4,8 @@
 //! a build.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/builds.rs"]
+mod builds;
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
@@ -103,30 +105,6 @@ fn initialize_params() -> Value {
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-/// The builds measured: the bench build, and the static musl release binary users get
-/// (`cargo build --release --target x86_64-unknown-linux-musl`, or `./install.sh --static`)
-/// when it has been built. `BENCH_BUILD=static` (or `bench`) measures only one of them,
-/// for profiling.
-fn builds() -> Vec<(&'static str, PathBuf)> {
-    let only = std::env::var("BENCH_BUILD").unwrap_or_default();
-    let mut out = Vec::new();
-    if only != "static" {
-        out.push(("bench build", PathBuf::from(BIN)));
-    }
-    let musl = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/target/x86_64-unknown-linux-musl/release/iac-code"
-    ));
-    if only != "bench" {
-        if musl.exists() {
-            out.push(("static musl", musl.to_path_buf()));
-        } else {
-            println!("no musl binary: cargo build --release --target x86_64-unknown-linux-musl");
-        }
-    }
-    out
 }
 
 /// Start -> `initialize` answered, `runs` times; the sorted times.
@@ -568,7 +546,7 @@ fn main() {
     // `BENCH_ONLY=streaming cargo bench --bench throughput` runs one group (for profiling).
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
-    for (label, bin) in builds() {
+    for (label, bin) in builds::builds() {
         if run("startup") {
             // The stub is compared with the static build, the artifact users get.
             let stub = if label == "static musl" { build_stub(&bin) } else { None };
