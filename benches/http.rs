@@ -333,6 +333,38 @@ fn load(label: &str, bin: &Path, n: usize) {
     let _ = child.wait();
 }
 
+/// What one thread hand-off costs on this machine, the floor under every hop an event
+/// takes: a sender that sleeps between events (as the fake LLM does) and a receiver parked
+/// on a channel; CPU of both per event.
+fn hand_off_floor() {
+    let process_cpu = || -> f64 {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
+        tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+            .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+            .sum::<f64>()
+            / 1e9
+    };
+    let events = 2000u32;
+    let (tx, rx) = crossbeam_channel::unbounded::<u32>();
+    let receiver = std::thread::spawn(move || rx.iter().count());
+    let before = process_cpu();
+    for i in 0..events {
+        tx.send(i).unwrap();
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let cpu = process_cpu() - before;
+    drop(tx);
+    assert_eq!(receiver.join().unwrap(), events as usize);
+    let per_event = cpu / f64::from(events) * 1e6;
+    println!(
+        "one paced hand-off between two threads (a timer sleep and a channel wake): {per_event:.1} us of CPU per event, {:.1} us per wake-up; an event wakes three server threads (LLM reader, prompt, stream writer)",
+        per_event / 2.0
+    );
+    summary::info("floor: one thread wake-up (paced)", per_event / 2.0, "us");
+}
+
 fn churn() {
     let llm = FakeLlm::start(Vec::new());
     let (mut child, addr) = spawn_server(Path::new(env!("CARGO_BIN_EXE_iac-code")), &llm);
@@ -389,6 +421,7 @@ fn main() {
         Some(n) => vec![n],
         None => vec![CONNECTIONS, 250],
     };
+    hand_off_floor();
     for (label, bin) in builds::builds() {
         for &n in &counts {
             load(label, &bin, n);
