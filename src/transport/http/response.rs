@@ -34,23 +34,55 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Writes all of `bytes` before `WRITE_DEADLINE` runs out.
 pub fn write_all(stream: &TcpStream, bytes: &[u8]) -> io::Result<()> {
-    let deadline = Instant::now() + WRITE_DEADLINE;
-    let mut rest = bytes;
-    let mut out = stream;
-    while !rest.is_empty() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "client stopped reading"));
-        }
-        stream.set_write_timeout(Some(left))?;
-        match out.write(rest) {
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "connection closed")),
-            Ok(n) => rest = &rest[n..],
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    Writer::new(stream).write_all(bytes)
+}
+
+/// Writes to one socket, each `write_all` within `WRITE_DEADLINE`, remembering the write
+/// timeout it set last: an SSE stream writes once per event, and a whole write then costs
+/// one system call instead of two.
+pub struct Writer<'a> {
+    stream: &'a TcpStream,
+    /// The socket's write timeout as this writer last set it.
+    timeout: Option<Duration>,
+}
+
+impl<'a> Writer<'a> {
+    /// A writer for `stream`, which nothing else writes to from now on.
+    pub fn new(stream: &'a TcpStream) -> Writer<'a> {
+        Writer { stream, timeout: None }
     }
-    Ok(())
+
+    /// Writes all of `bytes` before `WRITE_DEADLINE` runs out. Each write may block at most
+    /// for what is left of the deadline; one that timed out earlier (a timeout left from
+    /// an earlier call) is tried again with what is left.
+    pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let deadline = Instant::now() + WRITE_DEADLINE;
+        let mut rest = bytes;
+        let mut out = self.stream;
+        while !rest.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "client stopped reading"));
+            }
+            if self.timeout.is_none_or(|set| set > left) {
+                self.stream.set_write_timeout(Some(left))?;
+                self.timeout = Some(left);
+            }
+            match out.write(rest) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "connection closed")),
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+                {
+                    // Set again from what is left (an error once none is).
+                    self.timeout = None;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A complete response with a body.
@@ -90,9 +122,8 @@ pub fn error(
 }
 
 /// Starts an SSE response (chunked, never cached or buffered by proxies).
-pub fn start_sse(stream: &TcpStream) -> io::Result<()> {
-    write_all(
-        stream,
+pub fn start_sse(out: &mut Writer<'_>) -> io::Result<()> {
+    out.write_all(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n\
           Cache-Control: no-cache\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\
           Transfer-Encoding: chunked\r\n\r\n",
@@ -101,36 +132,79 @@ pub fn start_sse(stream: &TcpStream) -> io::Result<()> {
 
 /// Appends one SSE event, as one chunk, to `out`.
 pub fn push_sse_event(out: &mut Vec<u8>, seq: u64, json: &[u8]) {
-    let tail = format!("\nid: {seq}\nretry: 5000\n\n");
-    let head: &[u8] = b"event: message\ndata: ";
-    out.extend_from_slice(format!("{:x}\r\n", head.len() + json.len() + tail.len()).as_bytes());
-    out.extend_from_slice(head);
+    const HEAD: &[u8] = b"event: message\ndata: ";
+    let mut tail = [0u8; 48];
+    let tail_len = {
+        let mut cursor = io::Cursor::new(&mut tail[..]);
+        // 48 bytes hold the longest tail (a u64 has 20 digits).
+        let _ = write!(cursor, "\nid: {seq}\nretry: 5000\n\n");
+        cursor.position() as usize
+    };
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{:x}\r\n", HEAD.len() + json.len() + tail_len);
+    out.extend_from_slice(HEAD);
     out.extend_from_slice(json);
-    out.extend_from_slice(tail.as_bytes());
+    out.extend_from_slice(&tail[..tail_len]);
     out.extend_from_slice(b"\r\n");
 }
 
 /// A final `event: error` (not a JSON-RPC message) as one chunk.
-pub fn sse_error(stream: &TcpStream, json: &[u8]) -> io::Result<()> {
+pub fn sse_error(out: &mut Writer<'_>, json: &[u8]) -> io::Result<()> {
     let mut event = b"event: error\ndata: ".to_vec();
     event.extend_from_slice(json);
     event.extend_from_slice(b"\n\n");
-    chunk(stream, &event)
+    chunk(out, &event)
 }
 
 /// An SSE comment (heartbeats, notes) as one chunk.
-pub fn sse_comment(stream: &TcpStream, text: &str) -> io::Result<()> {
-    chunk(stream, format!(": {text}\n\n").as_bytes())
+pub fn sse_comment(out: &mut Writer<'_>, text: &str) -> io::Result<()> {
+    chunk(out, format!(": {text}\n\n").as_bytes())
 }
 
 /// Ends a chunked response.
-pub fn end_chunks(stream: &TcpStream) -> io::Result<()> {
-    write_all(stream, b"0\r\n\r\n")
+pub fn end_chunks(out: &mut Writer<'_>) -> io::Result<()> {
+    out.write_all(b"0\r\n\r\n")
 }
 
-fn chunk(stream: &TcpStream, data: &[u8]) -> io::Result<()> {
+fn chunk(out: &mut Writer<'_>, data: &[u8]) -> io::Result<()> {
     let mut bytes = format!("{:x}\r\n", data.len()).into_bytes();
     bytes.extend_from_slice(data);
     bytes.extend_from_slice(b"\r\n");
-    write_all(stream, &bytes)
+    out.write_all(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    use super::*;
+
+    #[test]
+    fn an_sse_event_is_one_whole_chunk() {
+        for seq in [0, 7, u64::MAX] {
+            let mut out = b"before".to_vec();
+            push_sse_event(&mut out, seq, br#"{"a":1}"#);
+            let event = format!("event: message\ndata: {{\"a\":1}}\nid: {seq}\nretry: 5000\n\n");
+            let want = format!("before{:x}\r\n{event}\r\n", event.len());
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn a_writer_sets_the_timeout_once_and_delivers_everything() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let mut writer = Writer::new(&server);
+        writer.write_all(b"one ").unwrap();
+        let set = server.write_timeout().unwrap().unwrap();
+        assert!(set <= WRITE_DEADLINE && set > WRITE_DEADLINE / 2, "{set:?}");
+        writer.write_all(b"two").unwrap();
+        assert_eq!(server.write_timeout().unwrap(), Some(set), "not set again");
+        drop(server);
+        let mut got = String::new();
+        (&client).read_to_string(&mut got).unwrap();
+        assert_eq!(got, "one two");
+    }
 }

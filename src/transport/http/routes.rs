@@ -201,12 +201,13 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
 
 /// Writes a stream until it is stopped, taken over, closed, or its client goes away.
 fn write_stream(stream: &TcpStream, events: &Stream) {
-    if response::start_sse(stream).is_err() {
+    let mut socket = response::Writer::new(stream);
+    if response::start_sse(&mut socket).is_err() {
         return;
     }
     if let Some((from, to)) = events.gap {
         let note = format!("events {from} to {to} are no longer in the replay buffer");
-        if response::sse_comment(stream, &note).is_err() {
+        if response::sse_comment(&mut socket, &note).is_err() {
             return;
         }
     }
@@ -218,7 +219,7 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
         select! {
             recv(events.rx) -> frame => match frame {
                 Ok((0, note)) => {
-                    let _ = response::sse_error(stream, &note);
+                    let _ = response::sse_error(&mut socket, &note);
                     break;
                 }
                 Ok((seq, bytes)) => {
@@ -240,7 +241,7 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
                             Err(_) => break,
                         }
                     }
-                    if let Err(err) = response::write_all(stream, &out) {
+                    if let Err(err) = socket.write_all(&out) {
                         log::debug!("stream write failed before frame {last}: {err}");
                         return;
                     }
@@ -250,7 +251,7 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
                     events.progress.queued.fetch_sub(sent, Ordering::SeqCst);
                     events.progress.written.store(last, Ordering::SeqCst);
                     if let Some(note) = note {
-                        let _ = response::sse_error(stream, &note);
+                        let _ = response::sse_error(&mut socket, &note);
                         break;
                     }
                 }
@@ -258,7 +259,7 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
                 Err(_) => break,
             },
             recv(heartbeat) -> _ => {
-                if response::sse_comment(stream, "keep-alive").is_err() {
+                if response::sse_comment(&mut socket, "keep-alive").is_err() {
                     return;
                 }
             }
@@ -271,7 +272,7 @@ fn write_stream(stream: &TcpStream, events: &Stream) {
             }
         }
     }
-    let _ = response::end_chunks(stream);
+    let _ = response::end_chunks(&mut socket);
 }
 
 fn delete(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
