@@ -16,7 +16,7 @@ pub mod store;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::agent::event::EventSink;
@@ -44,8 +44,9 @@ pub struct Services {
     /// The LLM, or why there is none.
     pub provider: std::result::Result<Arc<dyn Provider>, String>,
     pub tools: Registry,
-    /// Tool definitions as sent to the model.
-    pub tool_defs: Vec<ToolDef>,
+    /// Tool definitions as sent to the model, built with the first prompt (their JSON
+    /// schemas are a third of start-up otherwise): `tool_defs()`.
+    tool_defs: OnceLock<Vec<ToolDef>>,
     /// Where sessions live.
     pub store: Box<dyn SessionStore>,
     /// Which connection (manager id) holds each open session of this process.
@@ -57,9 +58,14 @@ impl Services {
     pub fn new(config: Config) -> Services {
         let provider = config.provider.as_ref().map(provider::build).map_err(Clone::clone);
         let tools = Registry::builtin();
-        let tool_defs = agent::tool_defs(&tools);
         let store: Box<dyn SessionStore> = Box::new(FileStore::new(&config.config_dir));
+        let tool_defs = OnceLock::new();
         Services { config, provider, tools, tool_defs, store, holders: Mutex::default() }
+    }
+
+    /// Tool definitions as sent to the model.
+    pub fn tool_defs(&self) -> &[ToolDef] {
+        self.tool_defs.get_or_init(|| agent::tool_defs(&self.tools))
     }
 
     /// The manager (connection) that holds `session` open in this process, if any.

@@ -171,7 +171,7 @@ impl<'a> TurnParts<'a> {
             system_prompt: &self.system,
             provider: self.provider,
             tools: &services.tools,
-            tool_defs: &services.tool_defs,
+            tool_defs: services.tool_defs(),
             settings: &session.settings,
             asker: io.asker.as_ref(),
             sink: io.sink.as_ref(),
