@@ -1,6 +1,9 @@
 //! Assembles streamed chunks into a `Completion`: text and reasoning forwarded as deltas,
 //! tool-call fragments joined by index, finish reason and usage kept.
 
+use std::borrow::Cow;
+
+use super::shape::{Field, Shape};
 use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
 use crate::history::ToolUse;
 use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
@@ -8,6 +11,9 @@ use crate::provider::{Completion, Delta, FailureKind, Finish, Text, Usage};
 
 /// How far past the known tool calls a streamed `index` may jump.
 const MAX_INDEX_GAP: usize = 64;
+/// Shapes a reply may teach (a server that changes its chunks' bytes all the time is read
+/// the general way once these are spent).
+const SHAPE_TRIES: u8 = 8;
 
 #[derive(Default)]
 pub(in crate::provider) struct Accumulator {
@@ -17,6 +23,10 @@ pub(in crate::provider) struct Accumulator {
     pub(super) finish: Option<Finish>,
     usage: Option<Usage>,
     refused: bool,
+    /// The shapes of the text chunks and of the reasoning chunks, once learned
+    /// (`shape.rs`).
+    shapes: Vec<Shape>,
+    shape_tries: u8,
 }
 
 impl Accumulator {
@@ -67,18 +77,14 @@ impl Accumulator {
         on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) {
-        let text_of = |text: Option<Text<'a>>| text.map(|Text(t)| t).filter(|t| !t.is_empty());
+        let text_of = |text: Option<Text<'a>>| text.map(|Text(t)| t);
         if let Some(thought) = text_of(delta.reasoning_content.or(delta.reasoning)) {
-            self.thinking.push_str(&thought);
-            *streamed = true;
-            on_delta(Delta::Thought(thought));
+            self.piece(Field::Reasoning, thought, on_delta, streamed);
         }
         if let Some(text) = text_of(delta.content) {
-            self.text.push_str(&text);
-            *streamed = true;
-            on_delta(Delta::Text(text));
+            self.piece(Field::Content, text, on_delta, streamed);
         }
-        if let Some(refusal) = text_of(delta.refusal) {
+        if let Some(refusal) = text_of(delta.refusal).filter(|t| !t.is_empty()) {
             self.refused = true;
             self.text.push_str(&refusal);
             *streamed = true;
@@ -86,6 +92,30 @@ impl Accumulator {
         }
         for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
             self.tool_call(call, position);
+        }
+    }
+
+    /// A piece of text or reasoning (an empty one is no piece).
+    fn piece(
+        &mut self,
+        field: Field,
+        text: Cow<'_, str>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+        streamed: &mut bool,
+    ) {
+        if text.is_empty() {
+            return;
+        }
+        *streamed = true;
+        match field {
+            Field::Content => {
+                self.text.push_str(&text);
+                on_delta(Delta::Text(text));
+            }
+            Field::Reasoning => {
+                self.thinking.push_str(&text);
+                on_delta(Delta::Thought(text));
+            }
         }
     }
 
@@ -188,6 +218,10 @@ impl Accumulate for Accumulator {
         on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
+        if let Some((field, text)) = self.shapes.iter().find_map(|shape| shape.read(raw)) {
+            self.piece(field, text, on_delta, streamed);
+            return Ok(Flow::More);
+        }
         if raw.trim() == "[DONE]" {
             return Ok(Flow::Done);
         }
@@ -197,6 +231,14 @@ impl Accumulate for Accumulator {
                 format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
             )
         })?;
+        if self.shape_tries < SHAPE_TRIES
+            && let Some(shape) = Shape::learn(raw, &chunk)
+        {
+            // One shape per field: a newer one replaces the one that stopped fitting.
+            self.shapes.retain(|known| known.field() != shape.field());
+            self.shapes.push(shape);
+            self.shape_tries += 1;
+        }
         self.apply(chunk, on_delta, streamed)?;
         Ok(Flow::More)
     }
@@ -231,81 +273,5 @@ fn finish_of(reason: &str) -> Finish {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn chunk(json: &str) -> Chunk<'_> {
-        serde_json::from_str(json).unwrap()
-    }
-
-    #[test]
-    fn assembles_tool_calls_by_index_and_forwards_text() {
-        let mut acc = Accumulator::default();
-        let mut deltas = Vec::new();
-        let mut streamed = false;
-        let chunks = [
-            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","reasoning_content":"hm"}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":""}}]}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"list_files","arguments":"{}"}}]}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a\"}"}}]}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-            r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#,
-        ];
-        for c in chunks {
-            assert!(
-                acc.apply(chunk(c), &mut |d| deltas.push(d.into_owned()), &mut streamed).is_ok()
-            );
-        }
-        let done = acc.finish();
-        assert_eq!(deltas, [Delta::Thought("hm".into()), Delta::Text("Hi".into())]);
-        assert_eq!(done.finish, Finish::ToolCalls);
-        assert_eq!(done.usage, Some(Usage { input: 7, output: 3 }));
-        assert_eq!(done.tool_calls.len(), 2);
-        assert_eq!(done.tool_calls[0].arguments, r#"{"path":"a"}"#);
-        assert_eq!(done.tool_calls[1].name, "list_files");
-    }
-
-    #[test]
-    fn maps_finish_reasons() {
-        assert_eq!(finish_of("length"), Finish::Length);
-        assert_eq!(finish_of("content_filter"), Finish::Refusal);
-        assert_eq!(finish_of("weird"), Finish::Other("weird".into()));
-    }
-
-    #[test]
-    fn only_the_first_completion_is_read_and_text_is_borrowed() {
-        let mut acc = Accumulator::default();
-        let mut seen = Vec::new();
-        let mut streamed = false;
-        let raw = r#"{"id":"x","choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"mine"}},{"delta":{"content":" too"}}]}"#;
-        let parsed = chunk(raw);
-        assert!(
-            acc.apply(
-                parsed,
-                &mut |d| {
-                    if let Delta::Text(text) = &d {
-                        seen.push((
-                            text.to_string(),
-                            matches!(text, std::borrow::Cow::Borrowed(_)),
-                        ));
-                    }
-                },
-                &mut streamed
-            )
-            .is_ok()
-        );
-        assert_eq!(seen, [("mine".to_string(), true), (" too".to_string(), true)]);
-        // Escaped text is unescaped into its own string; null and missing choices are none.
-        let escaped = chunk(r#"{"choices":[{"index":0,"delta":{"content":"a\nb"}}]}"#);
-        let mut texts = Vec::new();
-        assert!(acc.apply(escaped, &mut |d| texts.push(d.into_owned()), &mut streamed).is_ok());
-        assert_eq!(texts, [Delta::Text("a\nb".into())]);
-        for empty in [r#"{"choices":null}"#, r#"{}"#, r#"{"choices":[]}"#] {
-            let mut any = false;
-            assert!(acc.apply(chunk(empty), &mut |_| any = true, &mut streamed).is_ok());
-            assert!(!any, "{empty}");
-        }
-        assert_eq!(acc.finish().text, "mine tooa\nb");
-    }
-}
+#[path = "accumulate_tests.rs"]
+mod tests;

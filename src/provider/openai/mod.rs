@@ -2,6 +2,7 @@
 //! wire format and its accumulator; the streaming, retries and watchdog are `stream`'s.
 
 mod accumulate;
+mod shape;
 mod wire;
 
 use accumulate::Accumulator;

@@ -187,6 +187,11 @@ pub(super) struct Choices<'a> {
 }
 
 impl<'a> Choices<'a> {
+    /// The one wanted choice, if there is exactly one.
+    pub fn only(&self) -> Option<&Choice<'a>> {
+        if self.more.is_empty() { self.first.as_ref() } else { None }
+    }
+
     pub fn wanted(self) -> impl Iterator<Item = Choice<'a>> {
         self.first.into_iter().chain(self.more)
     }
