@@ -2,7 +2,7 @@
 //! sees one schema-valid `session/update` per piece, in order, text and thoughts apart, with
 //! every character as the model sent it (over both wire APIs).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, updates};
 use crate::support::fake_llm::{Event, FakeLlm, Reply};
@@ -100,4 +100,28 @@ fn a_burst_of_openai_pieces_arrives_whole_and_in_order() {
 #[test]
 fn a_burst_of_anthropic_pieces_arrives_whole_and_in_order() {
     check_burst("burst-anthropic", &[("IAC_CODE_PROVIDER", "anthropic_compatible")]);
+}
+
+/// A piece already received is passed on even when the same read brought half of the next
+/// event, whose rest may take long (here: never comes).
+#[test]
+fn a_piece_is_not_held_back_by_half_of_the_next_event() {
+    let ws = Workspace::new("half-event");
+    let half = r#"data: {"choices":[{"index":0,"delta":{"content":"sec"#.to_string();
+    let llm =
+        FakeLlm::start(vec![Reply::Hang(vec![Event::Text("first".into()), Event::Raw(half)])]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    let id = acp.start_prompt(&session, "go");
+    loop {
+        let msg = acp.recv();
+        assert_ne!(msg.get("id"), Some(&id), "the turn ended before the piece came: {msg}");
+        if msg["params"]["update"]["content"]["text"] == "first" {
+            break;
+        }
+    }
+    acp.notify("session/cancel", json!({"sessionId": session}));
+    let (_, response) = acp.until_response(&id);
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
 }

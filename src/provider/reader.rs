@@ -14,8 +14,9 @@ const ERROR_BODY_LIMIT: u64 = 64 << 10;
 /// Largest non-streamed JSON reply accepted.
 const JSON_BODY_LIMIT: u64 = 16 << 20;
 /// Most events handed from the reader thread to the caller at once. The reader hands over
-/// what it has read whenever the next event would have to wait for the network, so a
-/// trickling reply goes event by event and a burst goes in batches: one wake-up each.
+/// what it has read unless the next event is already whole in its buffer, so a trickling
+/// reply goes event by event (never held back by half an event) and a burst goes in
+/// batches: one wake-up each.
 const BATCH_EVENTS: usize = 128;
 /// Room for a batch's text: 128 events of a typical size.
 const BATCH_BYTES: usize = 16 << 10;
@@ -96,7 +97,7 @@ pub(super) fn read_response(
     let mut batch = fresh();
     loop {
         let end = match events.next_into(&mut batch) {
-            Ok(true) if events.has_buffered() && batch.len() < BATCH_EVENTS => continue,
+            Ok(true) if events.event_ready() && batch.len() < BATCH_EVENTS => continue,
             Ok(true) => None,
             Ok(false) => Some(Item::Eof),
             Err(err) => Some(Item::Broken(err.to_string())),

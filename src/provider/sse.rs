@@ -106,10 +106,28 @@ impl<R: BufRead> SseReader<R> {
 }
 
 impl<R: io::Read> SseReader<io::BufReader<R>> {
-    /// Whether bytes are already buffered, so that the next event may come without waiting
-    /// for the network (a batch of events can grow instead of being handed over).
-    pub fn has_buffered(&self) -> bool {
-        !self.input.buffer().is_empty()
+    /// Whether a whole event (a `data` line, then a blank line) is already buffered, so that
+    /// reading it cannot wait for the network: a batch may then grow instead of being
+    /// handed over. Half an event buffered does not count; the events before it must not
+    /// wait for its other half.
+    pub fn event_ready(&self) -> bool {
+        let buffer = self.input.buffer();
+        let mut start = 0;
+        let mut data = false;
+        // Line by line (memchr: a burst's check must cost next to nothing per event).
+        for end in memchr::memchr_iter(b'\n', buffer) {
+            let line = &buffer[start..end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                if data {
+                    return true;
+                }
+            } else if line == b"data" || line.starts_with(b"data:") {
+                data = true;
+            }
+            start = end + 1;
+        }
+        false
     }
 }
 
@@ -130,6 +148,23 @@ mod tests {
         assert!(batch.is_empty());
         assert!(!r.next_into(&mut batch).unwrap());
         assert_eq!(batch.iter().count(), 0);
+    }
+
+    #[test]
+    fn only_a_whole_buffered_event_is_ready() {
+        let ready = |bytes: &'static [u8]| {
+            let mut reader = io::BufReader::new(bytes);
+            let _ = reader.fill_buf();
+            SseReader::new(reader).event_ready()
+        };
+        assert!(ready(b"data: a\n\n"));
+        assert!(ready(b"event: x\r\ndata: a\r\n\r\ndata: b"));
+        assert!(ready(b": ping\n\ndata\n\n"));
+        assert!(!ready(b""));
+        assert!(!ready(b"data: a\n"));
+        assert!(!ready(b"data: a"));
+        assert!(!ready(b": ping\n\ndata: half"), "a comment is no event");
+        assert!(!ready(b"event: x\n\n"), "no data, no event");
     }
 
     #[test]
