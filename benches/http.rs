@@ -163,11 +163,16 @@ fn cpu_by_thread(pid: u32) -> std::collections::BTreeMap<String, f64> {
     for task in tasks.flatten() {
         let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         let kind = name.trim().split('-').next().unwrap_or_default().to_string();
-        let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) else { continue };
-        let nanos: u64 = stat.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
-        *out.entry(kind).or_default() += nanos as f64 / 1e9;
+        *out.entry(kind).or_default() += schedstat_seconds(&task.path());
     }
     out
+}
+
+/// CPU seconds a thread has run, from its `schedstat` (nanoseconds); 0 if unreadable.
+fn schedstat_seconds(task: &Path) -> f64 {
+    let stat = std::fs::read_to_string(task.join("schedstat")).unwrap_or_default();
+    let nanos: u64 = stat.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    nanos as f64 / 1e9
 }
 
 fn fds(pid: u32) -> usize {
@@ -339,12 +344,7 @@ fn load(label: &str, bin: &Path, n: usize) {
 fn hand_off_floor() {
     let process_cpu = || -> f64 {
         let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
-        tasks
-            .flatten()
-            .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-            .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-            .sum::<f64>()
-            / 1e9
+        tasks.flatten().map(|t| schedstat_seconds(&t.path())).sum()
     };
     let events = 2000u32;
     let (tx, rx) = crossbeam_channel::unbounded::<u32>();

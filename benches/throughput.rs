@@ -80,6 +80,18 @@ impl Agent {
         }
     }
 
+    /// A new session in `cwd`; its id.
+    fn new_session(&mut self, cwd: &Path) -> String {
+        let session = self.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        session["result"]["sessionId"].as_str().unwrap().to_string()
+    }
+
+    /// Sends the prompt "go" to `session`; the request id.
+    fn prompt(&mut self, session: &str) -> u64 {
+        let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]});
+        self.send("session/prompt", prompt)
+    }
+
     fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params);
         self.wait(id).1
@@ -254,13 +266,9 @@ fn streaming(label: &str, bin: &Path, anthropic: bool) {
     let cwd = std::env::temp_dir();
     let mut rates = Vec::new();
     for run in 0..=runs {
-        let session = agent.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
-        let session = session["result"]["sessionId"].as_str().unwrap().to_string();
+        let session = agent.new_session(&cwd);
         let started = Instant::now();
-        let id = agent.send(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-        );
+        let id = agent.prompt(&session);
         let (updates, response) = agent.wait(id);
         let elapsed = started.elapsed();
         assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
@@ -295,12 +303,8 @@ fn chunk_latency(label: &str, bin: &Path) {
     let env = [("IAC_CODE_BASE_URL", llm.base_url()), ("IAC_CODE_MODEL", "m".to_string())];
     let mut agent = Agent::spawn_bin(bin, &env);
     agent.call("initialize", initialize_params());
-    let session = agent.call("session/new", json!({"cwd": std::env::temp_dir(), "mcpServers": []}));
-    let session = session["result"]["sessionId"].as_str().unwrap().to_string();
-    let id = agent.send(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-    );
+    let session = agent.new_session(&std::env::temp_dir());
+    let id = agent.prompt(&session);
     let needle = format!("\"id\":{id},");
     let mut latencies = Vec::with_capacity(chunks);
     let mut line = String::new();
@@ -343,14 +347,10 @@ fn bash_cancel() {
     let cwd = std::env::temp_dir();
     let mut times = Vec::new();
     for _ in 0..runs {
-        let session = agent.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
-        let session = session["result"]["sessionId"].as_str().unwrap().to_string();
+        let session = agent.new_session(&cwd);
         let mode = json!({"sessionId": session, "modeId": "bypass_permissions"});
         agent.call("session/set_mode", mode);
-        let id = agent.send(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-        );
+        let id = agent.prompt(&session);
         // Live output "ready" means the tree is up.
         let mut line = String::new();
         loop {
@@ -503,13 +503,9 @@ fn delegated_read() {
         let mut agent = Agent::spawn(&env);
         let caps = json!({"fs": {"readTextFile": delegated, "writeTextFile": false}});
         agent.call("initialize", json!({"protocolVersion": 1, "clientCapabilities": caps}));
-        let session = agent.call("session/new", json!({"cwd": dir, "mcpServers": []}));
-        let session = session["result"]["sessionId"].as_str().unwrap().to_string();
+        let session = agent.new_session(&dir);
         let started = Instant::now();
-        let id = agent.send(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-        );
+        let id = agent.prompt(&session);
         let needle = format!("\"id\":{id},");
         let mut line = String::new();
         loop {

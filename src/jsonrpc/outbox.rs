@@ -218,13 +218,13 @@ impl Outbox {
         if bytes.is_empty() {
             return;
         }
+        let outgoing = Outgoing { session: session.map(str::to_string), bytes };
         if log::log_enabled!(log::Level::Trace) {
-            for frame in bytes.split(|&b| b == b'\n').filter(|f| !f.is_empty()) {
+            for frame in outgoing.frames() {
                 let text = String::from_utf8_lossy(frame);
                 log::trace!("> {}", text.chars().take(2048).collect::<String>());
             }
         }
-        let outgoing = Outgoing { session: session.map(str::to_string), bytes };
         match &self.sink {
             // A send error means the transport is gone: nobody listens any more.
             Sink::Channel(tx) => {
