@@ -12,6 +12,7 @@ pub mod error;
 pub mod history;
 pub mod jsonrpc;
 pub mod logging;
+pub mod mcp;
 pub mod permission;
 pub mod provider;
 mod serve;

@@ -102,7 +102,7 @@ pub struct Reach {
 
 /// Decides for one call.
 pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, reach: Reach) -> Decision {
-    if mode == Mode::Plan && access != Access::Read {
+    if mode == Mode::Plan && !access.read_only() {
         return Decision::Deny(format!(
             "Plan mode is read-only: {tool} was not run. Describe the change instead, or ask \
              the user to switch to another mode."
@@ -119,10 +119,15 @@ pub fn decide(mode: Mode, memory: &Memory, tool: &str, access: Access, reach: Re
     if reach.outside_cwd || reach.sensitive {
         return Decision::Ask { offer_always: false };
     }
+    // An MCP tool's annotations are the server's claim: in plan mode it asks every time.
+    if mode == Mode::Plan && matches!(access, Access::Mcp { .. }) {
+        return Decision::Ask { offer_always: false };
+    }
     if memory.always_allow.contains(tool) {
         return Decision::Allow;
     }
     match (access, mode) {
+        (Access::Mcp { .. }, _) => Decision::Ask { offer_always: true },
         (Access::Read, _) => Decision::Allow,
         (Access::Write, Mode::AcceptEdits) => Decision::Allow,
         (Access::Write | Access::Execute, _) => Decision::Ask { offer_always: true },
@@ -330,6 +335,31 @@ mod tests {
         assert_eq!(d(&m, WebFetch::Ask, "other.org"), Decision::Ask { offer_always: true });
         m.record_host("other.org", Answer::RejectAlways);
         assert_eq!(d(&m, WebFetch::Ask, "other.org"), Decision::Deny(DENIED.to_string()));
+    }
+
+    #[test]
+    fn mcp_tools_always_ask_and_plan_mode_runs_only_read_only_ones() {
+        let mut m = Memory::default();
+        let writer = Access::Mcp { read_only: false };
+        let reader = Access::Mcp { read_only: true };
+        let ask = Decision::Ask { offer_always: true };
+        for mode in [Mode::Default, Mode::AcceptEdits] {
+            assert_eq!(decide(mode, &m, "mcp__s__w", writer, IN), ask);
+            assert_eq!(decide(mode, &m, "mcp__s__r", reader, IN), ask, "annotations are claims");
+        }
+        assert!(matches!(decide(Mode::Plan, &m, "mcp__s__w", writer, IN), Decision::Deny(_)));
+        let sticky = Decision::Ask { offer_always: false };
+        assert_eq!(decide(Mode::Plan, &m, "mcp__s__r", reader, IN), sticky);
+        assert_eq!(decide(Mode::BypassPermissions, &m, "mcp__s__w", writer, IN), Decision::Allow);
+        m.record("mcp__s__w", Answer::AllowAlways);
+        m.record("mcp__s__r", Answer::AllowAlways);
+        assert_eq!(decide(Mode::Default, &m, "mcp__s__w", writer, IN), Decision::Allow);
+        assert_eq!(decide(Mode::Plan, &m, "mcp__s__r", reader, IN), sticky, "no always in plan");
+        m.record("mcp__s__w", Answer::RejectAlways);
+        assert_eq!(
+            decide(Mode::Default, &m, "mcp__s__w", writer, IN),
+            Decision::Deny(DENIED.into())
+        );
     }
 
     #[test]

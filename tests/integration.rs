@@ -42,5 +42,9 @@ mod client_tools;
 mod editor;
 // The hardening: other users, internal addresses, races, secrets, daemons, framing.
 mod security;
+// MCP servers over stdio, Streamable HTTP and SSE: tools, the gate, failures, clean-up.
+mod mcp;
+// MCP over HTTP, ACP over HTTP, reopened sessions, settings and project files, `iac-code mcp`.
+mod mcp_more;
 // Project rules checked over the source tree.
 mod tidy;

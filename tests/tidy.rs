@@ -59,7 +59,7 @@ fn source_files_follow_the_house_rules() {
 const LAYERS: &[&[&str]] = &[
     &["sys", "sync", "error", "time", "cancel", "text"],
     &["config", "jsonrpc", "history", "child", "logging"],
-    &["tools", "provider"],
+    &["tools", "provider", "mcp"],
     &["permission"],
     &["agent"],
     &["session"],
@@ -74,6 +74,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("agent", &["acp"]),
     ("provider", &["acp"]),
     ("tools", &["acp", "agent"]),
+    ("mcp", &["acp", "agent"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

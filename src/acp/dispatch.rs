@@ -79,26 +79,45 @@ impl AcpAgent {
             "authenticate" => Ok(Some(json!({}))),
             "session/new" => {
                 let p: NewSessionRequest = decode(method, params)?;
-                warn_mcp(&p.mcp_servers);
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
-                setup::opened(&self.sessions, request, outbox, &session, true)
+                setup::opened_with_mcp(
+                    &self.sessions,
+                    request,
+                    outbox,
+                    session,
+                    p.mcp_servers,
+                    true,
+                )
             }
             "session/load" => {
                 let p: LoadSessionRequest = decode(method, params)?;
-                warn_mcp(&p.mcp_servers);
                 self.load(p, request, outbox)
             }
             "session/resume" => {
                 let p: LoadSessionRequest = decode(method, params)?;
                 let session =
                     self.sessions.resume(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                setup::opened(&self.sessions, request, outbox, &session, false)
+                setup::opened_with_mcp(
+                    &self.sessions,
+                    request,
+                    outbox,
+                    session,
+                    p.mcp_servers,
+                    false,
+                )
             }
             "session/fork" => {
                 let p: LoadSessionRequest = decode(method, params)?;
                 let session =
                     self.sessions.fork(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                setup::opened(&self.sessions, request, outbox, &session, true)
+                setup::opened_with_mcp(
+                    &self.sessions,
+                    request,
+                    outbox,
+                    session,
+                    p.mcp_servers,
+                    true,
+                )
             }
             "session/delete" => {
                 let p: SessionIdParams = decode(method, params)?;
@@ -185,7 +204,7 @@ impl AcpAgent {
                     audio: false,
                     embedded_context: true,
                 },
-                mcp_capabilities: McpCapabilities { http: false, sse: false },
+                mcp_capabilities: McpCapabilities { http: true, sse: true },
                 session_capabilities: SessionCapabilities {
                     list: Some(Empty {}),
                     close: Some(Empty {}),
@@ -323,12 +342,6 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
     session.set_mode(mode);
     log::info!("session {}: mode set to {mode_id}", session.id);
     Ok(())
-}
-
-pub(super) fn warn_mcp(servers: &[Value]) {
-    if !servers.is_empty() {
-        log::warn!("{} MCP server(s) given; MCP is not supported yet, ignoring", servers.len());
-    }
 }
 
 pub(super) fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {

@@ -2,8 +2,10 @@
 //! options, models, then the slash commands; and the option list `set_config_option`
 //! returns.
 
+use std::sync::Arc;
+
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::types::*;
 use crate::jsonrpc::{Outbox, Request, RpcError};
@@ -58,6 +60,7 @@ pub(super) fn opened(
                 })
                 .collect(),
         },
+        meta: mcp_meta(session),
     })?
     .unwrap_or_default();
     let route = Some(session.id.as_str());
@@ -79,6 +82,51 @@ pub(super) fn opened(
         route,
     );
     Ok(None)
+}
+
+/// Opens a session's MCP servers, then answers as `opened` does. With servers to start,
+/// both happen on a thread of their own (the connection thread never waits for a server);
+/// the answer waits at most the connect timeout.
+pub(super) fn opened_with_mcp(
+    sessions: &Arc<Manager>,
+    request: &Request,
+    outbox: &Outbox,
+    session: Arc<Session>,
+    entries: Vec<Value>,
+    with_id: bool,
+) -> Reply {
+    if !sessions.mcp_configured(&session, &entries) {
+        return opened(sessions, request, outbox, &session, with_id);
+    }
+    let (sessions, request, outbox) = (Arc::clone(sessions), request.clone(), outbox.clone());
+    let working = sessions.working();
+    let spawned = std::thread::Builder::new().name("mcp-open".into()).spawn(move || {
+        let _working = working;
+        sessions.attach_mcp(&session, &entries);
+        let route = (!with_id).then(|| session.id.to_string());
+        if let Err(error) = opened(&sessions, &request, &outbox, &session, with_id) {
+            outbox.respond_error(Some(&request.id), &error, route.as_deref());
+        }
+    });
+    spawned
+        .map(|_| None)
+        .map_err(|err| RpcError::internal(format!("cannot open MCP servers: {err}")))
+}
+
+/// The session's MCP servers for the response's `_meta`.
+fn mcp_meta(session: &Session) -> Option<Value> {
+    let servers = session.mcp.status();
+    if servers.is_empty() {
+        return None;
+    }
+    let servers: Vec<Value> = servers
+        .into_iter()
+        .map(|s| {
+            json!({"name": s.name, "transport": s.transport, "status": s.state,
+                   "tools": s.tools, "error": s.error, "origin": s.origin})
+        })
+        .collect();
+    Some(json!({ "iacCode": { "mcpServers": servers } }))
 }
 
 fn model_description(sessions: &Manager) -> String {

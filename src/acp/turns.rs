@@ -108,6 +108,9 @@ fn load_and_replay(
 ) -> Reply {
     let already_open = sessions.get(&p.session_id).is_ok();
     let (session, all) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+    if sessions.mcp_configured(&session, &p.mcp_servers) {
+        sessions.attach_mcp(&session, &p.mcp_servers);
+    }
     let services = sessions.services();
     let sink = AcpSink::new(outbox.clone(), session.id.to_string(), services.models());
     for event in replay::events(&all, &services.tools, &session.root, &services.config.config_dir) {

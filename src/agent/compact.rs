@@ -105,7 +105,7 @@ pub fn compact(
 
 fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {
     let model = lock(turn.settings).model.clone();
-    estimate::request(&turn.request(&model, history))
+    estimate::request(&turn.request(&model, history, &turn.offered()))
 }
 
 /// Where the kept suffix starts: the earliest message that begins a group (a user or an

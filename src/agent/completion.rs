@@ -19,7 +19,8 @@ pub(super) fn request_completion(
     usage: &mut TurnUsage,
 ) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
-    let request = turn.request(&model, history);
+    let tools = turn.offered();
+    let request = turn.request(&model, history, &tools);
     let mut partial_text = String::new();
     let mut partial_thinking = String::new();
     // Pieces that arrive together leave together: one hand-off to the client per burst.

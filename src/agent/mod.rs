@@ -10,8 +10,9 @@ pub mod prompt;
 mod sub_agent;
 mod tool_call;
 
+use std::borrow::Cow;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::cancel::CancelToken;
 use crate::config::Limits;
@@ -19,7 +20,7 @@ use crate::history::{self, ChatMessage, close_unanswered};
 use crate::permission::{Asker, Memory, Mode};
 use crate::provider::{ChatRequest, FailureKind, Finish, Provider, ToolDef};
 use crate::sync::lock;
-use crate::tools::Registry;
+use crate::tools::{ExternalTools, Registry, Tool};
 use completion::{Step, request_completion};
 use event::EventSink;
 
@@ -162,19 +163,60 @@ pub struct Turn<'a> {
     pub jobs: &'a crate::child::Jobs,
     /// The client's file system, when it offers one.
     pub files: &'a dyn crate::tools::ClientTools,
+    /// Tools that come and go (the session's MCP servers'), looked at for every request.
+    pub external: &'a dyn ExternalTools,
 }
 
 impl<'a> Turn<'a> {
-    /// The request this turn sends for `messages`, with `model` (the session's model now).
-    fn request<'r>(&'r self, model: &'r str, messages: &'r [ChatMessage]) -> ChatRequest<'r> {
-        let mode = lock(self.settings).mode;
+    /// The request this turn sends for `messages`, with `model` (the session's model now)
+    /// and `tools` (from `offered`).
+    fn request<'r>(
+        &'r self,
+        model: &'r str,
+        messages: &'r [ChatMessage],
+        tools: &'r [ToolDef],
+    ) -> ChatRequest<'r> {
         ChatRequest {
             model,
             system: self.system_prompt,
             messages,
-            tools: offered_tools(self.tool_defs, mode),
+            tools,
             max_tokens: self.limits.max_tokens,
         }
+    }
+
+    /// The tools offered to the model now: the built-in ones for the mode, with the
+    /// external ones before `exit_plan_mode` (which must stay last).
+    fn offered(&self) -> Cow<'_, [ToolDef]> {
+        let mode = lock(self.settings).mode;
+        let builtin = offered_tools(self.tool_defs, mode);
+        let external = self.external.current();
+        if external.is_empty() {
+            return Cow::Borrowed(builtin);
+        }
+        let (head, tail) = match builtin.split_last() {
+            Some((last, rest)) if last.name == "exit_plan_mode" => (rest, Some(last)),
+            _ => (builtin, None),
+        };
+        let mut defs = head.to_vec();
+        defs.extend(external.iter().map(|t| def_of(t.as_ref())));
+        defs.extend(tail.cloned());
+        Cow::Owned(defs)
+    }
+
+    /// A tool by the name the model used: built-in, else external (as offered now).
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools
+            .get_arc(name)
+            .or_else(|| self.external.current().into_iter().find(|t| t.name() == name))
+    }
+}
+
+fn def_of(tool: &dyn Tool) -> ToolDef {
+    ToolDef {
+        name: tool.name().to_string(),
+        description: tool.description().to_string(),
+        parameters: tool.schema(),
     }
 }
 
@@ -188,14 +230,7 @@ impl TurnUsage {
 
 /// The definitions sent to the model for `tools`.
 pub fn tool_defs(tools: &Registry) -> Vec<ToolDef> {
-    tools
-        .iter()
-        .map(|t| ToolDef {
-            name: t.name().to_string(),
-            description: t.description().to_string(),
-            parameters: t.schema(),
-        })
-        .collect()
+    tools.iter().map(def_of).collect()
 }
 
 /// What the model sees for a call that was cut short by a cancel.

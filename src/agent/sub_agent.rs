@@ -11,7 +11,10 @@ use super::event::{AgentEvent, EventSink};
 use super::{StopReason, Turn, run_turn, tool_defs};
 use crate::config::Limits;
 use crate::history::ChatMessage;
-use crate::tools::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType, ToolError};
+use crate::tools::{
+    Delegate, ExternalTools, ReadOnlyTools, SubAgentReport, SubAgentRequest, SubAgentType,
+    ToolError,
+};
 
 /// LLM requests one sub-agent may make at most.
 const MAX_SUB_AGENT_REQUESTS: u32 = 40;
@@ -33,7 +36,15 @@ impl Delegate for SubAgents<'_> {
         let parent = self.parent;
         let tools = parent.tools.for_sub_agent(request.kind);
         let defs = tool_defs(&tools);
-        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        // The parent's MCP tools under the parent's gate; read-only kinds get read-only ones.
+        let read_only = ReadOnlyTools(parent.external);
+        let external: &dyn ExternalTools = match request.kind {
+            SubAgentType::GeneralPurpose => parent.external,
+            SubAgentType::Explore | SubAgentType::Plan => &read_only,
+        };
+        let mcp = external.current();
+        let names: Vec<&str> =
+            tools.iter().map(|t| t.name()).chain(mcp.iter().map(|t| t.name())).collect();
         let system = format!(
             "{}\n\n# You are a sub-agent\n{}\nYou were started by another agent for one task \
              and cannot talk to the user: work autonomously, then end with a final answer \
@@ -60,6 +71,7 @@ impl Delegate for SubAgents<'_> {
             recorder: &super::NoRecorder,
             tools: &tools,
             tool_defs: &defs,
+            external,
             sink: &sink,
             limits,
             nested: true,

@@ -40,8 +40,11 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         terminal: &terminal,
     };
     let args = parse_arguments(&call.arguments);
-    let Some(tool) = turn.tools.get(&call.name) else {
-        let names: Vec<&str> = turn.tools.iter().map(|t| t.name()).collect();
+    let found = turn.tool(&call.name);
+    let Some(tool) = found.as_deref() else {
+        let external = turn.external.current();
+        let names: Vec<&str> =
+            turn.tools.iter().map(|t| t.name()).chain(external.iter().map(|t| t.name())).collect();
         announce(
             turn,
             &id,

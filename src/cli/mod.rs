@@ -2,11 +2,13 @@
 //! filesystem (that is `config`'s job); `HELP` is the single source the man page mirrors.
 
 mod acp;
+mod mcp;
 mod script;
 
 use std::ffi::OsString;
 
 pub use acp::{AcpArgs, HttpArgs, Transport};
+pub use mcp::McpCommand;
 pub use script::{ConfigCommand, OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
 
 use crate::error::{Error, Result};
@@ -34,6 +36,17 @@ Usage:
                              write KEY to the settings file (created 0600);
                              - reads the value from stdin
   iac-code config unset [--provider <NAME>] <KEY>
+  iac-code mcp list [--json]  the MCP servers of settings.json and of the
+                             project's .mcp.json
+  iac-code mcp get <NAME> [--json]
+  iac-code mcp add [-e NAME=VALUE]... <NAME> -- <COMMAND> [ARGS]...
+  iac-code mcp add --transport <http|sse> [-H 'Name: value']... <NAME> <URL>
+                             add a server to settings.json
+  iac-code mcp add-json <NAME> <JSON|->
+  iac-code mcp remove <NAME>
+  iac-code mcp test <NAME> [--json]
+                             connect, list its tools; exit 0 if it works
+  iac-code mcp approve       approve the current directory's .mcp.json
   iac-code --help            print this help
   iac-code --version         print the version
 
@@ -69,6 +82,13 @@ Options for -p:
   --continue                 continue the newest session of this directory
   -d, --debug, --log-file    as for acp
 
+Options for mcp add:
+  -t, --transport <stdio|http|sse>
+                             how the server is reached (default: stdio)
+  -e, --env <NAME=VALUE>     a variable for a stdio server (repeatable)
+  -H, --header <'Name: value'>
+                             a header for an HTTP server (repeatable)
+
 Global options:
   -h, --help                 print this help
   -V, --version              print the version
@@ -94,6 +114,8 @@ pub enum Command {
     Sessions(SessionsCommand),
     /// Read or edit the settings file.
     Config(ConfigCommand),
+    /// Manage and test MCP servers.
+    Mcp(McpCommand),
     Help,
     Version,
 }
@@ -122,6 +144,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                     "doctor" => script::parse_doctor(&mut parser),
                     "sessions" => script::parse_sessions(&mut parser),
                     "config" => script::parse_config(&mut parser),
+                    "mcp" => mcp::parse_mcp(&mut parser),
                     "help" => Ok(Command::Help),
                     other => Err(Error::Usage(format!(
                         "unknown command '{other}' (try 'iac-code --help')"

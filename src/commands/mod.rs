@@ -3,5 +3,6 @@
 
 pub mod config;
 pub mod doctor;
+pub mod mcp;
 pub mod oneshot;
 pub mod sessions;

@@ -91,6 +91,8 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
         Error::InvalidParams(why) => Error::Usage(why),
         other => other,
     })?;
+    // The servers of settings.json and of an approved .mcp.json (bounded wait).
+    manager.attach_mcp(&session, &[]);
     // For this run only: the mode stays out of the journal, so a resumed editor session
     // keeps its own.
     lock(&session.settings).mode = match args.permission {

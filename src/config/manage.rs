@@ -32,6 +32,65 @@ pub fn settings_path(env: &dyn Env) -> Result<PathBuf> {
 /// the section of `provider` (else of `IAC_CODE_PROVIDER`, else of the file's provider).
 /// Nothing is written unless the whole file still loads.
 pub fn edit(env: &dyn Env, provider: Option<&str>, key: &str, change: Change) -> Result<PathBuf> {
+    edit_root(env, |root, path| {
+        let active = if key == "provider" {
+            if provider.is_some() {
+                return Err(Error::Usage(
+                    "--provider names a section; the active provider is set with: \
+                     iac-code config set provider <NAME>"
+                        .into(),
+                ));
+            }
+            match change {
+                Change::Set(name) => {
+                    root.insert(key.into(), Value::String(preset(name)?.into()));
+                }
+                Change::Unset => {
+                    root.remove(key);
+                }
+            }
+            None
+        } else if let Some((key, _)) = settings::TOP_KEYS.iter().find(|(k, _)| *k == key) {
+            if provider.is_some() {
+                return Err(Error::Usage(format!(
+                    "{key} is not a per-provider setting; drop --provider"
+                )));
+            }
+            match change {
+                Change::Set(value) => {
+                    root.insert((*key).into(), Value::String(value.trim().to_string()));
+                }
+                Change::Unset => {
+                    root.remove(*key);
+                }
+            }
+            None
+        } else {
+            let name = provider
+                .map(str::to_string)
+                .or_else(|| env.get("IAC_CODE_PROVIDER"))
+                .or_else(|| root.get("provider").and_then(Value::as_str).map(str::to_string))
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "which provider's {key}? pass --provider <NAME>, or choose one first: \
+                         iac-code config set provider <NAME>"
+                    ))
+                })?;
+            let name = preset(&name)?;
+            edit_section(root, name, key, change, path)?;
+            Some(name)
+        };
+        Ok(active)
+    })
+}
+
+/// Edits the settings file's top-level object with `change` (which returns the provider
+/// section it touched, if any): under the settings lock, checked as the server will read
+/// it (nothing is written unless the whole file still loads), written atomically.
+pub fn edit_root(
+    env: &dyn Env,
+    change: impl FnOnce(&mut Map<String, Value>, &Path) -> Result<Option<&'static str>>,
+) -> Result<PathBuf> {
     let dir = config_dir(env)?;
     fs::DirBuilder::new()
         .recursive(true)
@@ -54,53 +113,7 @@ pub fn edit(env: &dyn Env, provider: Option<&str>, key: &str, change: Change) ->
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Map::new(),
         Err(source) => return Err(Error::Io { path, source }),
     };
-    let active = if key == "provider" {
-        if provider.is_some() {
-            return Err(Error::Usage(
-                "--provider names a section; the active provider is set with: \
-                 iac-code config set provider <NAME>"
-                    .into(),
-            ));
-        }
-        match change {
-            Change::Set(name) => {
-                root.insert(key.into(), Value::String(preset(name)?.into()));
-            }
-            Change::Unset => {
-                root.remove(key);
-            }
-        }
-        None
-    } else if let Some((key, _)) = settings::TOP_KEYS.iter().find(|(k, _)| *k == key) {
-        if provider.is_some() {
-            return Err(Error::Usage(format!(
-                "{key} is not a per-provider setting; drop --provider"
-            )));
-        }
-        match change {
-            Change::Set(value) => {
-                root.insert((*key).into(), Value::String(value.trim().to_string()));
-            }
-            Change::Unset => {
-                root.remove(*key);
-            }
-        }
-        None
-    } else {
-        let name = provider
-            .map(str::to_string)
-            .or_else(|| env.get("IAC_CODE_PROVIDER"))
-            .or_else(|| root.get("provider").and_then(Value::as_str).map(str::to_string))
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "which provider's {key}? pass --provider <NAME>, or choose one first: \
-                     iac-code config set provider <NAME>"
-                ))
-            })?;
-        let name = preset(&name)?;
-        edit_section(&mut root, name, key, change, &path)?;
-        Some(name)
-    };
+    let active = change(&mut root, &path)?;
     check(env, &dir, &path, &root, active)?;
     // A settings.json kept elsewhere (a dotfiles repository) and linked here is updated
     // where it lives; the link stays.

@@ -22,6 +22,21 @@ pub struct Config {
     /// Whether tools use what the client offers (its files, its terminals):
     /// `IAC_CODE_CLIENT_TOOLS` = `auto` (true) or `off`.
     pub client_tools: bool,
+    /// MCP servers for every session, and the client's timeouts.
+    pub mcp: McpConfig,
+}
+
+/// What the MCP client needs from the configuration.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// `mcpServers` of `settings.json` as written (`Null` when absent).
+    pub servers: serde_json::Value,
+    /// How long connecting to a server may take (`IAC_CODE_MCP_CONNECT_TIMEOUT`, 10 s).
+    pub connect_timeout: Duration,
+    /// How long one MCP tool call may take (`IAC_CODE_MCP_CALL_TIMEOUT`, 600 s).
+    pub call_timeout: Duration,
+    /// The site CA for HTTP servers (`IAC_CODE_CA_FILE`).
+    pub tls: Option<ureq::tls::TlsConfig>,
 }
 
 /// Limits of one prompt turn.
@@ -140,7 +155,9 @@ impl Config {
         let config_dir = config_dir(process)?;
         // The settings file sits under the environment: variables win.
         let layered = settings::layered(process, &config_dir)?;
-        Config::from_layered(config_dir, &layered)
+        let mut config = Config::from_layered(config_dir, &layered)?;
+        config.mcp.servers = layered.mcp_servers.unwrap_or_default();
+        Ok(config)
     }
 
     /// Builds the configuration from variables already layered over the settings file.
@@ -157,7 +174,21 @@ impl Config {
             env.get("IAC_CODE_INSTRUCTION_MEMORY_FILE").unwrap_or_else(|| "AGENTS.md".to_string());
         let http_token = env.get("IACCODE_ACP_HTTP_TOKEN").filter(|t| !t.trim().is_empty());
         let client_tools = policy::client_tools(env)?;
-        Ok(Config { config_dir, provider, limits, instructions_file, http_token, client_tools })
+        let mcp = McpConfig {
+            servers: serde_json::Value::Null,
+            connect_timeout: seconds(env, "IAC_CODE_MCP_CONNECT_TIMEOUT", 10.0)?,
+            call_timeout: seconds(env, "IAC_CODE_MCP_CALL_TIMEOUT", 600.0)?,
+            tls: tls(env)?,
+        };
+        Ok(Config {
+            config_dir,
+            provider,
+            limits,
+            instructions_file,
+            http_token,
+            client_tools,
+            mcp,
+        })
     }
 }
 

@@ -39,10 +39,15 @@ pub(super) const PROVIDER_KEYS: &[(&str, &str)] = &[
 pub(super) const TOP_KEYS: &[(&str, &str)] =
     &[("webFetch", "IAC_CODE_WEB_FETCH"), ("clientTools", "IAC_CODE_CLIENT_TOOLS")];
 
+/// The MCP servers' key (an object keyed by name, kept as JSON).
+pub const MCP_SERVERS: &str = "mcpServers";
+
 /// The environment, with the settings file underneath it.
 pub(super) struct Layered<'a> {
     env: &'a dyn Env,
     file: HashMap<&'static str, String>,
+    /// `mcpServers`, as written (read by the MCP client, which knows its shapes).
+    pub(super) mcp_servers: Option<Value>,
 }
 
 impl Layered<'_> {
@@ -64,7 +69,7 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Layered { env, file: HashMap::new() });
+            return Ok(Layered { env, file: HashMap::new(), mcp_servers: None });
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
@@ -99,11 +104,24 @@ pub(super) fn from_value<'a>(
     let shown = path.display();
     let mut file = HashMap::new();
     for key in root.keys() {
-        if key != "provider" && key != "providers" && !TOP_KEYS.iter().any(|(k, _)| k == key) {
+        if key != "provider"
+            && key != "providers"
+            && key != MCP_SERVERS
+            && !TOP_KEYS.iter().any(|(k, _)| k == key)
+        {
             return Err(Error::Config(format!(
-                "{shown}: unknown key '{key}' (expected provider, providers, webFetch, clientTools)"
+                "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
+                 clientTools, mcpServers)"
             )));
         }
+    }
+    let mcp_servers = root.get(MCP_SERVERS).cloned();
+    if let Some(servers) = &mcp_servers
+        && !(servers.is_object() || servers.is_array())
+    {
+        return Err(Error::Config(format!(
+            "{shown}: mcpServers must be an object keyed by server name"
+        )));
     }
     for (key, var) in TOP_KEYS {
         if let Some(value) = root.get(*key) {
@@ -154,7 +172,7 @@ pub(super) fn from_value<'a>(
             }
         }
     }
-    Ok(Layered { env, file })
+    Ok(Layered { env, file, mcp_servers })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and

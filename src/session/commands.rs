@@ -1,4 +1,4 @@
-//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/help`. They arrive as prompt
+//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/help`. They arrive as prompt
 //! text, run on the prompt thread like a turn (so they queue behind nothing and can be
 //! cancelled), and answer with a message. Anything else starting with `/` is a prompt.
 
@@ -13,6 +13,7 @@ pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("compact", "Summarise the older conversation to free context", None),
     ("clear", "Start the model afresh (the conversation stays in the session)", None),
     ("rename", "Set the session's title", Some("new title")),
+    ("mcp", "Show the MCP servers: transport, status, tools, last error", None),
     ("help", "List the commands", None),
 ];
 
@@ -22,6 +23,7 @@ pub(super) enum Command {
     Compact,
     Clear,
     Rename(String),
+    Mcp,
     Help,
 }
 
@@ -44,6 +46,7 @@ pub(super) fn parse(text: &str) -> Option<Command> {
         "clear" => Some(Command::Clear),
         "rename" => Some(Command::Rename(arg.to_string())),
         "help" => Some(Command::Help),
+        "mcp" => Some(Command::Mcp),
         _ => None,
     }
 }
@@ -66,6 +69,7 @@ pub(super) fn run(
             }
             say(text);
         }
+        Command::Mcp => say(mcp_status(session)),
         Command::Rename(title) if title.is_empty() => say("Usage: `/rename <title>`".to_string()),
         Command::Rename(title) => {
             let title = crate::text::title(&title);
@@ -104,6 +108,33 @@ pub(super) fn run(
         }
     }
     done_without_llm()
+}
+
+/// `/mcp`: one line per server.
+fn mcp_status(session: &Session) -> String {
+    let servers = session.mcp.status();
+    if servers.is_empty() {
+        return "No MCP servers in this session. Add them in the client, with `iac-code mcp \
+                add`, or in the project's .mcp.json."
+            .to_string();
+    }
+    let mut text = String::from("MCP servers:\n");
+    for s in servers {
+        let transport = if s.transport.is_empty() { "?" } else { s.transport };
+        text.push_str(&format!(
+            "- `{}` ({transport}, from {}): {}, {} tool{}",
+            s.name,
+            if s.origin.is_empty() { "?" } else { s.origin },
+            s.state,
+            s.tools,
+            if s.tools == 1 { "" } else { "s" }
+        ));
+        if let Some(error) = s.error {
+            text.push_str(&format!("; last error: {error}"));
+        }
+        text.push('\n');
+    }
+    text
 }
 
 /// An empty outcome for commands that make no LLM request.

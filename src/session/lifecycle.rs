@@ -109,6 +109,9 @@ impl Manager {
             journal,
             state: Mutex::new(State { history: rebuilt.context, running: None }),
             jobs: crate::child::Jobs::default(),
+            mcp: crate::mcp::Servers::default(),
+            mcp_client: Mutex::default(),
+            mcp_project_asked: Mutex::default(),
         });
         self.insert(Arc::clone(&session));
         session

@@ -7,6 +7,7 @@ mod commands;
 mod files;
 mod id;
 mod lifecycle;
+mod mcp;
 mod meta;
 mod prompt;
 pub use prompt::RunningGuard;
@@ -95,6 +96,12 @@ pub struct Session {
     state: Mutex<State>,
     /// Processes its tool calls left running; killed when the session is dropped.
     pub jobs: crate::child::Jobs,
+    /// Its MCP servers (closed when the session closes or is dropped).
+    pub mcp: crate::mcp::Servers,
+    /// The client's `mcpServers` entries the servers were last started with.
+    mcp_client: Mutex<Option<Vec<serde_json::Value>>>,
+    /// The project `.mcp.json` content the user was last asked about in this session.
+    mcp_project_asked: Mutex<Option<String>>,
 }
 
 struct State {
@@ -227,6 +234,7 @@ impl Manager {
     pub fn close(&self, id: &SessionId) -> Result<()> {
         let session = self.get(id)?;
         self.cancel(&session.id);
+        session.mcp.close();
         lock(&self.sessions).remove(&session.id);
         self.release(&session.id);
         let _ = session.journal.sync();
@@ -275,6 +283,7 @@ impl Manager {
         }
         self.wait_idle(deadline, || false);
         for session in &sessions {
+            session.mcp.close();
             let _ = session.journal.sync();
         }
     }

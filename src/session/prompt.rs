@@ -90,6 +90,7 @@ fn run(
             commands::run(command, session, turn.as_ref(), &mut history, io.sink.as_ref())
         }
         (None, Some(provider)) => {
+            super::mcp::before_turn(services, session, &io, cancel);
             let parts = TurnParts::new(services, session, provider);
             let turn = parts.turn(services, session, cancel, &io);
             agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
@@ -183,6 +184,7 @@ impl<'a> TurnParts<'a> {
             recorder: session,
             jobs: &session.jobs,
             files: io.files.as_ref(),
+            external: &session.mcp,
         }
     }
 }

@@ -58,6 +58,8 @@ fn checked(rc: i32) -> io::Result<()> {
 
 /// SIGKILL, for callers that do not import libc.
 pub const SIGKILL: i32 = libc::SIGKILL;
+/// SIGTERM, for callers that do not import libc.
+pub const SIGTERM: i32 = libc::SIGTERM;
 
 /// Re-arms `listen(2)` on an already listening socket with a larger backlog (std uses 128),
 /// so that a burst of connections is queued instead of retried.

@@ -6,6 +6,7 @@ mod agent;
 mod bash;
 mod edit_file;
 mod exit_plan_mode;
+mod external;
 mod gate;
 mod glob;
 mod grep;
@@ -32,6 +33,7 @@ use serde_json::Value;
 use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
+pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
     Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
     TerminalCommand, TerminalRun,
@@ -69,6 +71,20 @@ pub enum Access {
     Write,
     /// Runs programs: asks.
     Execute,
+    /// A tool of an MCP server: asks whatever it claims (allow_always remembered per tool);
+    /// in plan mode only a `read_only` one (annotated `readOnlyHint`) may run, asked every
+    /// time.
+    Mcp {
+        /// Annotated `readOnlyHint: true` by its server.
+        read_only: bool,
+    },
+}
+
+impl Access {
+    /// Whether read-only sub-agents (explore, plan) may have it.
+    pub fn read_only(self) -> bool {
+        matches!(self, Access::Read | Access::Mcp { read_only: true })
+    }
 }
 
 /// What a tool gets to work with.
@@ -230,10 +246,10 @@ pub enum ToolError {
 
 /// One tool.
 pub trait Tool: Send + Sync {
-    /// Snake-case name, equal to the file name.
-    fn name(&self) -> &'static str;
+    /// Snake-case name, equal to the file name (an MCP tool: `mcp__<server>__<tool>`).
+    fn name(&self) -> &str;
     /// Description for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON schema of the arguments.
     fn schema(&self) -> Value;
     /// How clients show it.
@@ -285,7 +301,7 @@ impl Registry {
             .iter()
             // Their plans and modes are the parent's business.
             .filter(|t| !["agent", "exit_plan_mode", "update_plan"].contains(&t.name()))
-            .filter(|t| kind == SubAgentType::GeneralPurpose || t.access() == Access::Read)
+            .filter(|t| kind == SubAgentType::GeneralPurpose || t.access().read_only())
             .cloned()
             .collect();
         Registry { tools }
@@ -294,6 +310,11 @@ impl Registry {
     /// Looks a tool up by name.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools.iter().find(|t| t.name() == name).map(|t| t.as_ref())
+    }
+
+    /// Looks a tool up by name, as a shared handle.
+    pub fn get_arc(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
     }
 
     /// All tools, in a stable order.

@@ -1,6 +1,6 @@
 //! Shared test support for the `iac-code` integration tests: the command that starts the
-//! real binary, a scripted fake LLM, an ACP client driving the binary, ACP schema
-//! validation and scratch workspaces.
+//! real binary, a scripted fake LLM, scripted fake MCP servers, an ACP client driving the
+//! binary, ACP schema validation and scratch workspaces.
 
 #[allow(dead_code)]
 pub mod acp_client;
@@ -8,6 +8,8 @@ pub mod acp_client;
 pub mod command;
 #[allow(dead_code)]
 pub mod fake_llm;
+#[allow(dead_code)]
+pub mod fake_mcp;
 #[allow(dead_code)]
 pub mod http_client;
 #[allow(dead_code)]

@@ -11,7 +11,8 @@ use crate::session::SessionId;
 pub struct NewSessionRequest {
     /// Absolute working directory.
     pub cwd: String,
-    /// MCP servers (accepted; not connected yet).
+    /// MCP servers to connect for this session (read by `mcp::spec`, entry by entry: one
+    /// that cannot be used is reported, not refused).
     #[serde(default)]
     pub mcp_servers: Vec<Value>,
 }
@@ -29,6 +30,10 @@ pub struct NewSessionResponse {
     pub config_options: Vec<SessionConfigOption>,
     /// Models (the seed's legacy object).
     pub models: SessionModelState,
+    /// `{"iacCode": {"mcpServers": [{name, transport, status, tools, error}]}}` when the
+    /// session has MCP servers.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// Current and available modes.
@@ -213,7 +218,8 @@ pub struct LoadSessionRequest {
     pub session_id: SessionId,
     /// Absolute working directory.
     pub cwd: String,
-    /// MCP servers (accepted; not connected yet).
+    /// MCP servers to connect for this session (read by `mcp::spec`, entry by entry: one
+    /// that cannot be used is reported, not refused).
     #[serde(default)]
     pub mcp_servers: Vec<Value>,
 }

@@ -1,0 +1,188 @@
+//! Opening one connection: the transport, then `initialize` with version negotiation,
+//! `notifications/initialized`, and the tool list (every page). All of it inside one
+//! deadline; a failure closes what was opened and says why in one line.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::http::{HttpSetup, StreamableLink};
+use super::peer::{CallError, Link, Peer};
+use super::spec::{ServerSpec, Transport};
+use super::sse::SseLink;
+use super::stdio;
+
+/// Every MCP version this client speaks, newest first; `initialize` asks for the first.
+pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Pages of `tools/list` read at most.
+const MAX_PAGES: usize = 100;
+/// Tools taken from one server at most.
+const MAX_TOOLS: usize = 1000;
+
+/// What opening a connection needs besides the entry.
+#[derive(Clone)]
+pub struct Setup {
+    /// The session cwd (the stdio server's cwd and the root it is told about).
+    pub cwd: std::path::PathBuf,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// How long one tool call may take.
+    pub call_timeout: Duration,
+    /// The agent for HTTP servers (site CA, proxy).
+    pub agent: ureq::Agent,
+}
+
+/// A tool as the server describes it.
+#[derive(Debug, Clone)]
+pub struct RemoteTool {
+    pub name: String,
+    pub description: String,
+    pub schema: Value,
+    /// `annotations.title` or `title`.
+    pub title: Option<String>,
+    /// `annotations.readOnlyHint`.
+    pub read_only: bool,
+    /// `annotations.openWorldHint`.
+    pub open_world: bool,
+}
+
+/// An open connection.
+pub struct Conn {
+    pub(super) peer: Arc<Peer>,
+    /// The negotiated protocol version.
+    pub version: String,
+    /// `serverInfo` as "name version".
+    pub server_info: String,
+}
+
+impl Conn {
+    /// Ends the connection.
+    pub fn close(&self) {
+        self.peer.close();
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Connects to `spec` and reads its tools.
+pub fn connect(spec: &ServerSpec, setup: &Setup) -> Result<(Conn, Vec<RemoteTool>), String> {
+    let deadline = Instant::now() + setup.connect_timeout;
+    let peer = Peer::new(&spec.name, setup.cwd.clone());
+    let link: Arc<dyn Link> = match &spec.transport {
+        Transport::Stdio { command, args, env } => {
+            stdio::start(command, args, env, Path::new(&setup.cwd), &peer)?
+        }
+        Transport::Http { url, headers } => {
+            let http = HttpSetup {
+                agent: setup.agent.clone(),
+                url: url.clone(),
+                headers: headers.clone(),
+            };
+            StreamableLink::new(http, &peer)
+        }
+        Transport::Sse { url, headers } => {
+            let http = HttpSetup {
+                agent: setup.agent.clone(),
+                url: url.clone(),
+                headers: headers.clone(),
+            };
+            SseLink::start(http, &peer, setup.connect_timeout)?
+        }
+    };
+    peer.attach(Arc::clone(&link));
+    // From here on the connection closes with `conn` if anything fails.
+    let mut conn = Conn { peer, version: String::new(), server_info: String::new() };
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let params = json!({
+        "protocolVersion": VERSIONS[0],
+        "capabilities": { "roots": { "listChanged": false } },
+        "clientInfo": { "name": "iac-code", "version": env!("CARGO_PKG_VERSION") },
+    });
+    let answer = conn
+        .peer
+        .request("initialize", params, left(), None, &|_| {})
+        .map_err(|err| during("initialize", err))?;
+    let version = answer.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+    if !VERSIONS.contains(&version) {
+        return Err(format!(
+            "the server speaks MCP version '{version}', which this client does not know \
+             (it speaks {})",
+            VERSIONS.join(", ")
+        ));
+    }
+    conn.version = version.to_string();
+    link.set_version(version);
+    let info = &answer["serverInfo"];
+    conn.server_info = format!(
+        "{} {}",
+        info.get("name").and_then(Value::as_str).unwrap_or("?"),
+        info.get("version").and_then(Value::as_str).unwrap_or("")
+    )
+    .trim()
+    .to_string();
+    conn.peer.notify("notifications/initialized", Value::Null);
+    if answer.pointer("/capabilities/tools").is_none() {
+        return Ok((conn, Vec::new()));
+    }
+    let tools = list_tools(&conn, left()).map_err(|err| during("tools/list", err))?;
+    Ok((conn, tools))
+}
+
+fn during(step: &str, err: CallError) -> String {
+    match err {
+        CallError::Timeout(after) => {
+            format!("no answer to {step} within {} s", after.as_secs_f64().round())
+        }
+        other => format!("{step} failed: {other}"),
+    }
+}
+
+/// Every page of `tools/list`.
+pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Vec<RemoteTool>, CallError> {
+    let deadline = Instant::now() + timeout;
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = match &cursor {
+            Some(cursor) => json!({ "cursor": cursor }),
+            None => json!({}),
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        let page = conn.peer.request("tools/list", params, left, None, &|_| {})?;
+        for tool in page.get("tools").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(tool) = remote_tool(tool) {
+                tools.push(tool);
+            }
+        }
+        cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_string);
+        if cursor.is_none() || tools.len() >= MAX_TOOLS {
+            break;
+        }
+    }
+    tools.truncate(MAX_TOOLS);
+    Ok(tools)
+}
+
+fn remote_tool(tool: &Value) -> Option<RemoteTool> {
+    let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
+    let hint = |key: &str| tool.pointer(&format!("/annotations/{key}")).and_then(Value::as_bool);
+    let title = tool
+        .pointer("/annotations/title")
+        .or_else(|| tool.get("title"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Some(RemoteTool {
+        name: name.to_string(),
+        description: tool.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+        schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+        title,
+        read_only: hint("readOnlyHint") == Some(true),
+        open_world: hint("openWorldHint") == Some(true),
+    })
+}

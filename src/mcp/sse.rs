@@ -1,0 +1,164 @@
+//! The older HTTP+SSE transport (MCP 2024-11-05): a GET event stream whose `endpoint`
+//! event names where to POST (on the stream's own origin: the entry's headers, its
+//! credentials, never go to a host the user did not name), and whose `message` events
+//! carry everything the server sends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use super::http::{HttpSetup, read_events};
+use super::peer::{Link, Peer};
+use crate::sync::lock;
+
+/// The older HTTP+SSE transport.
+pub(super) struct SseLink {
+    setup: HttpSetup,
+    endpoint: Mutex<Option<String>>,
+    closed: Arc<AtomicBool>,
+}
+
+impl SseLink {
+    /// Opens the event stream and waits (at most `wait`) for the `endpoint` event.
+    pub(super) fn start(
+        setup: HttpSetup,
+        peer: &Arc<Peer>,
+        wait: Duration,
+    ) -> Result<Arc<SseLink>, String> {
+        let link = Arc::new(SseLink {
+            setup: setup.clone(),
+            endpoint: Mutex::new(None),
+            closed: Arc::new(AtomicBool::new(false)),
+        });
+        let (found_tx, found) = crossbeam_channel::bounded::<Result<String, String>>(1);
+        let peer = Arc::downgrade(peer);
+        let closed = Arc::clone(&link.closed);
+        let spawned = thread::Builder::new().name("mcp-sse".into()).spawn(move || {
+            let mut request = setup.agent.get(&setup.url).header("Accept", "text/event-stream");
+            for (name, value) in &setup.headers {
+                request = request.header(name, value);
+            }
+            let response = match request.call() {
+                Ok(response) if response.status().as_u16() == 200 => response,
+                Ok(response) => {
+                    let _ = found_tx
+                        .send(Err(format!("the event stream answered HTTP {}", response.status())));
+                    return;
+                }
+                Err(err) => {
+                    let _ = found_tx.send(Err(format!("cannot open the event stream: {err}")));
+                    return;
+                }
+            };
+            let mut found = Some(found_tx);
+            read_events(response.into_body().into_reader(), &mut |event, data| {
+                if closed.load(Ordering::SeqCst) {
+                    return false;
+                }
+                if event == "endpoint" {
+                    let resolved = same_origin(&setup.url, data.trim());
+                    if let Some(tx) = found.take() {
+                        let _ = tx.send(resolved);
+                    }
+                    return true;
+                }
+                match peer.upgrade() {
+                    Some(peer) => {
+                        peer.deliver(data.as_bytes());
+                        peer.broken().is_none()
+                    }
+                    None => false,
+                }
+            });
+            if let Some(tx) = found.take() {
+                let _ = tx.send(Err("the event stream ended before naming an endpoint".into()));
+            } else if let Some(peer) = peer.upgrade()
+                && !closed.load(Ordering::SeqCst)
+            {
+                peer.fail("the event stream closed".to_string());
+            }
+        });
+        spawned.map_err(|err| err.to_string())?;
+        let endpoint = match found.recv_timeout(wait) {
+            Ok(found) => found?,
+            Err(_) => {
+                link.close();
+                return Err(format!("no endpoint event within {} s", wait.as_secs()));
+            }
+        };
+        *lock(&link.endpoint) = Some(endpoint);
+        Ok(link)
+    }
+}
+
+impl Link for SseLink {
+    fn send(&self, message: &[u8]) -> Result<(), String> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err("the connection is closed".into());
+        }
+        let Some(endpoint) = lock(&self.endpoint).clone() else {
+            return Err("no endpoint yet".into());
+        };
+        let mut request =
+            self.setup.agent.post(&endpoint).header("Content-Type", "application/json");
+        for (name, value) in &self.setup.headers {
+            request = request.header(name, value);
+        }
+        let response = request.send(message).map_err(|err| err.to_string())?;
+        let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            Err(format!("HTTP {status} from {endpoint}"))
+        }
+    }
+
+    fn close(&self) {
+        // The stream's thread stops at the server's next event or when it closes.
+        self.closed.store(true, Ordering::SeqCst);
+    }
+}
+
+/// `endpoint` (absolute, or relative to `base`) if it has `base`'s origin: the entry's
+/// headers (its credentials) never go to a host the user did not name.
+fn same_origin(base: &str, endpoint: &str) -> Result<String, String> {
+    let origin = |url: &str| -> Option<String> {
+        let after = url.find("://")? + 3;
+        let end = url[after..].find(['/', '?', '#']).map_or(url.len(), |i| after + i);
+        Some(url[..end].to_ascii_lowercase())
+    };
+    let Some(base_origin) = origin(base) else { return Err(format!("bad url {base}")) };
+    let resolved = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+        endpoint.to_string()
+    } else if endpoint.starts_with('/') {
+        format!("{}{endpoint}", &base[..base_origin.len()])
+    } else {
+        let dir = base.rfind('/').filter(|&i| i >= base_origin.len()).map_or(base, |i| &base[..=i]);
+        let dir = if dir.len() == base_origin.len() { format!("{dir}/") } else { dir.to_string() };
+        format!("{dir}{endpoint}")
+    };
+    match origin(&resolved) {
+        Some(o) if o == base_origin => Ok(resolved),
+        _ => Err(format!("the server named an endpoint on another origin: {endpoint}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_stay_on_the_servers_origin() {
+        let base = "http://127.0.0.1:8080/sse";
+        assert_eq!(
+            same_origin(base, "/messages?s=1").unwrap(),
+            "http://127.0.0.1:8080/messages?s=1"
+        );
+        assert_eq!(same_origin(base, "messages").unwrap(), "http://127.0.0.1:8080/messages");
+        assert_eq!(same_origin("https://h/a/sse", "post").unwrap(), "https://h/a/post");
+        assert!(same_origin(base, "http://127.0.0.1:8080/x").is_ok());
+        assert!(same_origin(base, "http://evil.example/x").is_err());
+        assert!(same_origin(base, "http://127.0.0.1:8081/x").is_err());
+    }
+}

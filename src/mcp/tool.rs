@@ -1,0 +1,248 @@
+//! An MCP server's tool as one of ours: its model name, description and input schema (made
+//! acceptable to the provider APIs, and said so when it had to be changed), its kind and
+//! access from the annotations, and its call: through the server's connection, with
+//! progress shown live, cancel passed on, and the result turned into text for the model.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::conn::RemoteTool;
+use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+
+/// The server behind a tool: its name, and a call through its connection.
+pub(super) trait Calls: Send + Sync {
+    /// The server's name.
+    fn server(&self) -> &str;
+    /// Calls a tool (`params` of `tools/call`) for a running tool call.
+    fn call(&self, params: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+}
+
+/// One MCP tool, offered to the model as `name`.
+pub struct McpTool {
+    /// `mcp__<server>__<tool>`.
+    pub name: String,
+    /// The tool as its server named it.
+    pub remote: RemoteTool,
+    description: String,
+    schema: Value,
+    server: Arc<dyn Calls>,
+}
+
+impl McpTool {
+    pub(super) fn new(name: String, remote: RemoteTool, server: Arc<dyn Calls>) -> McpTool {
+        let (schema, changed) = model_schema(&remote.schema);
+        let mut description = if remote.description.trim().is_empty() {
+            format!("Tool '{}' of the MCP server '{}'.", remote.name, server.server())
+        } else {
+            remote.description.clone()
+        };
+        if let Some(changed) = changed {
+            log::warn!(
+                "MCP server {}: the input schema of {} was simplified: {changed}",
+                server.server(),
+                remote.name
+            );
+            description.push_str(&format!(
+                "\n(Its input schema was simplified for this model: {changed}. Follow the \
+                 description for the arguments.)"
+            ));
+        }
+        McpTool { name, remote, description, schema, server }
+    }
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn kind(&self) -> ToolKind {
+        match (self.remote.read_only, self.remote.open_world) {
+            (true, true) => ToolKind::Fetch,
+            (true, false) => ToolKind::Read,
+            _ => ToolKind::Other,
+        }
+    }
+
+    fn access(&self) -> Access {
+        Access::Mcp { read_only: self.remote.read_only }
+    }
+
+    fn describe(&self, _args: &Value, _ctx: &ToolContext) -> Invocation {
+        let shown = self.remote.title.as_deref().unwrap_or(&self.remote.name);
+        Invocation::plain(format!("{shown} (MCP server {})", self.server.server()))
+    }
+
+    fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let params = json!({ "name": self.remote.name, "arguments": args });
+        let result = self.server.call(params, ctx)?;
+        let text = result_text(&result);
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            let text =
+                if text.is_empty() { "the tool reported an error".to_string() } else { text };
+            return Err(ToolError::Model(text));
+        }
+        Ok(ToolOutput { text, raw: without_blobs(result), ..ToolOutput::default() })
+    }
+}
+
+/// The result's content as text: text as it is, resources and links as text, images and
+/// audio as a marker, and `structuredContent` as JSON when nothing else says anything.
+pub(super) fn result_text(result: &Value) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for item in result.get("content").and_then(Value::as_array).into_iter().flatten() {
+        let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+        match field("type") {
+            "text" => parts.push(field("text").to_string()),
+            kind @ ("image" | "audio") => {
+                let bytes = field("data").len() / 4 * 3;
+                parts.push(format!(
+                    "[{kind} ({}, {} KiB) returned by the tool; not shown to this model]",
+                    field("mimeType"),
+                    bytes.div_ceil(1024)
+                ));
+            }
+            "resource" => {
+                let resource = &item["resource"];
+                let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
+                match resource.get("text").and_then(Value::as_str) {
+                    Some(text) => parts.push(format!("[resource {uri}]\n{text}")),
+                    None => parts.push(format!("[binary resource {uri}; not shown]")),
+                }
+            }
+            "resource_link" => {
+                let mut line = format!("[resource link: {} <{}>]", field("name"), field("uri"));
+                if !field("description").is_empty() {
+                    line.push(' ');
+                    line.push_str(field("description"));
+                }
+                parts.push(line);
+            }
+            other => parts.push(format!("[content of type '{other}' not shown]")),
+        }
+    }
+    let said = parts.iter().any(|p| !p.trim().is_empty());
+    if !said && let Some(structured) = result.get("structuredContent") {
+        return serde_json::to_string_pretty(structured).unwrap_or_default();
+    }
+    parts.join("\n")
+}
+
+/// The result for `rawOutput`: base64 payloads replaced by their size.
+fn without_blobs(mut result: Value) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    if (key == "data" || key == "blob")
+                        && let Value::String(s) = v
+                        && s.len() > 256
+                    {
+                        *v = Value::String(format!("<{} base64 characters>", s.len()));
+                    } else {
+                        walk(v);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut result);
+    result
+}
+
+/// The schema offered to the model: an object schema the provider APIs accept. What had to
+/// change is returned, to be said in the description and the log, never dropped silently.
+pub(super) fn model_schema(schema: &Value) -> (Value, Option<String>) {
+    let empty = || json!({ "type": "object", "properties": {} });
+    let Some(object) = schema.as_object() else {
+        let why = if schema.is_null() { "the server gave none" } else { "it was not an object" };
+        return (empty(), (!schema.is_null()).then(|| why.to_string()));
+    };
+    match object.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return (empty(), Some(format!("its top-level type was {other}, not object")));
+        }
+    }
+    let mut out: Map<String, Value> = object.clone();
+    let mut changed = Vec::new();
+    out.insert("type".into(), Value::String("object".into()));
+    for key in ["$schema", "$id"] {
+        out.remove(key);
+    }
+    for key in ["oneOf", "anyOf", "allOf", "not", "enum", "if", "then", "else"] {
+        if out.remove(key).is_some() {
+            changed.push(format!("a top-level {key} was removed"));
+        }
+    }
+    match out.get("properties") {
+        Some(Value::Object(_)) => {}
+        None => {
+            out.insert("properties".into(), json!({}));
+        }
+        Some(_) => {
+            out.insert("properties".into(), json!({}));
+            changed.push("its properties were not an object".into());
+        }
+    }
+    if let Some(required) = out.get("required")
+        && !required.as_array().is_some_and(|r| r.iter().all(Value::is_string))
+    {
+        out.remove("required");
+        changed.push("its required list was not a list of names".into());
+    }
+    let changed = (!changed.is_empty()).then(|| changed.join(", "));
+    (Value::Object(out), changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_become_text() {
+        let result = json!({"content": [
+            {"type": "text", "text": "one"},
+            {"type": "image", "data": "A".repeat(4096), "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
+            {"type": "resource_link", "uri": "file:///b", "name": "b", "description": "the b"}
+        ]});
+        let text = result_text(&result);
+        assert!(text.starts_with("one\n[image (image/png, 3 KiB)"), "{text}");
+        assert!(text.contains("[resource file:///a]\nbody"), "{text}");
+        assert!(text.contains("[resource link: b <file:///b>] the b"), "{text}");
+        let structured = json!({"content": [], "structuredContent": {"answer": 42}});
+        assert!(result_text(&structured).contains("\"answer\": 42"));
+        let raw = without_blobs(result);
+        assert_eq!(raw["content"][1]["data"], "<4096 base64 characters>");
+    }
+
+    #[test]
+    fn schemas_are_made_acceptable_and_changes_said() {
+        let (plain, changed) = model_schema(&json!({"type": "object",
+            "properties": {"a": {"type": "string"}}, "required": ["a"], "$schema": "x"}));
+        assert_eq!(changed, None);
+        assert!(plain.get("$schema").is_none() && plain["required"][0] == "a");
+        let (fixed, changed) = model_schema(&json!({"anyOf": [{"type": "object"}]}));
+        assert_eq!(fixed["type"], "object");
+        assert!(changed.unwrap().contains("anyOf"));
+        let (fixed, changed) = model_schema(&json!({"type": "string"}));
+        assert_eq!(fixed, json!({"type": "object", "properties": {}}));
+        assert!(changed.unwrap().contains("not object"));
+        let (none, changed) = model_schema(&Value::Null);
+        assert_eq!(none["type"], "object");
+        assert_eq!(changed, None);
+    }
+}

@@ -1,0 +1,167 @@
+//! A session's MCP servers: which entries it gets (the client's, then `settings.json`'s,
+//! then an approved project `.mcp.json`'s), starting them as the session opens (bounded
+//! wait), and what happens at the start of a turn: a pending project file is put to the
+//! user, servers still connecting are waited for (bounded), and failures not yet told are
+//! told in a short message.
+
+use serde_json::{Value, json};
+
+use super::{Manager, PromptIo, Services, Session};
+use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use crate::cancel::CancelToken;
+use crate::mcp::project::ProjectFile;
+use crate::mcp::spec::parse_servers;
+use crate::mcp::{self, BadEntry, Origin, ServerSpec};
+use crate::permission::{Answer, Question};
+use crate::sync::lock;
+use crate::tools::ToolKind;
+
+impl Manager {
+    /// Starts the session's MCP servers: the client's `entries` first, then the settings'
+    /// and an approved project file's. Returns when all are connected or failed, or when
+    /// the connect timeout has passed (the rest go on connecting).
+    pub fn attach_mcp(&self, session: &Session, entries: &[Value]) {
+        {
+            let mut attached = lock(&session.mcp_client);
+            if attached.as_deref() == Some(entries) {
+                return; // open already, with these servers: they stay as they are
+            }
+            *attached = Some(entries.to_vec());
+        }
+        let config = &self.services.config;
+        let client = parse_servers(&Value::Array(entries.to_vec()), Origin::Client);
+        let settings = parse_servers(&config.mcp.servers, Origin::Settings);
+        let project = match ProjectFile::find(&session.root) {
+            Some(file) if file.approved(&config.config_dir) => file.servers(),
+            _ => Vec::new(),
+        };
+        let all = mcp::merge(vec![client, settings, project]);
+        if all.is_empty() && session.mcp.is_empty() {
+            return;
+        }
+        start(&self.services, session, all, true);
+    }
+}
+
+impl Manager {
+    /// Whether opening `session` with the client's `entries` starts any MCP server.
+    pub fn mcp_configured(&self, session: &Session, entries: &[Value]) -> bool {
+        let config = &self.services.config;
+        if lock(&session.mcp_client).as_deref() == Some(entries) {
+            return false;
+        }
+        !entries.is_empty()
+            || !session.mcp.is_empty()
+            || parse_servers(&config.mcp.servers, Origin::Settings).into_iter().next().is_some()
+            || ProjectFile::find(&session.root).is_some_and(|f| f.approved(&config.config_dir))
+    }
+}
+
+fn start(
+    services: &Services,
+    session: &Session,
+    entries: Vec<Result<ServerSpec, BadEntry>>,
+    fresh: bool,
+) {
+    let config = &services.config.mcp;
+    let setup =
+        mcp::setup(&session.root, config.connect_timeout, config.call_timeout, config.tls.as_ref());
+    if fresh {
+        session.mcp.start(entries, &setup);
+    } else {
+        session.mcp.add(entries, &setup);
+    }
+    session.mcp.wait(config.connect_timeout + SETTLE);
+}
+
+/// Beyond the connect timeout, the time a connecting thread has to record its failure.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Before a turn: the project file's question, servers still connecting, failures to tell.
+pub(super) fn before_turn(
+    services: &Services,
+    session: &Session,
+    io: &PromptIo,
+    cancel: &CancelToken,
+) {
+    if let Some(file) = ProjectFile::find(&session.root) {
+        let config_dir = &services.config.config_dir;
+        let asked = lock(&session.mcp_project_asked).as_deref() == Some(file.text.as_str());
+        if !asked && !file.approved(config_dir) {
+            *lock(&session.mcp_project_asked) = Some(file.text.clone());
+            if ask_project(&file, io, cancel) {
+                if let Err(err) = file.approve(config_dir) {
+                    log::error!("cannot remember the approval of {}: {err}", file.path.display());
+                }
+                let taken: Vec<String> = session.mcp.status().into_iter().map(|s| s.name).collect();
+                let new: Vec<_> = file
+                    .servers()
+                    .into_iter()
+                    .filter(|e| {
+                        let name = match e {
+                            Ok(spec) => &spec.name,
+                            Err(bad) => &bad.name,
+                        };
+                        !taken.contains(name)
+                    })
+                    .collect();
+                start(services, session, new, false);
+            }
+        }
+    }
+    session.mcp.wait(services.config.mcp.connect_timeout + SETTLE);
+    let notices = session.mcp.take_notices();
+    if !notices.is_empty() {
+        let text = notices.iter().map(|n| format!("[{n}]")).collect::<Vec<_>>().join("\n");
+        io.sink.emit(AgentEvent::Notice(format!("{text}\n\n")));
+    }
+}
+
+/// Asks whether to start the servers of a project file; true if approved.
+fn ask_project(file: &ProjectFile, io: &PromptIo, cancel: &CancelToken) -> bool {
+    let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
+    let names = file.names();
+    let title = format!(
+        "Start the MCP servers of {} ({})? They run programs of this project.",
+        file.path.display(),
+        names.join(", ")
+    );
+    let input = json!({ "path": file.path, "servers": names });
+    let locations = vec![(file.path.clone(), None)];
+    io.sink.emit(AgentEvent::ToolCall(ToolCallStart {
+        id: id.clone(),
+        title: title.clone(),
+        kind: ToolKind::Other,
+        input: input.clone(),
+        locations: locations.clone(),
+        parent: None,
+    }));
+    let question = Question {
+        tool_call_id: id.clone(),
+        tool: "mcp_project".to_string(),
+        title,
+        kind: ToolKind::Other,
+        input,
+        locations,
+        offer_always: false,
+        choices: vec![
+            ("approve", "Approve this file and start its servers".to_string(), Answer::AllowAlways),
+            ("decline", "Do not start them".to_string(), Answer::RejectOnce),
+        ],
+    };
+    let approved = io.asker.ask(&question, cancel).allows();
+    let text = if approved {
+        format!("Approved {}; its servers are starting.", file.path.display())
+    } else {
+        format!("Not approved: the servers of {} were not started.", file.path.display())
+    };
+    io.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
+        id,
+        ok: approved,
+        text,
+        raw: Value::Null,
+        diff: None,
+        terminal: None,
+    }));
+    approved
+}
