@@ -80,6 +80,7 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
     let progress = |_: String| {};
     let jobs = iac_code::child::Jobs::default();
     let ctx = ToolContext {
+        images: false,
         cwd: root,
         cancel: &cancel,
         config_dir: Path::new("/nonexistent"),
@@ -95,7 +96,7 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
     let started = Instant::now();
     // Judged first, as the permission gate does, then opened as judged.
     let invocation = tool.describe(&args, &ctx);
-    let ctx = ToolContext { targets: &invocation.targets, ..ctx };
+    let ctx = ToolContext { images: false, targets: &invocation.targets, ..ctx };
     let out = tool.run(&args, &ctx);
     let elapsed = started.elapsed();
     assert!(out.is_ok(), "{} failed", tool.name());

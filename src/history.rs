@@ -28,6 +28,8 @@ pub enum ChatMessage {
         content: String,
         /// Whether the call failed.
         is_error: bool,
+        /// Images the tool returned (only when the model accepts images).
+        images: Vec<Image>,
     },
 }
 
@@ -89,7 +91,12 @@ pub fn close_unanswered(history: &mut Vec<ChatMessage>, reason: &str) -> usize {
 
 /// The error result of a tool call that never ran (or whose run was lost), saying why.
 pub fn error_result(call_id: String, reason: &str) -> ChatMessage {
-    ChatMessage::ToolResult { call_id, content: reason.to_string(), is_error: true }
+    ChatMessage::ToolResult {
+        call_id,
+        content: reason.to_string(),
+        is_error: true,
+        images: Vec::new(),
+    }
 }
 
 /// Histories for unit tests, built in one line each.
@@ -118,7 +125,12 @@ pub mod fixtures {
 
     /// A successful tool result.
     pub fn result(id: &str, content: &str) -> ChatMessage {
-        ChatMessage::ToolResult { call_id: id.into(), content: content.into(), is_error: false }
+        ChatMessage::ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error: false,
+            images: Vec::new(),
+        }
     }
 }
 
@@ -136,7 +148,8 @@ mod tests {
             Some(&ChatMessage::ToolResult {
                 call_id: "b".into(),
                 content: "cancelled".into(),
-                is_error: true
+                is_error: true,
+                images: Vec::new(),
             })
         );
         assert_eq!(close_unanswered(&mut history, "cancelled"), 0);

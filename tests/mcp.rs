@@ -489,3 +489,35 @@ fn a_call_timeout_and_a_flood_fail_the_call_not_the_agent() {
     };
     assert!(agent_text(&msgs).contains("line over 16 MiB"), "{}", agent_text(&msgs));
 }
+
+#[test]
+fn an_image_reaches_a_model_that_takes_images() {
+    let ws = Workspace::new("mcp-image");
+    let script = Script::with_tools(vec![FakeTool::new("shot", Behaviour::Image)]);
+    let (entry, _server) = stdio_entry("cam", &script, ws.root());
+    let llm =
+        FakeLlm::start(vec![tool_reply("1", "mcp__cam__shot", json!({})), text_reply("a dot")]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_IMAGES", "true")]);
+    acp.initialize();
+    let (session, _) = open(&mut acp, &ws.project(), json!([entry]));
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let (_, response) = acp.prompt(&session, "take a picture");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert!(tool_results(&llm, 1)[0].contains("[image (image/png, 1 KiB) attached]"));
+    let messages = llm.requests()[1].body["messages"].as_array().unwrap().clone();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user", "the image follows the tool message");
+    let url = last["content"][1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
+    // It is journalled: after a restart the model still sees it.
+    acp.close_stdin();
+    assert!(acp.wait_exit(WAIT).is_some());
+    llm.push(text_reply("still a dot"));
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_IMAGES", "true")]);
+    acp.initialize();
+    let (_, response) = acp.open_session("session/load", &session, &ws.project());
+    assert!(response.get("result").is_some(), "{response}");
+    acp.prompt(&session, "what was it?");
+    let body = llm.requests()[2].body.to_string();
+    assert!(body.contains("data:image/png;base64,iVBOR"), "the image is in the context again");
+}

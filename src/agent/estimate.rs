@@ -27,7 +27,9 @@ pub(super) fn request(request: &ChatRequest) -> u64 {
                             .map(|c| c.arguments.len() + c.name.len() + 16)
                             .sum::<usize>()
                 }
-                ChatMessage::ToolResult { content, .. } => content.len(),
+                ChatMessage::ToolResult { content, images, .. } => {
+                    content.len() + images.len() * IMAGE_BYTES
+                }
             };
     }
     for tool in request.tools {

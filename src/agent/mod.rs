@@ -165,6 +165,8 @@ pub struct Turn<'a> {
     pub files: &'a dyn crate::tools::ClientTools,
     /// Tools that come and go (the session's MCP servers'), looked at for every request.
     pub external: &'a dyn ExternalTools,
+    /// Whether the model accepts images (tool results may then carry them).
+    pub images: bool,
 }
 
 impl<'a> Turn<'a> {

@@ -38,6 +38,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         jobs: turn.jobs,
         files: turn.files,
         terminal: &terminal,
+        images: turn.images,
     };
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
@@ -273,6 +274,7 @@ fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String) -> ChatMessage {
         call_id: call.id.clone(),
         content: message.clone(),
         is_error: true,
+        images: Vec::new(),
     };
     turn.recorder.message(&result);
     let raw = serde_json::json!({ "error": message });
@@ -293,6 +295,7 @@ fn succeed(turn: &Turn, id: &str, call: &ToolUse, output: ToolOutput) -> ChatMes
         call_id: call.id.clone(),
         content: text.clone(),
         is_error: false,
+        images: output.images,
     };
     turn.recorder.message(&result);
     turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {

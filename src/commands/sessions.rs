@@ -121,7 +121,7 @@ fn message_json(message: &ChatMessage) -> Value {
             "thinking": thinking,
             "toolCalls": tool_calls.iter().map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments})).collect::<Vec<_>>(),
         }),
-        ChatMessage::ToolResult { call_id, content, is_error } => {
+        ChatMessage::ToolResult { call_id, content, is_error, .. } => {
             json!({"role": "tool", "callId": call_id, "content": content, "isError": is_error})
         }
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::conn::RemoteTool;
+use crate::history::Image;
 use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// The server behind a tool: its name, and a call through its connection.
@@ -85,31 +86,37 @@ impl Tool for McpTool {
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let params = json!({ "name": self.remote.name, "arguments": args });
         let result = self.server.call(params, ctx)?;
-        let text = result_text(&result);
+        let (text, images) = result_content(&result, ctx.images);
         if result.get("isError").and_then(Value::as_bool) == Some(true) {
             let text =
                 if text.is_empty() { "the tool reported an error".to_string() } else { text };
             return Err(ToolError::Model(text));
         }
-        Ok(ToolOutput { text, raw: without_blobs(result), ..ToolOutput::default() })
+        Ok(ToolOutput { text, raw: without_blobs(result), images, ..ToolOutput::default() })
     }
 }
 
-/// The result's content as text: text as it is, resources and links as text, images and
-/// audio as a marker, and `structuredContent` as JSON when nothing else says anything.
-pub(super) fn result_text(result: &Value) -> String {
+/// The result's content for the model: text as it is, resources and links as text, images
+/// as images when the model takes them (`images`), else (and audio) as a marker, and
+/// `structuredContent` as JSON when nothing else says anything.
+pub(super) fn result_content(result: &Value, images: bool) -> (String, Vec<Image>) {
     let mut parts: Vec<String> = Vec::new();
+    let mut attached = Vec::new();
     for item in result.get("content").and_then(Value::as_array).into_iter().flatten() {
         let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
         match field("type") {
             "text" => parts.push(field("text").to_string()),
             kind @ ("image" | "audio") => {
-                let bytes = field("data").len() / 4 * 3;
-                parts.push(format!(
-                    "[{kind} ({}, {} KiB) returned by the tool; not shown to this model]",
-                    field("mimeType"),
-                    bytes.div_ceil(1024)
-                ));
+                let (mime, data) = (field("mimeType"), field("data"));
+                let kib = (data.len() / 4 * 3).div_ceil(1024);
+                if kind == "image" && images && mime.starts_with("image/") && !data.is_empty() {
+                    parts.push(format!("[image ({mime}, {kib} KiB) attached]"));
+                    attached.push(Image { mime: mime.to_string(), data: data.to_string() });
+                } else {
+                    parts.push(format!(
+                        "[{kind} ({mime}, {kib} KiB) returned by the tool; not shown to this model]"
+                    ));
+                }
             }
             "resource" => {
                 let resource = &item["resource"];
@@ -132,9 +139,9 @@ pub(super) fn result_text(result: &Value) -> String {
     }
     let said = parts.iter().any(|p| !p.trim().is_empty());
     if !said && let Some(structured) = result.get("structuredContent") {
-        return serde_json::to_string_pretty(structured).unwrap_or_default();
+        return (serde_json::to_string_pretty(structured).unwrap_or_default(), attached);
     }
-    parts.join("\n")
+    (parts.join("\n"), attached)
 }
 
 /// The result for `rawOutput`: base64 payloads replaced by their size.
@@ -219,12 +226,17 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
             {"type": "resource_link", "uri": "file:///b", "name": "b", "description": "the b"}
         ]});
-        let text = result_text(&result);
-        assert!(text.starts_with("one\n[image (image/png, 3 KiB)"), "{text}");
+        let (text, images) = result_content(&result, false);
+        assert!(images.is_empty());
+        assert!(text.starts_with("one\n[image (image/png, 3 KiB) returned"), "{text}");
+        let (shown, images) = result_content(&result, true);
+        assert!(shown.starts_with("one\n[image (image/png, 3 KiB) attached]"), "{shown}");
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].mime, "image/png");
         assert!(text.contains("[resource file:///a]\nbody"), "{text}");
         assert!(text.contains("[resource link: b <file:///b>] the b"), "{text}");
         let structured = json!({"content": [], "structuredContent": {"answer": 42}});
-        assert!(result_text(&structured).contains("\"answer\": 42"));
+        assert!(result_content(&structured, false).0.contains("\"answer\": 42"));
         let raw = without_blobs(result);
         assert_eq!(raw["content"][1]["data"], "<4096 base64 characters>");
     }

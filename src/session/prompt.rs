@@ -150,7 +150,9 @@ struct TurnParts<'a> {
 impl<'a> TurnParts<'a> {
     fn new(services: &Services, session: &Session, provider: &'a dyn Provider) -> TurnParts<'a> {
         let model = lock(&session.settings).model.clone();
-        let tool_names: Vec<&str> = services.tools.iter().map(|t| t.name()).collect();
+        let mcp = crate::tools::ExternalTools::current(&session.mcp);
+        let tool_names: Vec<&str> =
+            services.tools.iter().map(|t| t.name()).chain(mcp.iter().map(|t| t.name())).collect();
         let system = agent::prompt::system_prompt(
             &session.root,
             &model,
@@ -185,6 +187,7 @@ impl<'a> TurnParts<'a> {
             jobs: &session.jobs,
             files: io.files.as_ref(),
             external: &session.mcp,
+            images: services.config.provider.as_ref().is_ok_and(|p| p.images),
         }
     }
 }

@@ -68,6 +68,9 @@ pub enum Record {
         /// Whether it failed.
         #[serde(rename = "isError")]
         is_error: bool,
+        /// Images the tool returned.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageRecord>,
     },
     /// The model's context was cut back to its first `len` messages (after a refusal).
     Rewind {
@@ -159,10 +162,14 @@ impl Record {
                     })
                     .collect(),
             },
-            ChatMessage::ToolResult { call_id, content, is_error } => Record::ToolResult {
+            ChatMessage::ToolResult { call_id, content, is_error, images } => Record::ToolResult {
                 call_id: call_id.clone(),
                 content: content.clone(),
                 is_error: *is_error,
+                images: images
+                    .iter()
+                    .map(|i| ImageRecord { mime: i.mime.clone(), data: i.data.clone() })
+                    .collect(),
             },
         }
     }
@@ -196,10 +203,14 @@ impl Record {
                     })
                     .collect(),
             },
-            Record::ToolResult { call_id, content, is_error } => ChatMessage::ToolResult {
+            Record::ToolResult { call_id, content, is_error, images } => ChatMessage::ToolResult {
                 call_id: call_id.clone(),
                 content: content.clone(),
                 is_error: *is_error,
+                images: images
+                    .iter()
+                    .map(|i| Image { mime: i.mime.clone(), data: i.data.clone() })
+                    .collect(),
             },
             Record::Start { .. }
             | Record::Rewind { .. }

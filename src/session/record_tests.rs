@@ -41,7 +41,12 @@ fn records_round_trip_and_rebuild() {
                 arguments: "{}".into(),
             }],
         },
-        Record::ToolResult { call_id: "c1".into(), content: "x".into(), is_error: false },
+        Record::ToolResult {
+            call_id: "c1".into(),
+            content: "x".into(),
+            is_error: false,
+            images: Vec::new(),
+        },
         Record::Compact { summary: "S".into(), keep: 0, before: 10, after: 2 },
         Record::Title { title: "T".into() },
         Record::User { text: "again".into(), images: Vec::new() },
@@ -71,6 +76,11 @@ fn records_round_trip_and_rebuild() {
     let repairs = rebuilt.repairs();
     assert_eq!(
         repairs,
-        [Record::ToolResult { call_id: "c2".into(), content: INTERRUPTED.into(), is_error: true }]
+        [Record::ToolResult {
+            call_id: "c2".into(),
+            content: INTERRUPTED.into(),
+            is_error: true,
+            images: Vec::new(),
+        }]
     );
 }

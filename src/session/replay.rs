@@ -23,6 +23,7 @@ pub fn events(
     let progress = |_: String| {};
     let jobs = crate::child::Jobs::default();
     let ctx = ToolContext {
+        images: false,
         cwd,
         cancel: &cancel,
         config_dir,
@@ -72,7 +73,7 @@ pub fn events(
                     ids.insert(call.id.as_str(), (id, plan));
                 }
             }
-            ChatMessage::ToolResult { call_id, content, is_error } => {
+            ChatMessage::ToolResult { call_id, content, is_error, .. } => {
                 if let Some((id, plan)) = ids.remove(call_id.as_str()) {
                     out.push(AgentEvent::ToolDone(ToolCallEnd {
                         id,

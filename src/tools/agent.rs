@@ -1,11 +1,12 @@
 //! `agent`: delegates a task to a sub-agent with its own history and a narrower tool set
 //! (no nested `agent`; `explore` and `plan` are read-only). The loop itself lives in
-//! `agent::sub_agent`, reached through `ToolContext::delegate`.
+//! `agent::sub_agent`, reached through `ToolContext::delegate` (the `Delegate` trait and the
+//! request and report types live here).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Access, Invocation, SubAgentRequest, SubAgentType, Tool, ToolContext, ToolError};
+use super::{Access, Invocation, Tool, ToolContext, ToolError};
 use super::{ToolKind, ToolOutput, parse_args};
 
 pub struct Agent;
@@ -123,4 +124,60 @@ impl Tool for Agent {
         });
         Ok(ToolOutput { text, raw, diff: None, ..ToolOutput::default() })
     }
+}
+
+/// The kinds of sub-agent the `agent` tool can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubAgentType {
+    /// Every tool but `agent`.
+    GeneralPurpose,
+    /// Read-only tools, to find things.
+    Explore,
+    /// Read-only tools, to design a change.
+    Plan,
+}
+
+impl SubAgentType {
+    /// The wire name.
+    pub fn id(self) -> &'static str {
+        match self {
+            SubAgentType::GeneralPurpose => "general-purpose",
+            SubAgentType::Explore => "explore",
+            SubAgentType::Plan => "plan",
+        }
+    }
+}
+
+/// A sub-agent task.
+#[derive(Debug, Clone)]
+pub struct SubAgentRequest {
+    pub kind: SubAgentType,
+    /// The task.
+    pub prompt: String,
+    /// A short description (for titles).
+    pub description: String,
+}
+
+/// What a sub-agent did.
+#[derive(Debug, Clone)]
+pub struct SubAgentReport {
+    /// Its final answer.
+    pub text: String,
+    /// Why it stopped (`end_turn`, `max_turn_requests`, ...).
+    pub stop: &'static str,
+    /// LLM requests made.
+    pub requests: u32,
+    /// Tool calls made, by tool name, in first-use order.
+    pub tool_calls: Vec<(String, u32)>,
+    /// Tool calls that failed or were denied.
+    pub failed_calls: u32,
+    /// Tokens used (input, output).
+    pub tokens: (u64, u64),
+}
+
+/// Runs sub-agents for the `agent` tool; implemented by the agent loop, so that tools never
+/// import `agent`. The sub-agent's text streams into the calling tool call's progress.
+pub trait Delegate {
+    /// Runs a sub-agent to its end. Blocks; honours the turn's cancel token.
+    fn run(&self, request: SubAgentRequest) -> Result<SubAgentReport, ToolError>;
 }

@@ -33,6 +33,7 @@ use serde_json::Value;
 use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
+pub use agent::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType};
 pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
     Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
@@ -112,62 +113,8 @@ pub struct ToolContext<'a> {
     pub files: &'a dyn ClientTools,
     /// Shows the client's terminal a call runs in (its id), in place of live output.
     pub terminal: &'a dyn Fn(&str),
-}
-
-/// The kinds of sub-agent the `agent` tool can start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubAgentType {
-    /// Every tool but `agent`.
-    GeneralPurpose,
-    /// Read-only tools, to find things.
-    Explore,
-    /// Read-only tools, to design a change.
-    Plan,
-}
-
-impl SubAgentType {
-    /// The wire name.
-    pub fn id(self) -> &'static str {
-        match self {
-            SubAgentType::GeneralPurpose => "general-purpose",
-            SubAgentType::Explore => "explore",
-            SubAgentType::Plan => "plan",
-        }
-    }
-}
-
-/// A sub-agent task.
-#[derive(Debug, Clone)]
-pub struct SubAgentRequest {
-    pub kind: SubAgentType,
-    /// The task.
-    pub prompt: String,
-    /// A short description (for titles).
-    pub description: String,
-}
-
-/// What a sub-agent did.
-#[derive(Debug, Clone)]
-pub struct SubAgentReport {
-    /// Its final answer.
-    pub text: String,
-    /// Why it stopped (`end_turn`, `max_turn_requests`, ...).
-    pub stop: &'static str,
-    /// LLM requests made.
-    pub requests: u32,
-    /// Tool calls made, by tool name, in first-use order.
-    pub tool_calls: Vec<(String, u32)>,
-    /// Tool calls that failed or were denied.
-    pub failed_calls: u32,
-    /// Tokens used (input, output).
-    pub tokens: (u64, u64),
-}
-
-/// Runs sub-agents for the `agent` tool; implemented by the agent loop, so that tools never
-/// import `agent`. The sub-agent's text streams into the calling tool call's progress.
-pub trait Delegate {
-    /// Runs a sub-agent to its end. Blocks; honours the turn's cancel token.
-    fn run(&self, request: SubAgentRequest) -> Result<SubAgentReport, ToolError>;
+    /// Whether the model accepts images (a tool may then return some).
+    pub images: bool,
 }
 
 /// How a particular call will be presented before it runs.
@@ -233,6 +180,8 @@ pub struct ToolOutput {
     pub mode: Option<&'static str>,
     /// The client terminal the call ran in (`bash` through the client).
     pub terminal: Option<String>,
+    /// Images for the model (only when `ToolContext::images` said it takes them).
+    pub images: Vec<crate::history::Image>,
 }
 
 /// A failed tool call.

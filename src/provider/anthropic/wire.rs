@@ -61,12 +61,24 @@ pub(super) fn request_body(req: &ChatRequest, config: &ProviderConfig) -> Value 
                 }
                 push("assistant", blocks);
             }
-            ChatMessage::ToolResult { call_id, content, is_error } => push(
-                "user",
-                vec![
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
-                ],
-            ),
+            ChatMessage::ToolResult { call_id, content, is_error, images } => {
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut blocks = vec![json!({"type": "text", "text": content})];
+                    blocks.extend(images.iter().map(|i| {
+                        json!({"type": "image", "source":
+                            {"type": "base64", "media_type": i.mime, "data": i.data}})
+                    }));
+                    Value::Array(blocks)
+                };
+                push(
+                    "user",
+                    vec![
+                        json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
+                    ],
+                )
+            }
         }
     }
     let tools: Vec<Value> = req

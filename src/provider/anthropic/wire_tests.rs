@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::history::{SignedThinking, ToolUse};
+use crate::history::{Image, SignedThinking, ToolUse};
 use crate::provider::ToolDef;
 
 #[test]
@@ -39,8 +39,18 @@ fn the_request_alternates_roles_and_sends_signed_thinking_back() {
                 ToolUse { id: "b".into(), name: "list_files".into(), arguments: String::new() },
             ],
         },
-        ChatMessage::ToolResult { call_id: "a".into(), content: "x = 1".into(), is_error: false },
-        ChatMessage::ToolResult { call_id: "b".into(), content: "denied".into(), is_error: true },
+        ChatMessage::ToolResult {
+            call_id: "a".into(),
+            content: "x = 1".into(),
+            is_error: false,
+            images: vec![Image { mime: "image/png".into(), data: "iVBO".into() }],
+        },
+        ChatMessage::ToolResult {
+            call_id: "b".into(),
+            content: "denied".into(),
+            is_error: true,
+            images: Vec::new(),
+        },
         ChatMessage::User { text: "and now?".into(), images: Vec::new() },
     ];
     let tools = [ToolDef {
@@ -78,6 +88,12 @@ fn the_request_alternates_roles_and_sends_signed_thinking_back() {
     assert_eq!(assistant[2]["input"], json!({"path": "x"}), "unsigned reasoning is not sent");
     assert_eq!(assistant[3]["input"], json!({}));
     let user = &body["messages"][2]["content"];
+    assert_eq!(
+        user[0]["content"],
+        json!([{"type": "text", "text": "x = 1"}, {"type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}]),
+        "a tool's image goes back inside its result"
+    );
     assert_eq!(
         user[1],
         json!({"type": "tool_result", "tool_use_id": "b", "content": "denied", "is_error": true})

@@ -78,6 +78,12 @@ struct WireToolDef<'a> {
     parameters: &'a Value,
 }
 
+/// An image as an OpenAI content part (a data URL).
+fn image_part(image: &crate::history::Image) -> serde_json::Value {
+    let url = format!("data:{};base64,{}", image.mime, image.data);
+    serde_json::json!({"type": "image_url", "image_url": {"url": url}})
+}
+
 /// Builds the request body. OpenAI's own API wants `max_completion_tokens`; the many
 /// compatible servers still expect `max_tokens`.
 pub(super) fn wire_request<'a>(
@@ -92,7 +98,15 @@ pub(super) fn wire_request<'a>(
         tool_calls: Vec::new(),
         tool_call_id: None,
     });
-    for message in req.messages {
+    // Images of tool results: a tool message carries text only, so they follow the run of
+    // tool messages in one user message.
+    let mut tool_images: Vec<serde_json::Value> = Vec::new();
+    for (i, message) in req.messages.iter().enumerate() {
+        if let ChatMessage::ToolResult { images, .. } = message {
+            tool_images.extend(images.iter().map(image_part));
+        }
+        let next_is_result =
+            matches!(req.messages.get(i + 1), Some(ChatMessage::ToolResult { .. }));
         messages.push(match message {
             ChatMessage::User { text, images } => WireMessage {
                 role: "user",
@@ -100,10 +114,7 @@ pub(super) fn wire_request<'a>(
                     Content::Text(text)
                 } else {
                     let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
-                    parts.extend(images.iter().map(|i| {
-                        let url = format!("data:{};base64,{}", i.mime, i.data);
-                        serde_json::json!({"type": "image_url", "image_url": {"url": url}})
-                    }));
+                    parts.extend(images.iter().map(image_part));
                     Content::Parts(parts)
                 }),
                 tool_calls: Vec::new(),
@@ -140,6 +151,17 @@ pub(super) fn wire_request<'a>(
                 tool_call_id: Some(call_id),
             },
         });
+        if !next_is_result && !tool_images.is_empty() {
+            let mut parts = vec![serde_json::json!({"type": "text",
+                "text": "The images the tool calls above returned:"})];
+            parts.append(&mut tool_images);
+            messages.push(WireMessage {
+                role: "user",
+                content: Some(Content::Parts(parts)),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+            });
+        }
     }
     let tools = req
         .tools
@@ -295,3 +317,7 @@ pub(super) struct WholeChoice<'a> {
     #[serde(default, borrow)]
     pub finish_reason: Option<Cow<'a, str>>,
 }
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;
