@@ -58,6 +58,18 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// Calls one tool and waits (at most `timeout`) for its result: `tools/call` without a
+    /// session around it (for `iac-code mcp` and the benchmarks).
+    pub fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let params = json!({ "name": name, "arguments": arguments });
+        self.peer.request("tools/call", params, timeout, None, &|_| {}).map_err(|e| e.to_string())
+    }
+
     /// Ends the connection.
     pub fn close(&self) {
         self.peer.close();
