@@ -75,19 +75,16 @@ impl AcpAgent {
             )));
         }
         let params = &request.params;
+        let sessions = &self.sessions;
+        let opened = |session, servers, with_id| {
+            setup::opened_with_mcp(sessions, request, outbox, session, servers, with_id)
+        };
         match method {
             "authenticate" => Ok(Some(json!({}))),
             "session/new" => {
                 let p: NewSessionRequest = decode(method, params)?;
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
-                setup::opened_with_mcp(
-                    &self.sessions,
-                    request,
-                    outbox,
-                    session,
-                    p.mcp_servers,
-                    true,
-                )
+                opened(session, p.mcp_servers, true)
             }
             "session/load" => {
                 let p: LoadSessionRequest = decode(method, params)?;
@@ -97,27 +94,13 @@ impl AcpAgent {
                 let p: LoadSessionRequest = decode(method, params)?;
                 let session =
                     self.sessions.resume(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                setup::opened_with_mcp(
-                    &self.sessions,
-                    request,
-                    outbox,
-                    session,
-                    p.mcp_servers,
-                    false,
-                )
+                opened(session, p.mcp_servers, false)
             }
             "session/fork" => {
                 let p: LoadSessionRequest = decode(method, params)?;
                 let session =
                     self.sessions.fork(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
-                setup::opened_with_mcp(
-                    &self.sessions,
-                    request,
-                    outbox,
-                    session,
-                    p.mcp_servers,
-                    true,
-                )
+                opened(session, p.mcp_servers, true)
             }
             "session/delete" => {
                 let p: SessionIdParams = decode(method, params)?;

@@ -9,20 +9,33 @@ use serde_json::Value;
 
 use super::recorded::Recorded;
 
-/// A parsed HTTP request.
-pub(super) struct HttpRequest {
-    pub(super) method: String,
-    pub(super) path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+/// A parsed HTTP request (the fake MCP servers read theirs with it too); header names
+/// lowercased.
+pub(crate) struct HttpRequest {
+    pub(crate) method: String,
+    /// The request target, query included.
+    pub(crate) path: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl HttpRequest {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
-    pub(super) fn wants_close(&self) -> bool {
+    /// The target without its query.
+    pub(crate) fn route(&self) -> &str {
+        self.path.split('?').next().unwrap_or_default()
+    }
+
+    /// The value of `name` in the query, as written (no percent-decoding).
+    pub(crate) fn query(&self, name: &str) -> Option<&str> {
+        let (_, query) = self.path.split_once('?')?;
+        query.split('&').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+    }
+
+    pub(crate) fn wants_close(&self) -> bool {
         self.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"))
     }
 
@@ -44,7 +57,7 @@ impl HttpRequest {
 }
 
 /// Reads one request; `None` on a clean EOF before a request line.
-pub(super) fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<Option<HttpRequest>> {
+pub(crate) fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<Option<HttpRequest>> {
     let mut line = String::new();
     loop {
         line.clear();

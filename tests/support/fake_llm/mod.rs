@@ -6,7 +6,7 @@
 //! stream encoders in `openai` and `anthropic`.
 
 mod anthropic;
-mod http;
+pub(crate) mod http;
 mod openai;
 mod recorded;
 mod script;

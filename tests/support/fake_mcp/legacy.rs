@@ -22,7 +22,7 @@ pub(super) fn serve(
     request: &HttpRequest,
 ) -> io::Result<bool> {
     let body = shared.record(request);
-    match (request.method.as_str(), request.path()) {
+    match (request.method.as_str(), request.route()) {
         ("GET", "/sse") => {
             let session = shared.new_session();
             write_sse_head(stream, &[])?;

@@ -121,7 +121,7 @@ impl Shared {
         self.update(|state| {
             state.requests.push(Seen {
                 method: request.method.clone(),
-                path: request.target.clone(),
+                path: request.path.clone(),
                 headers: request.headers.clone(),
                 body: body.clone().unwrap_or(Value::Null),
             });

@@ -25,7 +25,7 @@ pub(super) fn serve(
     request: &HttpRequest,
 ) -> io::Result<bool> {
     let body = shared.record(request);
-    if request.path() != "/mcp" {
+    if request.route() != "/mcp" {
         write_full(stream, 404, &[], None, b"")?;
         return Ok(true);
     }
