@@ -33,13 +33,53 @@ pub enum ChatMessage {
     },
 }
 
-/// An image in a prompt, as the client sent it.
+/// An image in a prompt, as the client sent it, or in a tool's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Image {
     /// MIME type, e.g. `image/png`.
     pub mime: String,
     /// Base64 data.
     pub data: String,
+}
+
+/// Image types both APIs accept.
+pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// The largest image sent, in characters of base64: Anthropic refuses more than 5 MiB of
+/// base64 (about 3.75 MiB of image).
+pub const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+
+impl Image {
+    /// An image both provider APIs accept (type, size, base64), or why it is not one. A
+    /// `data:` URI is taken for its payload.
+    pub fn checked(mime: &str, data: &str) -> Result<Image, String> {
+        let mut mime = mime.trim().to_ascii_lowercase();
+        if mime == "image/jpg" {
+            mime = "image/jpeg".into();
+        }
+        let mut data = data.trim();
+        if let Some(rest) = data.strip_prefix("data:")
+            && let Some((_, payload)) = rest.split_once(";base64,")
+        {
+            data = payload;
+        }
+        if !IMAGE_TYPES.contains(&mime.as_str()) {
+            return Err(format!("the type must be one of {}", IMAGE_TYPES.join(", ")));
+        }
+        if data.is_empty() {
+            return Err("it has no data".into());
+        }
+        if data.len() > MAX_IMAGE_BASE64 {
+            return Err(format!(
+                "{} KiB of base64 is over the 5 MiB limit (about 3.75 MiB of image)",
+                data.len() / 1024
+            ));
+        }
+        if !data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
+            return Err("its data is not base64".into());
+        }
+        Ok(Image { mime, data: data.to_string() })
+    }
 }
 
 /// One block of reasoning as the provider signed it.

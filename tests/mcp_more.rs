@@ -144,6 +144,7 @@ fn load_resume_and_fork_attach_the_servers_again_and_sub_agents_get_read_only_on
     let explore = json!({"subagent_type": "explore", "description": "look", "prompt": "look"});
     let llm = FakeLlm::start(vec![
         text_reply("first"),
+        text_reply("after load"),
         tool_reply("a1", "agent", explore),
         text_reply("the sub-agent's answer"),
         text_reply("parent done"),
@@ -159,6 +160,10 @@ fn load_resume_and_fork_attach_the_servers_again_and_sub_agents_get_read_only_on
         let (_, response) = acp.until_response(&id);
         assert_eq!(status(&response["result"], "repo")["status"], "ready", "{method}");
         acp.expect_commands(&session);
+        if method == "session/load" {
+            acp.prompt(&session, "still there?");
+            assert!(offered(&llm, 1).contains(&"mcp__repo__write".to_owned()), "tools after load");
+        }
         acp.call("session/close", json!({"sessionId": session}));
     }
     assert_eq!(with_method(&server.received(), "initialize").len(), 3);
@@ -169,8 +174,8 @@ fn load_resume_and_fork_attach_the_servers_again_and_sub_agents_get_read_only_on
     acp.expect_commands(&forked);
     acp.set_permission(Permission::AllowOnce);
     acp.prompt(&forked, "explore");
-    // Request 2 is the sub-agent's: read-only MCP tools only.
-    let sub = offered(&llm, 2);
+    // Request 3 is the sub-agent's: read-only MCP tools only.
+    let sub = offered(&llm, 3);
     assert!(sub.contains(&"mcp__repo__read".to_owned()), "{sub:?}");
     assert!(!sub.contains(&"mcp__repo__write".to_owned()), "{sub:?}");
 }
@@ -325,4 +330,25 @@ fn the_mcp_command_adds_lists_tests_and_removes_servers() {
     let mode = std::fs::metadata(ws.config().join("settings.json")).unwrap();
     assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o077, 0);
     assert!(settings.contains("mcpServers"));
+}
+
+#[test]
+fn a_cancel_over_http_tells_the_server_at_once() {
+    let ws = Workspace::new("mcp-http-cancel");
+    let script = Script::with_tools(vec![FakeTool::new("wait", Behaviour::Hang)]);
+    let server = HttpMcp::start(script, HttpKind::Streamable);
+    let llm = FakeLlm::start(vec![tool_reply("1", "mcp__web__wait", json!({}))]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let (session, _) = open(&mut acp, &ws.project(), json!([server.entry("web")]));
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let id = acp.start_prompt(&session, "wait");
+    assert!(server.wait_for(has_method("tools/call"), WAIT).is_some());
+    let started = std::time::Instant::now();
+    acp.notify("session/cancel", json!({"sessionId": session}));
+    let (_, response) = acp.until_response(&id);
+    assert_eq!(response["result"]["stopReason"], "cancelled");
+    assert!(started.elapsed() < Duration::from_secs(5), "at once");
+    assert!(server.wait_for(has_method("notifications/cancelled"), WAIT).is_some());
+    assert!(server.wait_hangs_ended(1, WAIT), "the held request ends");
 }

@@ -11,13 +11,6 @@ pub fn prompt_text(blocks: &[Value]) -> String {
     parts.join("\n\n")
 }
 
-/// Image types both APIs accept.
-const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
-
-/// The largest image sent, in characters of base64: Anthropic refuses more than 5 MiB of
-/// base64 (about 3.75 MiB of image).
-const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
-
 /// The prompt's text, and its images when the model accepts them. An image that is not
 /// sent (the model takes none, or this one is of a type or size no API accepts) stays a
 /// text marker that says why, so one bad block never fails the whole prompt.
@@ -47,33 +40,7 @@ pub fn prompt_input(blocks: &[Value], images: bool) -> (String, Vec<Image>) {
 /// The image of an `image` block, or why it cannot be sent.
 fn usable_image(block: &Value) -> Result<Image, String> {
     let field = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or("");
-    let mut mime = field("mimeType").trim().to_ascii_lowercase();
-    if mime == "image/jpg" {
-        mime = "image/jpeg".into();
-    }
-    let mut data = field("data").trim();
-    // Some clients send a data: URI rather than bare base64.
-    if let Some(rest) = data.strip_prefix("data:")
-        && let Some((_, payload)) = rest.split_once(";base64,")
-    {
-        data = payload;
-    }
-    if !IMAGE_TYPES.contains(&mime.as_str()) {
-        return Err(format!("the type must be one of {}", IMAGE_TYPES.join(", ")));
-    }
-    if data.is_empty() {
-        return Err("it has no data".into());
-    }
-    if data.len() > MAX_IMAGE_BASE64 {
-        return Err(format!(
-            "{} KiB of base64 is over the 5 MiB limit (about 3.75 MiB of image)",
-            data.len() / 1024
-        ));
-    }
-    if !data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
-        return Err("its data is not base64".into());
-    }
-    Ok(Image { mime, data: data.to_string() })
+    Image::checked(field("mimeType"), field("data"))
 }
 
 fn block_text(block: &Value) -> String {
@@ -159,7 +126,7 @@ mod tests {
             json!({"type":"image","mimeType":"image/bmp","data":"Qk0="}),
             json!({"type":"image","mimeType":"image/png","data":"not base64!"}),
             json!({"type":"image","mimeType":"image/png"}),
-            json!({"type":"image","mimeType":"image/gif","data":"R".repeat(MAX_IMAGE_BASE64 + 1)}),
+            json!({"type":"image","mimeType":"image/gif","data":"R".repeat(crate::history::MAX_IMAGE_BASE64 + 1)}),
         ];
         let (text, images) = prompt_input(&blocks, true);
         let sent: Vec<(&str, &str)> =

@@ -87,7 +87,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         permission::decide(
             settings.mode,
             &settings.memory,
-            tool.name(),
+            &tool.memory_key(),
             tool.access(),
             permission::Reach {
                 outside_cwd: invocation.outside_cwd,
@@ -122,7 +122,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
                 choices: Vec::new(),
             };
             let answer = turn.asker.ask(&question, turn.cancel);
-            lock(turn.settings).memory.record(tool.name(), answer);
+            lock(turn.settings).memory.record(&tool.memory_key(), answer);
             if !answer.allows() {
                 let message = if answer == Answer::Cancelled && turn.cancel.is_cancelled() {
                     CANCELLED_RESULT

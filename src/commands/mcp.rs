@@ -197,8 +197,12 @@ fn run_inner(command: &McpCommand) -> Result<u8> {
                         }
                     }
                     conn.close();
+                    // This process ends now: the server must not outlive it (a stdio
+                    // server's SIGKILL would otherwise come from a thread that dies first).
+                    crate::child::kill_descendants();
                 }
                 Err(why) => {
+                    crate::child::kill_descendants();
                     if *json {
                         print(
                             &mut out,

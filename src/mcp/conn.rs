@@ -19,7 +19,11 @@ pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-
 /// Pages of `tools/list` read at most.
 const MAX_PAGES: usize = 100;
 /// Tools taken from one server at most.
-const MAX_TOOLS: usize = 1000;
+const MAX_TOOLS: usize = 500;
+/// A tool description longer than this is cut (it goes to the model with every request).
+const MAX_DESCRIPTION: usize = 2048;
+/// An input schema larger than this (as JSON) is not passed on.
+const MAX_SCHEMA: usize = 32 << 10;
 
 /// What opening a connection needs besides the entry.
 #[derive(Clone)]
@@ -139,6 +143,7 @@ pub fn connect(spec: &ServerSpec, setup: &Setup) -> Result<(Conn, Vec<RemoteTool
     .trim()
     .to_string();
     conn.peer.notify("notifications/initialized", Value::Null);
+    link.opened();
     if answer.pointer("/capabilities/tools").is_none() {
         return Ok((conn, Vec::new()));
     }
@@ -182,17 +187,25 @@ pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Vec<RemoteTool>, Cal
 }
 
 fn remote_tool(tool: &Value) -> Option<RemoteTool> {
-    let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
+    // A name is sent back as it is: one that cannot be a sane name is left out.
+    let name =
+        tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty() && n.len() <= 256)?;
     let hint = |key: &str| tool.pointer(&format!("/annotations/{key}")).and_then(Value::as_bool);
     let title = tool
         .pointer("/annotations/title")
         .or_else(|| tool.get("title"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    let description = tool.get("description").and_then(Value::as_str).unwrap_or("");
+    let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+    // `Value::String` stands for a schema too large to pass on (`tool::model_schema` says so).
+    let size = schema.to_string().len();
+    let schema =
+        if size > MAX_SCHEMA { Value::String(format!("{} KiB", size >> 10)) } else { schema };
     Some(RemoteTool {
         name: name.to_string(),
-        description: tool.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
-        schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+        description: crate::text::clip(description, MAX_DESCRIPTION),
+        schema,
         title,
         read_only: hint("readOnlyHint") == Some(true),
         open_world: hint("openWorldHint") == Some(true),

@@ -1,15 +1,17 @@
 //! Streamable HTTP, and what both HTTP transports share (the agent, the event stream
-//! reader). Streamable HTTP: every message is a POST (`Accept:
-//! application/json, text/event-stream`); a request's answer comes as a JSON body or as an
-//! event stream read on its own thread (with any progress and server requests before it);
-//! `Mcp-Session-Id` from the `initialize` answer and `MCP-Protocol-Version` go on every
-//! later request with the entry's headers; an optional GET stream carries what the server
-//! says unprompted; closing DELETEs the session. A failed POST of a request is answered to
-//! its caller as a JSON-RPC error, so nothing waits for a reply that cannot come.
+//! reader). Streamable HTTP: every message is a POST (`Accept: application/json,
+//! text/event-stream`); a request's answer comes as a JSON body or as an event stream read
+//! on its own thread (with any progress and server requests before it) until our answer
+//! is in; `Mcp-Session-Id` from the `initialize` answer and `MCP-Protocol-Version` go on
+//! every later request with the entry's headers; an optional GET stream carries what the
+//! server says unprompted; closing DELETEs the session. An error status answers that
+//! request with a JSON-RPC error; a connection that fails or breaks mid-answer fails the
+//! server, so nothing waits for a reply that cannot come. Notifications are bounded by
+//! `NOTIFY_WAIT`; a cancel's notification is sent from its own thread.
 
 use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 use std::time::Duration;
 
@@ -18,6 +20,10 @@ use serde_json::{Value, json};
 use super::peer::{Link, Peer};
 use super::stdio::MAX_LINE;
 use crate::sync::lock;
+
+/// How long a POST that expects no answer (a notification, our answer to the server) or a
+/// DELETE may take.
+pub(super) const NOTIFY_WAIT: Duration = Duration::from_secs(10);
 
 /// A connection's HTTP settings.
 #[derive(Clone)]
@@ -28,7 +34,8 @@ pub(super) struct HttpSetup {
 }
 
 /// The agent every MCP HTTP connection uses: the site CA (if any) and proxy as for the
-/// providers; no overall deadline (calls are bounded by their callers, streams may idle).
+/// providers, no redirects; no overall deadline (calls are bounded by their callers,
+/// streams may idle).
 pub(super) fn agent(tls: Option<&ureq::tls::TlsConfig>, response: Duration) -> ureq::Agent {
     let mut builder = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -51,11 +58,19 @@ enum Failure {
     Broken(String),
 }
 
+impl Failure {
+    fn text(self) -> String {
+        match self {
+            Failure::Refused(why) | Failure::Broken(why) => why,
+        }
+    }
+}
+
 /// Streamable HTTP.
 pub(super) struct StreamableLink {
-    me: std::sync::Weak<StreamableLink>,
+    me: Weak<StreamableLink>,
     setup: HttpSetup,
-    peer: std::sync::Weak<Peer>,
+    peer: Weak<Peer>,
     session: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
     closed: AtomicBool,
@@ -75,18 +90,6 @@ impl StreamableLink {
         })
     }
 
-    fn request(&self, method: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
-        let url = &self.setup.url;
-        let mut request = match method {
-            "GET" => self.setup.agent.get(url),
-            _ => self.setup.agent.delete(url),
-        };
-        for (name, value) in self.headers() {
-            request = request.header(name, value);
-        }
-        request
-    }
-
     fn headers(&self) -> Vec<(String, String)> {
         let mut headers = self.setup.headers.clone();
         if let Some(session) = lock(&self.session).clone() {
@@ -98,8 +101,9 @@ impl StreamableLink {
         headers
     }
 
-    /// POSTs `message`; delivers the answer (JSON or an event stream) to the peer.
-    fn post(self: &Arc<Self>, message: Vec<u8>, id: Option<Value>) -> Result<(), Failure> {
+    /// POSTs `message`; the answer to request `id` (JSON or an event stream) goes to the
+    /// peer. `wait` bounds a POST that expects no answer.
+    fn post(&self, message: &[u8], id: Option<i64>, wait: Option<Duration>) -> Result<(), Failure> {
         let mut request = self
             .setup
             .agent
@@ -109,22 +113,21 @@ impl StreamableLink {
         for (name, value) in self.headers() {
             request = request.header(name, value);
         }
+        if let Some(wait) = wait {
+            request = request.config().timeout_global(Some(wait)).build();
+        }
         let response = request
-            .send(&message[..])
+            .send(message)
             .map_err(|err| Failure::Broken(format!("the request failed: {err}")))?;
         let status = response.status().as_u16();
         if let Some(session) = response.headers().get("mcp-session-id")
             && let Ok(session) = session.to_str()
         {
-            let mut slot = lock(&self.session);
-            if slot.is_none() {
-                *slot = Some(session.to_string());
-            }
+            lock(&self.session).get_or_insert_with(|| session.to_string());
         }
         let Some(peer) = self.peer.upgrade() else { return Ok(()) };
         if status == 404 && lock(&self.session).is_some() {
-            peer.fail("the server ended the MCP session (HTTP 404)".to_string());
-            return Ok(());
+            return Err(Failure::Broken("the server ended the MCP session (HTTP 404)".into()));
         }
         if !(200..300).contains(&status) {
             let mut body = response.into_body();
@@ -132,9 +135,7 @@ impl StreamableLink {
             let text = crate::text::one_line(&text, " ", 200);
             return Err(Failure::Refused(format!("HTTP {status}: {text}")));
         }
-        if status == 202 || id.is_none() {
-            return Ok(());
-        }
+        let Some(id) = id.filter(|_| status != 202) else { return Ok(()) };
         let event_stream = response
             .headers()
             .get("content-type")
@@ -142,10 +143,14 @@ impl StreamableLink {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let mut body = response.into_body();
         if event_stream {
-            read_events(body.into_reader(), &mut |_, data| {
+            // Until our answer is in: what comes after it is not ours to wait for.
+            let end = read_events(body.into_reader(), &mut |_, data| {
                 peer.deliver(data.as_bytes());
-                peer.broken().is_none()
+                peer.broken().is_none() && peer.is_waiting(id)
             });
+            if let Events::Broken(why) = end {
+                return Err(Failure::Broken(why));
+            }
         } else {
             let bytes = body
                 .with_config()
@@ -153,6 +158,9 @@ impl StreamableLink {
                 .read_to_vec()
                 .map_err(|err| Failure::Broken(format!("reading the answer failed: {err}")))?;
             peer.deliver(&bytes);
+        }
+        if peer.is_waiting(id) {
+            return Err(Failure::Broken("it ended its answer without the reply".into()));
         }
         Ok(())
     }
@@ -164,8 +172,12 @@ impl StreamableLink {
         }
         let link = Arc::clone(self);
         let _ = thread::Builder::new().name("mcp-listen".into()).spawn(move || {
-            let response = link.request("GET").header("Accept", "text/event-stream").call();
-            let Ok(response) = response else { return };
+            let mut request =
+                link.setup.agent.get(&link.setup.url).header("Accept", "text/event-stream");
+            for (name, value) in link.headers() {
+                request = request.header(name, value);
+            }
+            let Ok(response) = request.call() else { return };
             if response.status().as_u16() != 200 {
                 return;
             }
@@ -181,6 +193,25 @@ impl StreamableLink {
             );
         });
     }
+
+    /// POSTs a request on its own thread (its answer may take as long as the call).
+    fn request(self: Arc<Self>, message: Vec<u8>, id: i64) -> Result<(), String> {
+        let spawned = thread::Builder::new().name("mcp-post".into()).spawn(move || {
+            let result = self.post(&message, Some(id), None);
+            let Some(peer) = self.peer.upgrade() else { return };
+            match result {
+                Ok(()) => {}
+                Err(Failure::Refused(why)) => {
+                    let error = json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32603, "message": why}});
+                    peer.deliver(error.to_string().as_bytes());
+                }
+                Err(Failure::Broken(why)) if !self.closed.load(Ordering::SeqCst) => peer.fail(why),
+                Err(Failure::Broken(_)) => {}
+            }
+        });
+        spawned.map(|_| ()).map_err(|err| err.to_string())
+    }
 }
 
 impl Link for StreamableLink {
@@ -188,38 +219,20 @@ impl Link for StreamableLink {
         if self.closed.load(Ordering::SeqCst) {
             return Err("the connection is closed".into());
         }
+        let Some(this) = self.me.upgrade() else { return Err("the connection is closed".into()) };
         let parsed: Value = serde_json::from_slice(message).unwrap_or(Value::Null);
-        let id = parsed.get("method").and(parsed.get("id")).cloned();
-        let Some(this) = self.peer.upgrade().and_then(|_| self.me()) else {
-            return Err("the connection is closed".into());
-        };
-        match id {
-            // A request's answer may take as long as the call: read it on its own thread.
-            Some(id) => {
+        let method = parsed.get("method").and_then(Value::as_str).unwrap_or("");
+        match parsed.get("id").and_then(Value::as_i64) {
+            Some(id) if !method.is_empty() => this.request(message.to_vec(), id),
+            // Telling the server to stop never holds up the one who stopped.
+            _ if method == "notifications/cancelled" => {
                 let message = message.to_vec();
                 let spawned = thread::Builder::new().name("mcp-post".into()).spawn(move || {
-                    let result = this.post(message, Some(id.clone()));
-                    let Some(peer) = this.peer.upgrade() else { return };
-                    // An answer already delivered makes this one late, and ignored.
-                    let refused = |message: String| {
-                        let error = json!({"jsonrpc": "2.0", "id": id,
-                            "error": {"code": -32603, "message": message}});
-                        peer.deliver(error.to_string().as_bytes());
-                    };
-                    match result {
-                        Ok(()) => refused("the server ended its answer without a reply".into()),
-                        Err(Failure::Refused(why)) => refused(why),
-                        Err(Failure::Broken(why)) if !this.closed.load(Ordering::SeqCst) => {
-                            peer.fail(why);
-                        }
-                        Err(Failure::Broken(_)) => {}
-                    }
+                    let _ = this.post(&message, None, Some(NOTIFY_WAIT));
                 });
                 spawned.map(|_| ()).map_err(|err| err.to_string())
             }
-            None => this.post(message.to_vec(), None).map_err(|failure| match failure {
-                Failure::Refused(why) | Failure::Broken(why) => why,
-            }),
+            _ => this.post(message, None, Some(NOTIFY_WAIT)).map_err(Failure::text),
         }
     }
 
@@ -228,7 +241,11 @@ impl Link for StreamableLink {
             return;
         }
         if lock(&self.session).is_some() {
-            match self.request("DELETE").call() {
+            let mut request = self.setup.agent.delete(&self.setup.url);
+            for (name, value) in self.headers() {
+                request = request.header(name, value);
+            }
+            match request.config().timeout_global(Some(NOTIFY_WAIT)).build().call() {
                 Ok(response) => log::debug!("MCP session ended: HTTP {}", response.status()),
                 Err(err) => log::debug!("MCP session end failed: {err}"),
             }
@@ -237,31 +254,41 @@ impl Link for StreamableLink {
 
     fn set_version(&self, version: &str) {
         *lock(&self.version) = Some(version.to_string());
-        if let Some(this) = self.me() {
+    }
+
+    fn opened(&self) {
+        if let Some(this) = self.me.upgrade() {
             this.listen();
         }
     }
 }
 
-impl StreamableLink {
-    /// An owning handle to this link (threads it starts keep it alive).
-    fn me(&self) -> Option<Arc<StreamableLink>> {
-        self.me.upgrade()
-    }
+/// How an event stream ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Events {
+    /// The server closed it, or the reader stopped.
+    Ended,
+    /// It broke: a read failed, or an event was over `MAX_LINE`.
+    Broken(String),
 }
 
 /// Reads an event stream, calling `on_event(event, data)` for each event until it returns
-/// false or the stream ends. Lines are capped at `MAX_LINE`.
-pub(super) fn read_events(reader: impl Read, on_event: &mut dyn FnMut(&str, &str) -> bool) {
+/// false or the stream ends. Neither a line nor an event's data may pass `MAX_LINE`.
+pub(super) fn read_events(
+    reader: impl Read,
+    on_event: &mut dyn FnMut(&str, &str) -> bool,
+) -> Events {
     let mut reader = BufReader::with_capacity(16 << 10, reader);
     let mut line = Vec::new();
     let mut event = String::new();
     let mut data = String::new();
+    let too_big = || Events::Broken(format!("it sent an event over {} MiB", MAX_LINE >> 20));
     loop {
         line.clear();
         match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if line.len() > MAX_LINE => return,
+            Ok(0) => return Events::Ended,
+            Err(err) => return Events::Broken(format!("reading its event stream failed: {err}")),
+            Ok(_) if line.len() > MAX_LINE => return too_big(),
             Ok(_) => {}
         }
         let text = String::from_utf8_lossy(&line);
@@ -270,7 +297,7 @@ pub(super) fn read_events(reader: impl Read, on_event: &mut dyn FnMut(&str, &str
             if !data.is_empty() || !event.is_empty() {
                 let name = if event.is_empty() { "message" } else { event.as_str() };
                 if !on_event(name, &data) {
-                    return;
+                    return Events::Ended;
                 }
             }
             event.clear();
@@ -284,6 +311,9 @@ pub(super) fn read_events(reader: impl Read, on_event: &mut dyn FnMut(&str, &str
         match field {
             "event" => event = value.to_string(),
             "data" => {
+                if data.len() + value.len() + 1 > MAX_LINE {
+                    return too_big();
+                }
                 if !data.is_empty() {
                     data.push('\n');
                 }
@@ -303,10 +333,19 @@ mod tests {
         let stream =
             b"event: endpoint\ndata: /m\n\n: comment\ndata: {\"a\":\ndata: 1}\n\ndata: x\n";
         let mut seen = Vec::new();
-        read_events(&stream[..], &mut |e, d| {
+        let end = read_events(&stream[..], &mut |e, d| {
             seen.push(format!("{e}={d}"));
             true
         });
         assert_eq!(seen, ["endpoint=/m", "message={\"a\":\n1}"]);
+        assert_eq!(end, Events::Ended);
+    }
+
+    #[test]
+    fn an_endless_event_breaks_the_stream_not_our_memory() {
+        let line = format!("data: {}\n", "x".repeat(1 << 20));
+        let stream = line.repeat(17);
+        let end = read_events(stream.as_bytes(), &mut |_, _| true);
+        assert!(matches!(end, Events::Broken(ref why) if why.contains("over 16 MiB")), "{end:?}");
     }
 }

@@ -2,8 +2,8 @@
 //! async runtime). `spec` reads server entries (ACP `mcpServers`, `settings.json`, a
 //! project's `.mcp.json`); `stdio`, `http` (Streamable HTTP) and `sse` are the three transports behind one `Link`;
 //! `peer` is the JSON-RPC side of a connection; `conn` opens one (version negotiation,
-//! tool list); `servers` is a session's set of servers and implements
-//! `tools::ExternalTools`, through which the agent sees their tools (`tool`), named by
+//! tool list); `servers` is one server's state (connecting, ready, failed,
+//! closed); `set` is a session's servers and implements `tools::ExternalTools`, through which the agent sees their tools (`tool`), named by
 //! `names`. `project` remembers which `.mcp.json` files the user approved.
 
 mod conn;
@@ -12,6 +12,7 @@ mod names;
 mod peer;
 pub mod project;
 mod servers;
+mod set;
 pub mod spec;
 mod sse;
 mod stdio;
@@ -21,7 +22,8 @@ use std::time::Duration;
 
 pub use conn::{Conn, RemoteTool, Setup, VERSIONS, connect};
 pub use names::tool_name;
-pub use servers::{Servers, Status};
+pub use servers::Status;
+pub use set::Servers;
 pub use spec::{BadEntry, Origin, ServerSpec, Transport};
 
 /// The setup for connections of a session in `cwd`.

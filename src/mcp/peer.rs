@@ -27,6 +27,8 @@ pub(super) trait Link: Send + Sync {
     fn close(&self);
     /// The negotiated protocol version, for transports that repeat it on every request.
     fn set_version(&self, _version: &str) {}
+    /// The handshake is over (`notifications/initialized` sent).
+    fn opened(&self) {}
     /// What the server said on the side (a stdio server's last stderr lines).
     fn diagnostics(&self) -> Option<String> {
         None
@@ -200,13 +202,18 @@ impl Peer {
         }
     }
 
+    /// Whether our request `id` still waits for its answer.
+    pub(super) fn is_waiting(&self, id: i64) -> bool {
+        lock(&self.waiting).contains_key(&id)
+    }
+
     fn was_sent(&self, id: &RequestId) -> bool {
         matches!(id, RequestId::Num(n) if *n > 0 && *n < self.next_id.load(Ordering::Relaxed))
     }
 
     fn root_entry(&self) -> Value {
         let name = self.root.file_name().map(|n| n.to_string_lossy().into_owned());
-        json!({ "uri": format!("file://{}", self.root.display()), "name": name.unwrap_or_default() })
+        json!({ "uri": file_uri(&self.root), "name": name.unwrap_or_default() })
     }
 
     fn notification(&self, method: &str, params: &Value) {
@@ -300,6 +307,9 @@ impl Peer {
     }
 }
 
+/// Progress is shown at most this often (the latest text wins).
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
 fn wait(
     done: &Receiver<Result<Value, CallError>>,
     progress_rx: &Receiver<String>,
@@ -307,34 +317,65 @@ fn wait(
     deadline: Instant,
     progress: &dyn Fn(String),
 ) -> Result<Value, CallError> {
+    let mut shown = Instant::now() - PROGRESS_EVERY;
+    let mut latest: Option<String> = None;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let left = deadline.saturating_duration_since(now);
+        if latest.is_some() && now >= shown + PROGRESS_EVERY {
+            progress(latest.take().unwrap_or_default());
+            shown = now;
+        }
+        // With progress held back, wake when it may be shown.
+        let tick = match latest {
+            Some(_) => left.min((shown + PROGRESS_EVERY).saturating_duration_since(now)),
+            None => left,
+        };
         select! {
             recv(done) -> result => {
-                // Progress sent before the answer is shown before it.
-                for text in progress_rx.try_iter() {
+                // The last progress sent before the answer is shown before it.
+                if let Some(text) = progress_rx.try_iter().last().or(latest) {
                     progress(text);
                 }
                 return result.unwrap_or_else(|_| Err(CallError::Broken("the connection ended".into())));
             }
             recv(progress_rx) -> text => {
-                if let Ok(text) = text { progress(text) }
+                if let Ok(text) = text { latest = Some(text) }
             }
             recv(cancelled) -> _ => return Err(CallError::Cancelled),
-            default(left) => return Err(CallError::Timeout(left)),
+            default(tick) => {
+                if latest.is_none() || Instant::now() >= deadline {
+                    return Err(CallError::Timeout(left));
+                }
+            }
         }
     }
 }
 
-/// A progress notification as one line: "message (3/10)".
+/// `path` as a `file://` URI, percent-encoding what a URI path may not hold.
+fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                uri.push(char::from(*byte));
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri
+}
+
+/// A progress notification as one line: "message (3/10)" (the message clipped).
 fn progress_text(params: &Value) -> String {
     let message = params.get("message").and_then(Value::as_str).unwrap_or("working");
+    let message = crate::text::one_line(message, " ", 500);
     let done = params.get("progress").and_then(Value::as_f64);
     let total = params.get("total").and_then(Value::as_f64);
     match (done, total) {
         (Some(done), Some(total)) => format!("{message} ({done}/{total})"),
         (Some(done), None) => format!("{message} ({done})"),
-        _ => message.to_string(),
+        _ => message,
     }
 }
 

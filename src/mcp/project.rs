@@ -1,21 +1,26 @@
 //! A project's `.mcp.json` (`{"mcpServers": {…}}` in the session cwd) starts programs, so
 //! it is used only once the user approved it. The approval keeps the approved content
 //! itself, byte for byte, in `<config dir>/mcp-approvals.json` (mode 0600), keyed by the
-//! file's real path: any change to the file, however small, asks again, and no crafted
-//! content can pass for approved (as a short hash could).
+//! file's path in its project: any change to the file, however small, asks again, and no
+//! crafted content can pass for approved (as a short hash could). The file must be a
+//! regular file of the project itself: a symbolic link (to another project's approved
+//! file, say) is never read, and it is opened once, without following links or blocking
+//! on a FIFO, and read to at most 1 MiB.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::spec::{BadEntry, Origin, ServerSpec, parse_servers};
+use super::spec::{BadEntry, Origin, ServerSpec, Transport, parse_servers};
 
 /// The project file's name.
 pub const FILE: &str = ".mcp.json";
 const APPROVALS: &str = "mcp-approvals.json";
+/// The largest project file read.
+const MAX_SIZE: u64 = 1 << 20;
 
 /// A project's MCP file as read now.
 #[derive(Debug, Clone)]
@@ -27,14 +32,29 @@ pub struct ProjectFile {
 }
 
 impl ProjectFile {
-    /// The file in `cwd`, if there is one (a regular file, at most 1 MiB).
+    /// The file in `cwd` (canonical), if there is one: a regular file, not a link, at
+    /// most 1 MiB, valid UTF-8.
     pub fn find(cwd: &Path) -> Option<ProjectFile> {
-        let path = cwd.join(FILE).canonicalize().ok()?;
-        let meta = std::fs::metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() > 1 << 20 {
+        let path = cwd.join(FILE);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(&path);
+        let file = match file {
+            Ok(file) => file,
+            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+                log::warn!("{} is a symbolic link: its MCP servers are not used", path.display());
+                return None;
+            }
+            Err(_) => return None,
+        };
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() > MAX_SIZE {
+            log::warn!("{} is not a regular file of at most 1 MiB: not used", path.display());
             return None;
         }
-        let text = std::fs::read_to_string(&path).ok()?;
+        let mut text = String::new();
+        file.take(MAX_SIZE).read_to_string(&mut text).ok()?;
         Some(ProjectFile { path, text })
     }
 
@@ -51,12 +71,23 @@ impl ProjectFile {
         }
     }
 
-    /// The server names it declares (for the question).
+    /// The servers it declares, each with its command or URL and the names of the
+    /// variables it sets (for the question: they can change what a command runs).
     pub fn names(&self) -> Vec<String> {
         self.servers()
             .into_iter()
             .map(|entry| match entry {
-                Ok(spec) => format!("{} ({})", spec.name, spec.transport.describe()),
+                Ok(spec) => {
+                    let mut shown = format!("{} ({}", spec.name, spec.transport.describe());
+                    if let Transport::Stdio { env, .. } = &spec.transport
+                        && !env.is_empty()
+                    {
+                        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+                        shown.push_str(&format!("; sets {}", names.join(", ")));
+                    }
+                    shown.push(')');
+                    shown
+                }
                 Err(bad) => bad.name,
             })
             .collect()
@@ -85,7 +116,9 @@ fn read(config_dir: &Path) -> BTreeMap<String, String> {
 fn write(config_dir: &Path, all: &BTreeMap<String, String>) -> std::io::Result<()> {
     std::fs::create_dir_all(config_dir)?;
     let path = config_dir.join(APPROVALS);
-    let tmp = config_dir.join(format!(".{APPROVALS}.{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = config_dir.join(format!(".{APPROVALS}.{}.{n}", std::process::id()));
     let text = serde_json::to_string_pretty(all).map_err(std::io::Error::other)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -115,6 +148,12 @@ mod tests {
         assert_eq!(file.servers().len(), 1);
         std::fs::write(dir.join(FILE), r#"{"mcpServers":{"a":{"command":"srv2"}}}"#).unwrap();
         assert!(!ProjectFile::find(&dir).unwrap().approved(&config), "a changed file asks again");
+        // Another project linking to this approved file gets nothing.
+        let other = dir.join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink(dir.join(FILE), other.join(FILE)).unwrap();
+        ProjectFile::find(&dir).unwrap().approve(&config).unwrap();
+        assert!(ProjectFile::find(&other).is_none(), "a link is never read");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

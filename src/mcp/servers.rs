@@ -1,24 +1,24 @@
-//! A session's MCP servers: each connects on its own thread as the session opens; their
-//! tools are offered together under unique names; a server that fails (at start, by
-//! timing out, by crashing, by breaking the protocol) loses its tools and is reported once
-//! at the start of the next turn. A crashed stdio server keeps its tools and is restarted
-//! once, on the next call of one of them. Closing ends every connection.
+//! One MCP server of a session (`Server`): it connects on its own thread as the session
+//! opens, then is ready, failed or closed. A server that fails (at start, by not answering
+//! a call, by crashing, by breaking the protocol) loses its tools and is queued to be told
+//! once, at the start of the next turn. A stdio server that crashed or hung keeps its
+//! tools and is restarted once, on the next call of one of them. Its connection is
+//! replaced and closed outside its lock.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
 use super::conn::{self, Conn, RemoteTool, Setup};
-use super::names::tool_name;
+use super::names::sanitize;
 use super::peer::CallError;
 use super::spec::{BadEntry, ServerSpec, Transport};
-use super::tool::{Calls, McpTool};
+use super::tool::Calls;
 use crate::sync::lock;
-use crate::tools::{ExternalTools, Tool, ToolContext, ToolError};
+use crate::tools::{ToolContext, ToolError};
 
 /// What the model gets for a call cut short by a cancel (the agent's own words).
 const CANCELLED: &str = "Tool call cancelled by the user.";
@@ -64,27 +64,35 @@ pub struct Server {
     shared: Arc<Shared>,
 }
 
-/// What a session's servers share.
-struct Shared {
-    /// Bumped whenever any server's tools change.
-    generation: AtomicU64,
-    /// Failures not told yet.
-    notices: Mutex<Vec<String>>,
-}
-
 impl Server {
     /// The name the user gave it.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Moves to `state`, unless the server was closed meanwhile (then `state`, a fresh
+    /// connection perhaps, is dropped). What is replaced, a connection perhaps, is dropped
+    /// outside the lock: closing one may take a request to the server.
     fn set(&self, state: State) {
-        if let State::Failed { reason, .. } = &state {
+        let failed = match &state {
+            State::Failed { reason, .. } => Some(reason.clone()),
+            _ => None,
+        };
+        let old = {
+            let mut current = lock(&self.state);
+            if matches!(*current, State::Closed) {
+                Err(state)
+            } else {
+                Ok(std::mem::replace(&mut *current, state))
+            }
+        };
+        let Ok(old) = old else { return };
+        if let Some(reason) = failed {
             lock(&self.shared.notices).push(format!("MCP server '{}' failed: {reason}", self.name));
         }
-        *lock(&self.state) = state;
         self.shared.generation.fetch_add(1, Ordering::SeqCst);
         self.changed.notify_all();
+        drop(old);
     }
 
     fn connect(&self) {
@@ -105,14 +113,11 @@ impl Server {
             }
             Err(reason) => State::Failed { reason, last: None },
         };
-        if matches!(*lock(&self.state), State::Closed) {
-            return; // closed while connecting: `state` (and its connection) drops here
-        }
         self.set(state);
     }
 
     /// Waits until it is no longer connecting, at most until `deadline`.
-    fn wait(&self, deadline: Instant) {
+    pub(super) fn wait(&self, deadline: Instant) {
         let mut state = lock(&self.state);
         while matches!(*state, State::Connecting) {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -125,13 +130,13 @@ impl Server {
     }
 
     /// Notices a connection that broke since, and reads a changed tool list again.
-    fn check(&self) {
+    pub(super) fn check(&self) {
         let (conn, broken) = match &*lock(&self.state) {
             State::Ready { conn, .. } => (Arc::clone(conn), conn.peer.broken()),
             _ => return,
         };
         if let Some(reason) = broken {
-            self.broke(reason);
+            self.broke(reason, &conn);
             return;
         }
         if conn.peer.stale.swap(false, Ordering::SeqCst) {
@@ -147,15 +152,20 @@ impl Server {
                     }
                     self.shared.generation.fetch_add(1, Ordering::SeqCst);
                 }
-                Err(err) => self.broke(format!("reading its changed tool list failed: {err}")),
+                Err(err) => {
+                    self.broke(format!("reading its changed tool list failed: {err}"), &conn);
+                }
             }
         }
     }
 
-    /// The connection broke: a stdio server not restarted yet keeps its tools.
-    fn broke(&self, reason: String) {
+    /// The connection `conn` broke (or hangs): it is closed, and a stdio server not
+    /// restarted yet keeps its tools. A connection already replaced is left alone.
+    fn broke(&self, reason: String, conn: &Arc<Conn>) {
         let last = match &*lock(&self.state) {
-            State::Ready { tools, .. } => Some(tools.clone()),
+            State::Ready { tools, conn: current } if Arc::ptr_eq(current, conn) => {
+                Some(tools.clone())
+            }
             _ => return,
         };
         let restartable =
@@ -164,7 +174,7 @@ impl Server {
         self.set(State::Failed { reason, last: last.filter(|_| restartable) });
     }
 
-    fn offered(&self) -> Vec<RemoteTool> {
+    pub(super) fn offered(&self) -> Vec<RemoteTool> {
         match &*lock(&self.state) {
             State::Ready { tools, .. } => tools.clone(),
             State::Failed { last: Some(tools), .. } => tools.clone(),
@@ -192,7 +202,7 @@ impl Server {
         }
     }
 
-    fn status(&self) -> Status {
+    pub(super) fn status(&self) -> Status {
         let transport = self.spec.as_ref().map_or("", |s| s.transport.kind());
         let origin = self.spec.as_ref().map_or("", |s| s.origin.id());
         let (state, tools, error) = match &*lock(&self.state) {
@@ -209,7 +219,7 @@ impl Server {
         Status { name: self.name.clone(), transport, state, tools, error, origin }
     }
 
-    fn close(&self) {
+    pub(super) fn close(&self) {
         let old = std::mem::replace(&mut *lock(&self.state), State::Closed);
         self.changed.notify_all();
         if let State::Ready { conn, .. } = old {
@@ -238,151 +248,70 @@ impl Calls for Server {
                 "MCP server '{name}' refused the call: {message} ({code})"
             ))),
             Err(CallError::Broken(why)) => {
-                self.broke(why.clone());
+                self.broke(why.clone(), &conn);
                 Err(ToolError::Model(format!("MCP server '{name}' failed during the call: {why}")))
             }
-            Err(CallError::Timeout(after)) => Err(ToolError::Model(format!(
-                "MCP server '{name}' gave no answer in {} s; the call was cancelled",
-                after.as_secs()
-            ))),
-        }
-    }
-}
-
-/// A session's MCP servers.
-#[derive(Default)]
-pub struct Servers {
-    servers: Mutex<Vec<Arc<Server>>>,
-    shared: Mutex<Option<Arc<Shared>>>,
-    /// The tools built for the last generation seen.
-    catalog: Mutex<(u64, Vec<Arc<dyn Tool>>)>,
-}
-
-impl Servers {
-    /// Starts connecting to `entries` (closing any servers started before). Entries that
-    /// could not be read are failed servers from the start.
-    pub fn start(&self, entries: Vec<Result<ServerSpec, BadEntry>>, setup: &Setup) {
-        self.close();
-        self.add(entries, setup);
-    }
-
-    /// Starts connecting to more servers, beside those already there.
-    pub fn add(&self, entries: Vec<Result<ServerSpec, BadEntry>>, setup: &Setup) {
-        let shared = Arc::clone(lock(&self.shared).get_or_insert_with(|| {
-            Arc::new(Shared { generation: AtomicU64::new(1), notices: Mutex::default() })
-        }));
-        let mut servers = Vec::new();
-        for entry in entries {
-            let (spec, name, state) = match entry {
-                Ok(spec) => {
-                    let name = spec.name.clone();
-                    (Some(spec), name, State::Connecting)
-                }
-                Err(bad) => (None, bad.name, State::Failed { reason: bad.reason, last: None }),
-            };
-            let server = Arc::new(Server {
-                spec,
-                name,
-                setup: setup.clone(),
-                state: Mutex::new(State::Connecting),
-                changed: Condvar::new(),
-                restarted: Default::default(),
-                shared: Arc::clone(&shared),
-            });
-            match state {
-                State::Connecting => {
-                    let connecting = Arc::clone(&server);
-                    let spawned = thread::Builder::new()
-                        .name(format!("mcp-connect-{}", crate::text::clip(&server.name, 8)))
-                        .spawn(move || connecting.connect());
-                    if let Err(err) = spawned {
-                        server.set(State::Failed {
-                            reason: format!("cannot start: {err}"),
-                            last: None,
-                        });
-                    }
-                }
-                other => server.set(other),
+            Err(CallError::Timeout(after)) => {
+                // A server that does not answer is failed (a stdio one is restarted once).
+                let why = format!("gave no answer to a call in {} s", after.as_secs());
+                self.broke(why.clone(), &conn);
+                Err(ToolError::Model(format!("MCP server '{name}' {why}; the call was cancelled")))
             }
-            servers.push(server);
         }
-        lock(&self.servers).extend(servers);
-        shared.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    fn list(&self) -> Vec<Arc<Server>> {
-        lock(&self.servers).clone()
-    }
-
-    /// Waits (at most `timeout`) for servers still connecting.
-    pub fn wait(&self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        for server in self.list() {
-            server.wait(deadline);
-        }
-    }
-
-    /// Whether any server is configured.
-    pub fn is_empty(&self) -> bool {
-        lock(&self.servers).is_empty()
-    }
-
-    /// Every server's state.
-    pub fn status(&self) -> Vec<Status> {
-        self.list().iter().map(|s| s.status()).collect()
-    }
-
-    /// Failures not told yet (each told once).
-    pub fn take_notices(&self) -> Vec<String> {
-        for server in self.list() {
-            server.check();
-        }
-        match &*lock(&self.shared) {
-            Some(shared) => std::mem::take(&mut *lock(&shared.notices)),
-            None => Vec::new(),
-        }
-    }
-
-    /// Ends every connection.
-    pub fn close(&self) {
-        for server in std::mem::take(&mut *lock(&self.servers)) {
-            server.close();
-        }
-        *lock(&self.catalog) = (0, Vec::new());
     }
 }
 
-impl ExternalTools for Servers {
-    fn current(&self) -> Vec<Arc<dyn Tool>> {
-        let servers = self.list();
-        if servers.is_empty() {
-            return Vec::new();
-        }
-        for server in &servers {
-            server.check();
-        }
-        let generation =
-            lock(&self.shared).as_ref().map_or(0, |s| s.generation.load(Ordering::SeqCst));
-        let mut catalog = lock(&self.catalog);
-        if catalog.0 != generation {
-            let mut taken = HashSet::new();
-            let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-            for server in &servers {
-                for remote in server.offered() {
-                    let name = tool_name(server.name(), &remote.name, &taken);
-                    taken.insert(name.clone());
-                    let calls: Arc<dyn Calls> = Arc::clone(server) as Arc<dyn Calls>;
-                    tools.push(Arc::new(McpTool::new(name, remote, calls)));
+impl Server {
+    /// A server for `entry`, connecting on its own thread; an entry that cannot be read is
+    /// a failed server from the start.
+    pub(super) fn start(
+        entry: Result<ServerSpec, BadEntry>,
+        setup: &Setup,
+        shared: &Arc<Shared>,
+    ) -> Arc<Server> {
+        let (spec, name, state) = match entry {
+            Ok(spec) => {
+                let name = spec.name.clone();
+                (Some(spec), name, State::Connecting)
+            }
+            Err(bad) => (None, bad.name, State::Failed { reason: bad.reason, last: None }),
+        };
+        let server = Arc::new(Server {
+            spec,
+            name,
+            setup: setup.clone(),
+            state: Mutex::new(State::Connecting),
+            changed: Condvar::new(),
+            restarted: Default::default(),
+            shared: Arc::clone(shared),
+        });
+        match state {
+            State::Connecting => {
+                let connecting = Arc::clone(&server);
+                let spawned = thread::Builder::new()
+                    .name(format!("mcp-connect-{}", crate::text::clip(&sanitize(&server.name), 8)))
+                    .spawn(move || connecting.connect());
+                if let Err(err) = spawned {
+                    server
+                        .set(State::Failed { reason: format!("cannot start: {err}"), last: None });
                 }
             }
-            *catalog = (generation, tools);
+            other => server.set(other),
         }
-        catalog.1.clone()
+        server
     }
 }
 
-impl Drop for Servers {
-    fn drop(&mut self) {
-        self.close();
+/// What a session's servers share.
+pub(super) struct Shared {
+    /// Bumped whenever any server's tools change.
+    pub(super) generation: AtomicU64,
+    /// Failures not told yet.
+    pub(super) notices: Mutex<Vec<String>>,
+}
+
+impl Shared {
+    pub(super) fn new() -> Arc<Shared> {
+        Arc::new(Shared { generation: AtomicU64::new(1), notices: Mutex::default() })
     }
 }

@@ -44,8 +44,18 @@ impl Transport {
                 }
                 line
             }
-            Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
+            Transport::Http { url, .. } | Transport::Sse { url, .. } => without_userinfo(url),
         }
+    }
+}
+
+/// `url` with any `user:password@` masked.
+fn without_userinfo(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else { return url.to_string() };
+    let host_end = url[start..].find(['/', '?', '#']).map_or(url.len(), |i| start + i);
+    match url[start..host_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
+        None => url.to_string(),
     }
 }
 
@@ -239,6 +249,8 @@ mod tests {
         assert_eq!(a, f);
         assert_eq!(a[0].transport.kind(), "stdio");
         assert_eq!(a[1].transport.kind(), "http");
+        let secret = Transport::Http { url: "https://u:p@h/x?k=1".into(), headers: Vec::new() };
+        assert_eq!(secret.describe(), "https://***@h/x?k=1");
         let round = to_file_entry(&a[1].transport);
         assert_eq!(parse_entry("web", &round, Origin::Client).unwrap(), a[1]);
     }

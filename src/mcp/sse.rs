@@ -1,23 +1,29 @@
 //! The older HTTP+SSE transport (MCP 2024-11-05): a GET event stream whose `endpoint`
 //! event names where to POST (on the stream's own origin: the entry's headers, its
 //! credentials, never go to a host the user did not name), and whose `message` events
-//! carry everything the server sends.
+//! carry everything the server sends. Our messages are POSTed, in order, by one thread
+//! from a bounded queue, so no caller waits for a POST.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 use std::time::Duration;
 
-use super::http::{HttpSetup, read_events};
+use crossbeam_channel::Sender;
+
+use super::http::{Events, HttpSetup, NOTIFY_WAIT, read_events};
 use super::peer::{Link, Peer};
 use crate::sync::lock;
 
 /// The older HTTP+SSE transport.
 pub(super) struct SseLink {
-    setup: HttpSetup,
-    endpoint: Mutex<Option<String>>,
+    /// Messages for the posting thread, in order; taken on close.
+    input: Mutex<Option<Sender<Vec<u8>>>>,
     closed: Arc<AtomicBool>,
 }
+
+/// Messages waiting to be POSTed, at most; a send waits `NOTIFY_WAIT` for room.
+const QUEUE: usize = 256;
 
 impl SseLink {
     /// Opens the event stream and waits (at most `wait`) for the `endpoint` event.
@@ -26,97 +32,129 @@ impl SseLink {
         peer: &Arc<Peer>,
         wait: Duration,
     ) -> Result<Arc<SseLink>, String> {
-        let link = Arc::new(SseLink {
-            setup: setup.clone(),
-            endpoint: Mutex::new(None),
-            closed: Arc::new(AtomicBool::new(false)),
-        });
+        let closed = Arc::new(AtomicBool::new(false));
         let (found_tx, found) = crossbeam_channel::bounded::<Result<String, String>>(1);
-        let peer = Arc::downgrade(peer);
-        let closed = Arc::clone(&link.closed);
-        let spawned = thread::Builder::new().name("mcp-sse".into()).spawn(move || {
-            let mut request = setup.agent.get(&setup.url).header("Accept", "text/event-stream");
-            for (name, value) in &setup.headers {
-                request = request.header(name, value);
-            }
-            let response = match request.call() {
-                Ok(response) if response.status().as_u16() == 200 => response,
-                Ok(response) => {
-                    let _ = found_tx
-                        .send(Err(format!("the event stream answered HTTP {}", response.status())));
-                    return;
-                }
-                Err(err) => {
-                    let _ = found_tx.send(Err(format!("cannot open the event stream: {err}")));
-                    return;
-                }
-            };
-            let mut found = Some(found_tx);
-            read_events(response.into_body().into_reader(), &mut |event, data| {
-                if closed.load(Ordering::SeqCst) {
-                    return false;
-                }
-                if event == "endpoint" {
-                    let resolved = same_origin(&setup.url, data.trim());
-                    if let Some(tx) = found.take() {
-                        let _ = tx.send(resolved);
-                    }
-                    return true;
-                }
-                match peer.upgrade() {
-                    Some(peer) => {
-                        peer.deliver(data.as_bytes());
-                        peer.broken().is_none()
-                    }
-                    None => false,
-                }
-            });
-            if let Some(tx) = found.take() {
-                let _ = tx.send(Err("the event stream ended before naming an endpoint".into()));
-            } else if let Some(peer) = peer.upgrade()
-                && !closed.load(Ordering::SeqCst)
-            {
-                peer.fail("the event stream closed".to_string());
-            }
-        });
-        spawned.map_err(|err| err.to_string())?;
+        let weak = Arc::downgrade(peer);
+        let stream_closed = Arc::clone(&closed);
+        let stream_setup = setup.clone();
+        thread::Builder::new()
+            .name("mcp-sse".into())
+            .spawn(move || listen(&stream_setup, &weak, &stream_closed, found_tx))
+            .map_err(|err| err.to_string())?;
         let endpoint = match found.recv_timeout(wait) {
             Ok(found) => found?,
             Err(_) => {
-                link.close();
+                closed.store(true, Ordering::SeqCst);
                 return Err(format!("no endpoint event within {} s", wait.as_secs()));
             }
         };
-        *lock(&link.endpoint) = Some(endpoint);
-        Ok(link)
+        let (input, messages) = crossbeam_channel::bounded::<Vec<u8>>(QUEUE);
+        let weak = Arc::downgrade(peer);
+        let post_closed = Arc::clone(&closed);
+        // One poster keeps the messages in order, and no caller waits for a POST.
+        thread::Builder::new()
+            .name("mcp-sse-post".into())
+            .spawn(move || {
+                for message in messages.iter() {
+                    if let Err(why) = post(&setup, &endpoint, &message) {
+                        if let Some(peer) = weak.upgrade()
+                            && !post_closed.load(Ordering::SeqCst)
+                        {
+                            peer.fail(why);
+                        }
+                        return;
+                    }
+                }
+            })
+            .map_err(|err| err.to_string())?;
+        Ok(Arc::new(SseLink { input: Mutex::new(Some(input)), closed }))
+    }
+}
+
+/// Reads the event stream: the `endpoint` (told through `found`), then every message.
+fn listen(
+    setup: &HttpSetup,
+    peer: &Weak<Peer>,
+    closed: &AtomicBool,
+    found_tx: Sender<Result<String, String>>,
+) {
+    let mut request = setup.agent.get(&setup.url).header("Accept", "text/event-stream");
+    for (name, value) in &setup.headers {
+        request = request.header(name, value);
+    }
+    let response = match request.call() {
+        Ok(response) if response.status().as_u16() == 200 => response,
+        Ok(response) => {
+            let status = response.status();
+            let _ = found_tx.send(Err(format!("the event stream answered HTTP {status}")));
+            return;
+        }
+        Err(err) => {
+            let _ = found_tx.send(Err(format!("cannot open the event stream: {err}")));
+            return;
+        }
+    };
+    let mut found = Some(found_tx);
+    let end = read_events(response.into_body().into_reader(), &mut |event, data| {
+        if closed.load(Ordering::SeqCst) {
+            return false;
+        }
+        if event == "endpoint" {
+            if let Some(tx) = found.take() {
+                let _ = tx.send(same_origin(&setup.url, data.trim()));
+            }
+            return true;
+        }
+        match peer.upgrade() {
+            Some(peer) => {
+                peer.deliver(data.as_bytes());
+                peer.broken().is_none()
+            }
+            None => false,
+        }
+    });
+    if let Some(tx) = found.take() {
+        let _ = tx.send(Err("the event stream ended before naming an endpoint".into()));
+    } else if let Some(peer) = peer.upgrade()
+        && !closed.load(Ordering::SeqCst)
+    {
+        peer.fail(match end {
+            Events::Broken(why) => why,
+            Events::Ended => "the event stream closed".to_string(),
+        });
+    }
+}
+
+/// POSTs one message to the endpoint.
+fn post(setup: &HttpSetup, endpoint: &str, message: &[u8]) -> Result<(), String> {
+    let mut request = setup.agent.post(endpoint).header("Content-Type", "application/json");
+    for (name, value) in &setup.headers {
+        request = request.header(name, value);
+    }
+    let request = request.config().timeout_global(Some(NOTIFY_WAIT)).build();
+    let response = request.send(message).map_err(|err| format!("a POST failed: {err}"))?;
+    let status = response.status().as_u16();
+    if (200..300).contains(&status) {
+        Ok(())
+    } else {
+        Err(format!("HTTP {status} from {endpoint}"))
     }
 }
 
 impl Link for SseLink {
     fn send(&self, message: &[u8]) -> Result<(), String> {
-        if self.closed.load(Ordering::SeqCst) {
+        let Some(input) = lock(&self.input).clone() else {
             return Err("the connection is closed".into());
-        }
-        let Some(endpoint) = lock(&self.endpoint).clone() else {
-            return Err("no endpoint yet".into());
         };
-        let mut request =
-            self.setup.agent.post(&endpoint).header("Content-Type", "application/json");
-        for (name, value) in &self.setup.headers {
-            request = request.header(name, value);
-        }
-        let response = request.send(message).map_err(|err| err.to_string())?;
-        let status = response.status().as_u16();
-        if (200..300).contains(&status) {
-            Ok(())
-        } else {
-            Err(format!("HTTP {status} from {endpoint}"))
-        }
+        input.send_timeout(message.to_vec(), NOTIFY_WAIT).map_err(|_| {
+            format!("its endpoint has taken no message for {} s", NOTIFY_WAIT.as_secs())
+        })
     }
 
     fn close(&self) {
         // The stream's thread stops at the server's next event or when it closes.
         self.closed.store(true, Ordering::SeqCst);
+        lock(&self.input).take();
     }
 }
 

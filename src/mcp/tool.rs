@@ -11,6 +11,9 @@ use super::conn::RemoteTool;
 use crate::history::Image;
 use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
+/// Images of one result passed on to the model at most.
+const MAX_IMAGES: usize = 4;
+
 /// The server behind a tool: its name, and a call through its connection.
 pub(super) trait Calls: Send + Sync {
     /// The server's name.
@@ -78,6 +81,11 @@ impl Tool for McpTool {
         Access::Mcp { read_only: self.remote.read_only }
     }
 
+    /// The server and the tool's own name: the model's name for it may change hands.
+    fn memory_key(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(format!("mcp\0{}\0{}", self.server.server(), self.remote.name))
+    }
+
     fn describe(&self, _args: &Value, _ctx: &ToolContext) -> Invocation {
         let shown = self.remote.title.as_deref().unwrap_or(&self.remote.name);
         Invocation::plain(format!("{shown} (MCP server {})", self.server.server()))
@@ -109,13 +117,22 @@ pub(super) fn result_content(result: &Value, images: bool) -> (String, Vec<Image
             kind @ ("image" | "audio") => {
                 let (mime, data) = (field("mimeType"), field("data"));
                 let kib = (data.len() / 4 * 3).div_ceil(1024);
-                if kind == "image" && images && mime.starts_with("image/") && !data.is_empty() {
-                    parts.push(format!("[image ({mime}, {kib} KiB) attached]"));
-                    attached.push(Image { mime: mime.to_string(), data: data.to_string() });
-                } else {
-                    parts.push(format!(
-                        "[{kind} ({mime}, {kib} KiB) returned by the tool; not shown to this model]"
-                    ));
+                let usable = match kind {
+                    "image" if !images => Err("this model takes no images".to_string()),
+                    "image" if attached.len() >= MAX_IMAGES => {
+                        Err(format!("only {MAX_IMAGES} images per result are passed on"))
+                    }
+                    "image" => Image::checked(mime, data),
+                    _ => Err("audio is not passed on".to_string()),
+                };
+                match usable {
+                    Ok(image) => {
+                        parts.push(format!("[image ({mime}, {kib} KiB) attached]"));
+                        attached.push(image);
+                    }
+                    Err(why) => parts.push(format!(
+                        "[{kind} ({mime}, {kib} KiB) returned by the tool; not shown: {why}]"
+                    )),
                 }
             }
             "resource" => {
@@ -172,6 +189,9 @@ fn without_blobs(mut result: Value) -> Value {
 /// change is returned, to be said in the description and the log, never dropped silently.
 pub(super) fn model_schema(schema: &Value) -> (Value, Option<String>) {
     let empty = || json!({ "type": "object", "properties": {} });
+    if let Value::String(size) = schema {
+        return (empty(), Some(format!("at {size} it was too large to pass on")));
+    }
     let Some(object) = schema.as_object() else {
         let why = if schema.is_null() { "the server gave none" } else { "it was not an object" };
         return (empty(), (!schema.is_null()).then(|| why.to_string()));
@@ -223,22 +243,30 @@ mod tests {
         let result = json!({"content": [
             {"type": "text", "text": "one"},
             {"type": "image", "data": "A".repeat(4096), "mimeType": "image/png"},
+            {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"},
             {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
             {"type": "resource_link", "uri": "file:///b", "name": "b", "description": "the b"}
         ]});
         let (text, images) = result_content(&result, false);
         assert!(images.is_empty());
         assert!(text.starts_with("one\n[image (image/png, 3 KiB) returned"), "{text}");
+        assert!(text.contains("not shown: this model takes no images"), "{text}");
         let (shown, images) = result_content(&result, true);
         assert!(shown.starts_with("one\n[image (image/png, 3 KiB) attached]"), "{shown}");
-        assert_eq!(images.len(), 1);
+        assert_eq!(images.len(), 1, "svg is not an image the APIs take");
         assert_eq!(images[0].mime, "image/png");
+        assert!(
+            shown.contains(
+                "[image (image/svg+xml, 1 KiB) returned by the tool; not shown: the type"
+            )
+        );
         assert!(text.contains("[resource file:///a]\nbody"), "{text}");
         assert!(text.contains("[resource link: b <file:///b>] the b"), "{text}");
         let structured = json!({"content": [], "structuredContent": {"answer": 42}});
         assert!(result_content(&structured, false).0.contains("\"answer\": 42"));
         let raw = without_blobs(result);
         assert_eq!(raw["content"][1]["data"], "<4096 base64 characters>");
+        assert_eq!(raw["content"][2]["data"], "PHN2Zz4=", "short data stays");
     }
 
     #[test]

@@ -209,6 +209,11 @@ pub trait Tool: Send + Sync {
     fn offers_always(&self) -> bool {
         true
     }
+    /// What an "always" answer about it is remembered under: its name, unless the name
+    /// may move to another tool (an MCP tool's does when its server's list changes).
+    fn memory_key(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self.name())
+    }
     /// Title and locations of a call, computed before it runs (never fails).
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation;
     /// Runs the call.

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::jsonrpc::{self, Inbound, Outbox, Outgoing, RpcError, Spare};
+use crate::jsonrpc::{
+    self, Inbound, LineRead, Outbox, Outgoing, RpcError, Spare, read_capped_line,
+};
 
 /// Longest accepted line (one JSON-RPC message).
 pub const MAX_LINE: usize = 50 << 20;
@@ -81,55 +83,6 @@ pub fn read_loop(mut input: impl BufRead, tx: &Sender<Inbound>) {
         };
         if tx.send(inbound).is_err() {
             return;
-        }
-    }
-}
-
-enum LineRead {
-    Line,
-    TooLong,
-    Eof,
-}
-
-/// Reads one line into `buf` without ever holding more than `cap` bytes of it.
-fn read_capped_line(
-    input: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    cap: usize,
-) -> io::Result<LineRead> {
-    let mut too_long = false;
-    let mut seen_any = false;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        };
-        if available.is_empty() {
-            // EOF: a last line without newline still counts.
-            return Ok(match (seen_any, too_long) {
-                (false, _) => LineRead::Eof,
-                (true, true) => LineRead::TooLong,
-                (true, false) => LineRead::Line,
-            });
-        }
-        seen_any = true;
-        let (chunk, found_newline) = match available.iter().position(|&b| b == b'\n') {
-            Some(pos) => (&available[..pos], Some(pos + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > cap {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        let consumed = found_newline.unwrap_or(available.len());
-        input.consume(consumed);
-        if found_newline.is_some() {
-            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
         }
     }
 }

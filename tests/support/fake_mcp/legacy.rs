@@ -64,10 +64,11 @@ fn handle(shared: &Shared, session: &str, message: &Value) {
                 Reply::Answer(answer) => {
                     shared.push(Some(session), &answer);
                 }
+                // As over the other transports: the notification before the answer.
                 Reply::Changed(answer) => {
-                    shared.push(Some(session), &answer);
                     shared.engine.switch_tools();
                     shared.push(Some(session), &list_changed());
+                    shared.push(Some(session), &answer);
                 }
                 Reply::Hang => {}
                 Reply::Crash => shared.end_session(session, false),
