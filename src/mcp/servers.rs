@@ -20,6 +20,9 @@ use super::tool::Calls;
 use crate::sync::lock;
 use crate::tools::{ToolContext, ToolError};
 
+/// How often a wait for a connecting server looks whether it should stop.
+const STOP_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What the model gets for a call cut short by a cancel (the agent's own words).
 const CANCELLED: &str = "Tool call cancelled by the user.";
 
@@ -116,16 +119,19 @@ impl Server {
         self.set(state);
     }
 
-    /// Waits until it is no longer connecting, at most until `deadline`.
-    pub(super) fn wait(&self, deadline: Instant) {
+    /// Waits until it is no longer connecting, at most until `deadline`, or until `stop`
+    /// (looked at every `STOP_EVERY`) says to stop.
+    pub(super) fn wait(&self, deadline: Instant, stop: &dyn Fn() -> bool) {
         let mut state = lock(&self.state);
-        while matches!(*state, State::Connecting) {
+        while matches!(*state, State::Connecting) && !stop() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return;
             }
-            state =
-                self.changed.wait_timeout(state, left).map_or_else(|e| e.into_inner().0, |r| r.0);
+            state = self
+                .changed
+                .wait_timeout(state, left.min(STOP_EVERY))
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
         }
     }
 

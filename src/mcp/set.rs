@@ -49,9 +49,14 @@ impl Servers {
 
     /// Waits (at most `timeout`) for servers still connecting.
     pub fn wait(&self, timeout: Duration) {
+        self.wait_unless(timeout, &|| false);
+    }
+
+    /// Waits as `wait` does, or until `stop` says to (a turn being cancelled).
+    pub fn wait_unless(&self, timeout: Duration, stop: &dyn Fn() -> bool) {
         let deadline = Instant::now() + timeout;
         for server in self.list() {
-            server.wait(deadline);
+            server.wait(deadline, stop);
         }
     }
 

@@ -109,7 +109,8 @@ pub(super) fn before_turn(
             }
         }
     }
-    session.mcp.wait(services.config.mcp.connect_timeout + SETTLE);
+    let timeout = services.config.mcp.connect_timeout + SETTLE;
+    session.mcp.wait_unless(timeout, &|| cancel.is_cancelled());
     let notices = session.mcp.take_notices();
     if !notices.is_empty() {
         let text = notices.iter().map(|n| format!("[{n}]")).collect::<Vec<_>>().join("\n");
