@@ -23,6 +23,9 @@ pub enum Error {
     Busy(String),
     /// The LLM provider is not configured; the message names what to set.
     NotConfigured(String),
+    /// The session store cannot be reached (Redis down past the retries); the message
+    /// names the store.
+    Store(String),
     /// A bug or an unexpected state.
     Internal(String),
 }
@@ -41,6 +44,7 @@ impl fmt::Display for Error {
             Error::UnknownSession(id) => write!(f, "session not found: {id}"),
             Error::Busy(msg) => write!(f, "{msg}"),
             Error::NotConfigured(msg) => write!(f, "{msg}"),
+            Error::Store(msg) => write!(f, "{msg}"),
             Error::Internal(msg) => write!(f, "internal error: {msg}"),
         }
     }
@@ -56,6 +60,7 @@ impl std::error::Error for Error {
             | Error::UnknownSession(_)
             | Error::Busy(_)
             | Error::NotConfigured(_)
+            | Error::Store(_)
             | Error::Internal(_) => None,
         }
     }

@@ -10,7 +10,7 @@ use crossbeam_channel::Receiver;
 
 use crate::acp::AcpAgent;
 use crate::cli::{AcpArgs, Transport};
-use crate::config::{Config, ProcessEnv};
+use crate::config::{Config, Env, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::jsonrpc::{self, Inbound, Outbox};
 use crate::session::{Services, SessionId};
@@ -26,7 +26,7 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     // Before any other thread starts: descendants that daemonise come back to us.
     child::init();
     logging::init(args.debug, args.log_file.as_deref())?;
-    let config = Config::from_env(&ProcessEnv)?;
+    let config = Config::from_env(&Flags { args, env: &ProcessEnv })?;
     if args.transport == Transport::Http {
         transport::http::check_bind(
             &args.host,
@@ -50,12 +50,12 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
             token: config.http_token.clone(),
             args: args.http.clone(),
         };
-        let engines = Arc::new(AcpEngines { services: Arc::new(Services::new(config)) });
+        let engines = Arc::new(AcpEngines { services: Arc::new(Services::new(config)?) });
         let served = transport::http::serve(engines, options, ready);
         child::kill_descendants();
         return served;
     }
-    let services = Arc::new(Services::new(config));
+    let services = Arc::new(Services::new(config)?);
     let stdio = transport::stdio::start().map_err(Error::Stream)?;
     let mut agent = AcpAgent::new(services);
     jsonrpc::serve(&stdio.inbox, &stdio.outbox, &mut agent);
@@ -66,6 +66,23 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     child::kill_descendants();
     stdio.finish(Duration::from_secs(2));
     Ok(())
+}
+
+/// The environment with `--session-store` and `--node-id` over it.
+struct Flags<'a> {
+    args: &'a AcpArgs,
+    env: &'a dyn Env,
+}
+
+impl Env for Flags<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        let flag = match name {
+            "IAC_CODE_SESSION_STORE" => self.args.session_store.clone(),
+            "IAC_CODE_NODE_ID" => self.args.node_id.clone(),
+            _ => None,
+        };
+        flag.or_else(|| self.env.get(name))
+    }
 }
 
 /// ACP engines over shared services, for the HTTP transport.
@@ -88,6 +105,21 @@ impl Engines for AcpEngines {
             None if !self.services.store.exists(&id) => Err((404, "unknown session".to_string())),
             _ => Ok(id.to_string()),
         }
+    }
+
+    fn health(&self) -> (u16, String) {
+        let services = &self.services;
+        // The kind only: `/health` needs no token, so the store's address stays out of it.
+        let store = if services.store.name() == "file" { "file" } else { "redis" };
+        let node = &services.config.node_id;
+        let body = match services.store.health() {
+            Ok(rtt) => serde_json::json!({"status": "ok", "node": node,
+                "store": {"kind": store, "ok": true, "rttMicros": rtt.as_micros() as u64}}),
+            Err(why) => serde_json::json!({"status": "unavailable", "node": node,
+                "store": {"kind": store, "ok": false, "error": why}}),
+        };
+        let status = if body["status"] == "ok" { 200 } else { 503 };
+        (status, body.to_string())
     }
 }
 

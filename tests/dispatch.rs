@@ -38,7 +38,7 @@ impl InProcess {
             ("HOME", ws.root().display().to_string()),
         ]));
         let config = Config::from_env(&env).expect("config");
-        let services = Arc::new(Services::new(config));
+        let services = Arc::new(Services::new(config).unwrap());
         let (client, server) = memory::memory();
         std::thread::spawn(move || {
             let mut agent = AcpAgent::new(services);

@@ -110,7 +110,10 @@ fn every_status_code() {
     let put = server.request("PUT", "/acp", &[], b"");
     assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
     let health = server.request("GET", "/health", &[], b"");
-    assert_eq!((health.status, health.json()), (200, json!({"status": "ok"})));
+    let body = health.json();
+    assert_eq!((health.status, &body["status"]), (200, &json!("ok")), "{body}");
+    assert_eq!(body["store"], json!({"kind": "file", "ok": true, "rttMicros": 0}));
+    assert!(body["node"].as_str().is_some_and(|n| !n.is_empty()), "{body}");
     let mismatch = server.request(
         "POST",
         "/acp",

@@ -46,5 +46,9 @@ mod security;
 mod mcp;
 // MCP over HTTP, ACP over HTTP, reopened sessions, settings and project files, `iac-code mcp`.
 mod mcp_more;
+// Sessions in a real Redis shared by several nodes: leases, fencing, failover.
+mod redis_store;
+// Nodes behind a real HAProxy (deploy/), failover without losing history.
+mod cluster;
 // Project rules checked over the source tree.
 mod tidy;

@@ -18,6 +18,11 @@ pub fn rpc_error(err: &Error) -> RpcError {
         Error::Busy(detail) => {
             RpcError::new(code::SESSION_BUSY, detail, Some(json!({ "reason": "session_busy" })))
         }
+        Error::Store(detail) => RpcError::new(
+            code::INTERNAL_ERROR,
+            detail,
+            Some(json!({ "reason": "store_unavailable" })),
+        ),
         Error::NotConfigured(detail) => RpcError::new(
             code::INTERNAL_ERROR,
             detail,

@@ -149,5 +149,13 @@ fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptRespons
         }
         Err(PromptFailure::Provider(failure)) => Err(turn_failed(&failure)),
         Err(PromptFailure::Internal(what)) => Err(RpcError::internal(what)),
+        Err(PromptFailure::Store { lease_lost: true, message }) => Err(RpcError::new(
+            code::SESSION_BUSY,
+            &message,
+            Some(json!({ "reason": "lease_lost" })),
+        )),
+        Err(PromptFailure::Store { lease_lost: false, message }) => {
+            Err(rpc_error(&crate::error::Error::Store(message)))
+        }
     }
 }

@@ -26,6 +26,10 @@ pub struct AcpArgs {
     pub log_file: Option<PathBuf>,
     /// Limits and checks of the HTTP transport.
     pub http: HttpArgs,
+    /// `--session-store` (over `IAC_CODE_SESSION_STORE`).
+    pub session_store: Option<String>,
+    /// `--node-id` (over `IAC_CODE_NODE_ID`).
+    pub node_id: Option<String>,
 }
 
 impl Default for AcpArgs {
@@ -37,6 +41,8 @@ impl Default for AcpArgs {
             debug: false,
             log_file: None,
             http: HttpArgs::default(),
+            session_store: None,
+            node_id: None,
         }
     }
 }
@@ -85,6 +91,8 @@ pub(super) fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
             }
             Long("debug") | Short('d') => args.debug = true,
             Long("log-file") => args.log_file = Some(parser.value()?.into()),
+            Long("session-store") => args.session_store = Some(parser.value()?.string()?),
+            Long("node-id") => args.node_id = Some(parser.value()?.string()?),
             _ => return Err(arg.unexpected().into()),
         }
     }

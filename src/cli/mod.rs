@@ -67,6 +67,12 @@ Options for acp:
                              (default: 30)
   --sse-buffer <BYTES>       replay buffer per ACP connection
                              (default: 8388608)
+  --session-store <file|redis://HOST:PORT/DB|rediss://…>
+                             where sessions live (default: file; or
+                             IAC_CODE_SESSION_STORE): Redis lets several nodes
+                             share them
+  --node-id <ID>             this node's name in logs, leases and /health
+                             (default: host name and pid)
   -d, --debug                log at debug level
   --log-file <PATH>          append logs to PATH (created 0600) instead of stderr
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::config::{ApiKind, Config, ProcessEnv, ProviderConfig};
 use crate::error::Result;
+use crate::session::store::Finding;
 use crate::sys;
 
 /// How long the provider gets to answer.
@@ -238,6 +239,21 @@ fn names_model(listed: &str, model: &str, api: ApiKind) -> bool {
 }
 
 fn check_sessions(report: &mut Report, config: &Config) {
+    if config.store != crate::config::StoreConfig::File {
+        match crate::session::store::open(config) {
+            Ok(store) => {
+                for finding in store.check() {
+                    match finding {
+                        Finding::Ok(text) => report.say(Level::Ok, &text),
+                        Finding::Warn(text) => report.say(Level::Warn, &text),
+                        Finding::Error(text) => report.say(Level::Error, &text),
+                    }
+                }
+            }
+            Err(err) => report.say(Level::Error, &err.to_string()),
+        }
+        return;
+    }
     let dir = config.config_dir.join("sessions");
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
     let result = std::fs::create_dir_all(&dir)

@@ -72,7 +72,7 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     };
     sys::block_termination_signals().map_err(Error::Stream)?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    let services = Arc::new(Services::new(config));
+    let services = Arc::new(Services::new(config)?);
     let manager = Arc::new(Manager::new(Arc::clone(&services)));
     let cwd = std::env::current_dir().map_err(Error::Stream)?.display().to_string();
     let opened = match (&args.resume, args.continue_last) {
@@ -204,7 +204,9 @@ impl Printer {
             Err(PromptFailure::Provider(failure)) => {
                 (None, exit::FAILURE, Some(failure.usage), Some(failure.message.clone()))
             }
-            Err(PromptFailure::Internal(what)) => (None, exit::FAILURE, None, Some(what.clone())),
+            Err(PromptFailure::Internal(what) | PromptFailure::Store { message: what, .. }) => {
+                (None, exit::FAILURE, None, Some(what.clone()))
+            }
         };
         let usage = usage.map(|u| {
             json!({"inputTokens": u.input, "outputTokens": u.output, "totalTokens": u.input + u.output})

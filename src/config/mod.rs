@@ -24,6 +24,12 @@ pub struct Config {
     pub client_tools: bool,
     /// MCP servers for every session, and the client's timeouts.
     pub mcp: McpConfig,
+    /// Where sessions are kept.
+    pub store: StoreConfig,
+    /// This node's name (logs, leases, `/health`).
+    pub node_id: String,
+    /// How long a node holds a session without renewing its lease (Redis store).
+    pub lease_ttl: Duration,
 }
 
 /// What the MCP client needs from the configuration.
@@ -58,10 +64,12 @@ pub mod manage;
 mod policy;
 mod presets;
 pub mod settings;
+mod store;
 
 pub use policy::WebFetch;
 pub use presets::preset_names;
 use presets::{find_preset, infer_preset};
+pub use store::{StoreConfig, redacted};
 
 /// Which wire API the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +196,9 @@ impl Config {
             http_token,
             client_tools,
             mcp,
+            store: store::store(env)?,
+            node_id: store::node_id(env)?,
+            lease_ttl: store::lease_ttl(env)?,
         })
     }
 }

@@ -36,8 +36,14 @@ pub(super) const PROVIDER_KEYS: &[(&str, &str)] = &[
 ];
 
 /// Top-level keys besides the provider's, and the variable each one stands for.
-pub(super) const TOP_KEYS: &[(&str, &str)] =
-    &[("webFetch", "IAC_CODE_WEB_FETCH"), ("clientTools", "IAC_CODE_CLIENT_TOOLS")];
+pub(super) const TOP_KEYS: &[(&str, &str)] = &[
+    ("webFetch", "IAC_CODE_WEB_FETCH"),
+    ("clientTools", "IAC_CODE_CLIENT_TOOLS"),
+    ("sessionStore", "IAC_CODE_SESSION_STORE"),
+    ("redisPrefix", "IAC_CODE_REDIS_PREFIX"),
+    ("nodeId", "IAC_CODE_NODE_ID"),
+    ("leaseTtl", "IAC_CODE_LEASE_TTL"),
+];
 
 /// The MCP servers' key (an object keyed by name, kept as JSON).
 pub const MCP_SERVERS: &str = "mcpServers";
@@ -111,7 +117,7 @@ pub(super) fn from_value<'a>(
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
-                 clientTools, mcpServers)"
+                 clientTools, sessionStore, redisPrefix, nodeId, leaseTtl, mcpServers)"
             )));
         }
     }

@@ -107,7 +107,7 @@ impl Manager {
             root,
             settings: Mutex::new(Settings { mode, model, memory: Memory::default() }),
             journal,
-            state: Mutex::new(State { history: rebuilt.context, running: None }),
+            state: Mutex::new(State { history: rebuilt.context, running: None, broken: None }),
             jobs: crate::child::Jobs::default(),
             mcp: crate::mcp::Servers::default(),
             mcp_client: Mutex::default(),

@@ -33,7 +33,7 @@ use crate::tools::Registry;
 pub use commands::COMMANDS;
 pub use id::SessionId;
 use record::Record;
-use store::{FileStore, Journal, SessionStore};
+use store::{Journal, SessionStore};
 
 /// How long closing a session waits for its cancelled prompt to let go of it.
 const RELEASE_WAIT: Duration = Duration::from_secs(5);
@@ -55,13 +55,14 @@ pub struct Services {
 }
 
 impl Services {
-    /// Builds the shared services from a configuration.
-    pub fn new(config: Config) -> Services {
+    /// Builds the shared services from a configuration (an unusable store setting is an
+    /// error).
+    pub fn new(config: Config) -> Result<Services> {
         let provider = config.provider.as_ref().map(provider::build).map_err(Clone::clone);
         let tools = Registry::builtin();
-        let store: Box<dyn SessionStore> = Box::new(FileStore::new(&config.config_dir));
+        let store = store::open(&config)?;
         let tool_defs = OnceLock::new();
-        Services { config, provider, tools, tool_defs, store, holders: Mutex::default() }
+        Ok(Services { config, provider, tools, tool_defs, store, holders: Mutex::default() })
     }
 
     /// Tool definitions as sent to the model.
@@ -108,6 +109,8 @@ struct State {
     /// What the model sees next.
     history: Vec<ChatMessage>,
     running: Option<CancelToken>,
+    /// Why the store no longer keeps this session's records (lease lost, store down).
+    broken: Option<Error>,
 }
 
 impl Session {
@@ -126,7 +129,36 @@ impl Session {
     fn record(&self, record: &Record) {
         if let Err(err) = self.journal.append(record) {
             log::error!("session {}: journal write failed: {err}", self.id);
+            self.broke(err);
         }
+    }
+
+    /// A record was not kept because the lease is gone or the store is down: nothing more
+    /// may happen in this session here, so its running turn stops.
+    fn broke(&self, err: Error) {
+        let err = match err {
+            Error::Busy(why) => Error::Busy(format!(
+                "{why}; session {} stopped here: load it again to go on",
+                self.id
+            )),
+            Error::Store(why) => Error::Store(why),
+            // A file that cannot be written is logged; the turn goes on (as before).
+            _ => return,
+        };
+        let mut state = lock(&self.state);
+        if let Some(token) = &state.running {
+            token.cancel();
+        }
+        state.broken.get_or_insert(err);
+    }
+
+    /// Why the store stopped keeping this session's records, if it did.
+    fn broken(&self) -> Option<Error> {
+        lock(&self.state).broken.as_ref().map(|err| match err {
+            Error::Busy(why) => Error::Busy(why.clone()),
+            Error::Store(why) => Error::Store(why.clone()),
+            other => Error::Internal(other.to_string()),
+        })
     }
 
     fn touch(&self, change: impl FnOnce(&mut store::Meta)) {
@@ -184,6 +216,18 @@ pub enum PromptFailure {
     Provider(TurnFailure),
     /// A bug (a panic on the prompt thread).
     Internal(String),
+    /// The store stopped keeping the session's records: the turn was stopped.
+    Store {
+        /// The lease was lost to another node (else the store is unreachable).
+        lease_lost: bool,
+        message: String,
+    },
+}
+
+impl PromptFailure {
+    fn of_store(err: Error) -> PromptFailure {
+        PromptFailure::Store { lease_lost: matches!(err, Error::Busy(_)), message: err.to_string() }
+    }
 }
 
 /// The sessions of one connection.

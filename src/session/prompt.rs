@@ -28,6 +28,12 @@ impl Manager {
         io: PromptIo,
     ) -> Result<CancelToken> {
         let session = self.get(id)?;
+        // A session whose records the store no longer keeps here is let go.
+        if let Some(err) = session.broken() {
+            drop(session);
+            let _ = self.close(id);
+            return Err(err);
+        }
         let command = commands::parse(&text);
         let provider = match self.services.provider.clone() {
             Ok(provider) => Some(provider),
@@ -100,6 +106,10 @@ fn run(
         }
         (None, None) => Err(PromptFailure::Internal("no LLM provider".to_string())),
     }));
+    let attempt = match session.broken() {
+        Some(err) => Ok(Err(PromptFailure::of_store(err))),
+        None => attempt,
+    };
     let result = attempt.unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()

@@ -241,6 +241,16 @@ pub struct Rebuilt {
 }
 
 impl Rebuilt {
+    /// Applies one journal line (a JSON `Line`); a line of a newer format or one that
+    /// cannot be read is skipped with a warning naming `at`.
+    pub fn apply_line(&mut self, bytes: &[u8], at: &dyn std::fmt::Display) {
+        match serde_json::from_slice::<Line>(bytes) {
+            Ok(line) if line.v <= VERSION => self.apply(&line.record),
+            Ok(line) => log::warn!("{at}: format v{} is newer; skipped", line.v),
+            Err(err) => log::warn!("{at}: unreadable record skipped: {err}"),
+        }
+    }
+
     /// Applies one record.
     pub fn apply(&mut self, record: &Record) {
         if let Some(message) = record.message() {

@@ -20,88 +20,33 @@ use super::workspace::Workspace;
 /// How long a test waits for one event or response.
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// The running server.
+/// The running server (and, through `Deref`, its endpoint).
 pub struct HttpServer {
     child: Child,
-    /// `host:port`.
-    pub addr: String,
+    endpoint: Endpoint,
     stderr: Receiver<String>,
-    /// Request id (JSON text) → method, for validating responses on the streams.
-    pub methods: Arc<Mutex<HashMap<String, String>>>,
     _stdout: BufReader<ChildStdout>,
 }
 
-/// A response.
-#[derive(Debug, Clone)]
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+/// Where ACP over HTTP is served: a node, or a load balancer in front of nodes.
+pub struct Endpoint {
+    /// `host:port`.
+    pub addr: String,
+    /// Request id (JSON text) → method, for validating responses on the streams.
+    pub methods: Arc<Mutex<HashMap<String, String>>>,
 }
 
-impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+impl std::ops::Deref for HttpServer {
+    type Target = Endpoint;
+    fn deref(&self) -> &Endpoint {
+        &self.endpoint
     }
 }
 
-impl HttpServer {
-    /// Spawns the server on a free port with `args` and `env` (plus the fake LLM's env).
-    pub fn spawn(
-        ws: &Workspace,
-        llm: Option<&FakeLlm>,
-        args: &[&str],
-        env: &[(&str, &str)],
-    ) -> HttpServer {
-        let mut command = iac_code(ws);
-        command.args(["acp", "--transport", "http", "--port", "0"]).args(args);
-        command.env("IAC_CODE_LOG", "debug");
-        if let Some(llm) = llm {
-            command.fake_llm(llm);
-        }
-        let mut child = command
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let (tx, stderr) = crossbeam_channel::unbounded();
-        let err = child.stderr.take().expect("stderr");
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("the server prints its address");
-        let url = line.trim().strip_prefix("iac-code listening on ").unwrap_or_else(|| {
-            let logs: Vec<String> = stderr.try_iter().collect();
-            panic!("unexpected first line {line:?}; stderr: {logs:?}")
-        });
-        let addr = url.trim_start_matches("http://").trim_end_matches("/acp").to_string();
-        HttpServer { child, addr, stderr, methods: Arc::default(), _stdout: stdout }
-    }
-
-    /// Waits for a stderr line containing `needle`.
-    pub fn wait_log(&self, needle: &str) -> String {
-        let mut seen = Vec::new();
-        loop {
-            match self.stderr.recv_timeout(WAIT) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(line) => seen.push(line),
-                Err(_) => {
-                    let tail = &seen[seen.len().saturating_sub(60)..];
-                    panic!("no log line containing {needle:?}; last lines:\n{}", tail.join("\n"))
-                }
-            }
-        }
+impl Endpoint {
+    /// The endpoint at `addr` (`host:port`).
+    pub fn at(addr: &str) -> Endpoint {
+        Endpoint { addr: addr.to_string(), methods: Arc::default() }
     }
 
     /// One request on a fresh connection.
@@ -170,6 +115,80 @@ impl HttpServer {
         head.push_str("\r\n");
         stream.write_all(head.as_bytes()).expect("write");
         Sse::start(stream, Arc::clone(&self.methods))
+    }
+}
+
+/// A response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+impl HttpServer {
+    /// Spawns the server on a free port with `args` and `env` (plus the fake LLM's env).
+    pub fn spawn(
+        ws: &Workspace,
+        llm: Option<&FakeLlm>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> HttpServer {
+        let mut command = iac_code(ws);
+        command.args(["acp", "--transport", "http", "--port", "0"]).args(args);
+        command.env("IAC_CODE_LOG", "debug");
+        if let Some(llm) = llm {
+            command.fake_llm(llm);
+        }
+        let mut child = command
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (tx, stderr) = crossbeam_channel::unbounded();
+        let err = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the server prints its address");
+        let url = line.trim().strip_prefix("iac-code listening on ").unwrap_or_else(|| {
+            let logs: Vec<String> = stderr.try_iter().collect();
+            panic!("unexpected first line {line:?}; stderr: {logs:?}")
+        });
+        let addr = url.trim_start_matches("http://").trim_end_matches("/acp").to_string();
+        HttpServer { child, endpoint: Endpoint::at(&addr), stderr, _stdout: stdout }
+    }
+
+    /// Waits for a stderr line containing `needle`.
+    pub fn wait_log(&self, needle: &str) -> String {
+        let mut seen = Vec::new();
+        loop {
+            match self.stderr.recv_timeout(WAIT) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => {
+                    let tail = &seen[seen.len().saturating_sub(60)..];
+                    panic!("no log line containing {needle:?}; last lines:\n{}", tail.join("\n"))
+                }
+            }
+        }
     }
 
     /// The server's pid.

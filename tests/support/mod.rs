@@ -1,5 +1,5 @@
 //! Shared test support for the `iac-code` integration tests: the command that starts the
-//! real binary, a scripted fake LLM, scripted fake MCP servers, an ACP client driving the
+//! real binary, a scripted fake LLM, scripted fake MCP servers, a real Redis server, an ACP client driving the
 //! binary, ACP schema validation and scratch workspaces.
 
 #[allow(dead_code)]
@@ -16,6 +16,8 @@ pub mod http_client;
 pub mod http_fixture;
 #[allow(dead_code)]
 pub mod procs;
+#[allow(dead_code)]
+pub mod redis;
 #[allow(dead_code)]
 pub mod schema;
 #[allow(dead_code)]

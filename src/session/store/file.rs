@@ -365,15 +365,7 @@ fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Line>(line) {
-            Ok(line) if line.v <= VERSION => rebuilt.apply(&line.record),
-            Ok(line) => {
-                log::warn!("{}:{}: format v{} is newer; skipped", path.display(), n + 1, line.v)
-            }
-            Err(err) => {
-                log::warn!("{}:{}: unreadable record skipped: {err}", path.display(), n + 1)
-            }
-        }
+        rebuilt.apply_line(line, &format_args!("{}:{}", path.display(), n + 1));
     }
     rebuilt.mend();
     Ok(rebuilt)

@@ -3,9 +3,12 @@
 //! backend implements the same two traits and slots in without touching callers.
 
 mod file;
+mod redis;
+mod redis_db;
 
 pub use super::meta::Meta;
 pub use file::FileStore;
+pub use redis::RedisStore;
 
 use super::id::SessionId;
 use super::record::{Rebuilt, Record};
@@ -22,6 +25,30 @@ pub trait Journal: Send + Sync {
     fn meta(&self) -> Meta;
     /// Changes the metadata and stamps `updatedAt`.
     fn update_meta(&self, change: &mut dyn FnMut(&mut Meta)) -> Result<()>;
+}
+
+/// The store the configuration names. A Redis URL that cannot be used, or an unreadable CA
+/// file, is a configuration error (exit 2); a Redis server that is down is not: no
+/// connection is made until a request needs one.
+pub fn open(config: &crate::config::Config) -> Result<Box<dyn SessionStore>> {
+    use crate::config::StoreConfig;
+    match &config.store {
+        StoreConfig::File => Ok(Box::new(FileStore::new(&config.config_dir))),
+        StoreConfig::Redis { url, prefix, ca_file } => {
+            let ca = match ca_file {
+                Some(path) => Some(std::fs::read(path).map_err(|err| {
+                    crate::error::Error::Config(format!(
+                        "IAC_CODE_CA_FILE {}: {err}",
+                        path.display()
+                    ))
+                })?),
+                None => None,
+            };
+            let store = RedisStore::new(url, prefix, &config.node_id, config.lease_ttl, ca)?;
+            log::info!("node {}: sessions in {}", config.node_id, store.name());
+            Ok(Box::new(store))
+        }
+    }
 }
 
 /// Changes `journal`'s metadata with a one-shot closure.
@@ -57,4 +84,24 @@ pub trait SessionStore: Send + Sync {
     fn list(&self) -> Vec<Meta>;
     /// Deletes a session; one held by a process is refused, an unknown id is no error.
     fn delete(&self, id: &SessionId) -> Result<()>;
+    /// Whether the store answers (its round trip), or why not.
+    fn health(&self) -> std::result::Result<std::time::Duration, String> {
+        Ok(std::time::Duration::ZERO)
+    }
+    /// What it is, for logs, `/health` and `doctor` (never a password).
+    fn name(&self) -> String {
+        "file".to_string()
+    }
+    /// What `doctor` should say of it, beyond `health`.
+    fn check(&self) -> Vec<Finding> {
+        Vec::new()
+    }
+}
+
+/// One thing `doctor` says of the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finding {
+    Ok(String),
+    Warn(String),
+    Error(String),
 }

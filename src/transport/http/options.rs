@@ -70,4 +70,9 @@ pub trait Engines: Send + Sync {
     /// Whether connection `owner` may open the stream of the session named `raw` (an
     /// `Acp-Session-Id`): its canonical id, or the HTTP status and why not.
     fn session_scope(&self, raw: &str, owner: u64) -> Result<String, (u16, String)>;
+    /// `GET /health`: whether this node can serve (its session store answers), as a
+    /// status (200 or 503) and a JSON body.
+    fn health(&self) -> (u16, String) {
+        (200, r#"{"status":"ok"}"#.to_string())
+    }
 }

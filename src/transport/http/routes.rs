@@ -85,9 +85,9 @@ pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
         ("/acp", "GET") => get(hub, stream, &req),
         ("/acp", "DELETE") => delete(hub, stream, &req),
         _ => {
-            let body = br#"{"status":"ok"}"#;
-            let ok =
-                response::send(stream, 200, &[("Content-Type", "application/json")], body, keep);
+            let (status, body) = hub.engines.health();
+            let headers = [("Content-Type", "application/json"), ("Cache-Control", "no-store")];
+            let ok = response::send(stream, status, &headers, body.as_bytes(), keep);
             done(ok.is_ok(), keep)
         }
     }

@@ -1,0 +1,436 @@
+//! The Redis (or Valkey) store, for several nodes sharing sessions: the same two traits as
+//! the file store, on the layout and scripts of `redis_db.rs`. A node drives a session only
+//! while it holds the session's lease (taken with `SET NX PX`, renewed by the heartbeat,
+//! carrying a fencing token); every append and metadata write checks, inside Redis, that
+//! the lease is still this journal's, so a node that lost it (paused, partitioned) never
+//! writes again. A session held by a live node is refused elsewhere (`Busy`, -32001); one
+//! whose node died becomes free when its lease expires.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redis::Value;
+
+use super::redis_db::{Db, Lost};
+use super::{Finding, Journal, Meta, SessionStore};
+use crate::error::{Error, Result};
+use crate::session::id::SessionId;
+use crate::session::record::{Line, Rebuilt, Record, VERSION};
+use crate::sync::lock;
+
+/// The shared store.
+pub struct RedisStore {
+    db: Arc<Db>,
+}
+
+/// A session this node drives: its lease, the next sequence number, its metadata.
+struct RedisJournal {
+    db: Arc<Db>,
+    id: SessionId,
+    /// `<node>|<fencing token>`: what the lease key must still hold for a write.
+    lease: String,
+    /// The last record's sequence number (retried appends are written once).
+    seq: Mutex<u64>,
+    meta: Mutex<Meta>,
+    lost: Arc<Lost>,
+}
+
+impl RedisStore {
+    /// The store at `url` under `prefix`; no connection is made yet (a server that is down
+    /// at start only fails the requests that need it).
+    pub fn new(
+        url: &str,
+        prefix: &str,
+        node: &str,
+        ttl: Duration,
+        ca: Option<Vec<u8>>,
+    ) -> Result<RedisStore> {
+        Ok(RedisStore { db: Db::new(url, prefix, node, ttl, ca)? })
+    }
+
+    /// Takes `id`'s lease for this node: the value written with it.
+    fn acquire(&self, id: &SessionId) -> Result<String> {
+        let db = &self.db;
+        let (lease, fence) = (db.skey(id, "lease"), db.skey(id, "fence"));
+        let ttl = db.ttl.as_millis() as u64;
+        let (won, value): (i64, String) = db.run(&mut |con| {
+            db.scripts.acquire.key(&lease).key(&fence).arg(&db.node).arg(ttl).invoke(con)
+        })?;
+        if won == 1 {
+            return Ok(format!("{}|{value}", db.node));
+        }
+        let holder = value.split('|').next().unwrap_or("another node");
+        let who = if holder == db.node {
+            "this node (another connection or an open session)".to_string()
+        } else {
+            format!("node {holder}")
+        };
+        Err(Error::Busy(format!("session {id} is in use by {who}")))
+    }
+
+    fn journal(&self, id: &SessionId, lease: String, seq: u64, meta: Meta) -> RedisJournal {
+        let lost = Arc::new(Lost::default());
+        self.db.hold(id, &lease, &lost);
+        RedisJournal {
+            db: Arc::clone(&self.db),
+            id: id.clone(),
+            lease,
+            seq: Mutex::new(seq),
+            meta: Mutex::new(meta),
+            lost,
+        }
+    }
+
+    /// Every record line of `id`'s journal, in order.
+    fn lines(&self, id: &SessionId) -> Result<Vec<Vec<u8>>> {
+        let key = self.db.skey(id, "j");
+        let entries: Vec<(String, HashMap<String, Value>)> =
+            self.db.run(&mut |con| redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query(con))?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|(_, mut fields)| match fields.remove("r") {
+                Some(Value::BulkString(bytes)) => Some(bytes),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// The history of `id`, rebuilt from its stream.
+    fn rebuilt(&self, id: &SessionId) -> Result<(Rebuilt, usize)> {
+        let lines = self.lines(id)?;
+        let mut rebuilt = Rebuilt::default();
+        for (n, line) in lines.iter().enumerate() {
+            rebuilt.apply_line(line, &format_args!("session {id}, record {}", n + 1));
+        }
+        rebuilt.mend();
+        Ok((rebuilt, lines.len()))
+    }
+
+    /// The metadata hash of `id` (with the sequence number), if there is one.
+    fn read_meta(&self, id: &SessionId) -> Result<Option<(Meta, u64)>> {
+        let key = self.db.skey(id, "m");
+        let fields: HashMap<String, String> =
+            self.db.run(&mut |con| redis::cmd("HGETALL").arg(&key).query(con))?;
+        Ok(meta_of(&fields).map(|meta| {
+            let seq = fields.get("seq").and_then(|s| s.parse().ok()).unwrap_or(0);
+            (meta, seq)
+        }))
+    }
+
+    /// Metadata rebuilt from the journal's `Start` record, when the hash is gone.
+    fn meta_from(&self, id: &SessionId, rebuilt: &Rebuilt) -> Option<Meta> {
+        let (cwd, created_at, forked_from) = rebuilt.start.clone()?;
+        Some(Meta {
+            v: 1,
+            session_id: id.to_string(),
+            cwd,
+            title: rebuilt.title.clone(),
+            updated_at: created_at.clone(),
+            created_at,
+            forked_from,
+            messages: rebuilt.all.len() as u64,
+        })
+    }
+}
+
+impl SessionStore for RedisStore {
+    fn health(&self) -> std::result::Result<Duration, String> {
+        self.db.ping()
+    }
+
+    fn name(&self) -> String {
+        format!("redis {} (prefix {})", self.db.name, self.db.prefix)
+    }
+
+    fn check(&self) -> Vec<Finding> {
+        self.db.check()
+    }
+
+    fn create(&self, meta: Meta) -> Result<Box<dyn Journal>> {
+        let id = SessionId::parse(&meta.session_id)?;
+        let lease = self.acquire(&id)?;
+        let start = Record::Start {
+            cwd: meta.cwd.clone(),
+            created_at: meta.created_at.clone(),
+            forked_from: meta.forked_from.clone(),
+        };
+        let journal = self.journal(&id, lease, 0, meta);
+        journal.append(&start)?;
+        journal.write_meta()?;
+        Ok(Box::new(journal))
+    }
+
+    fn open(&self, id: &SessionId) -> Result<Option<(Box<dyn Journal>, Rebuilt)>> {
+        if !self.exists(id) {
+            return Ok(None);
+        }
+        let lease = self.acquire(id)?;
+        let found = (|| {
+            let (rebuilt, count) = self.rebuilt(id)?;
+            let (meta, seq) = match self.read_meta(id)? {
+                Some((meta, seq)) => (Some(meta), seq),
+                None => (self.meta_from(id, &rebuilt), 0),
+            };
+            Ok::<_, Error>(meta.map(|meta| (rebuilt, meta, seq.max(count as u64))))
+        })();
+        let (rebuilt, mut meta, seq) = match found {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                self.db.let_go(id, &lease);
+                return Ok(None);
+            }
+            Err(err) => {
+                self.db.let_go(id, &lease);
+                return Err(err);
+            }
+        };
+        meta.title = rebuilt.title.clone().or(meta.title);
+        meta.messages = rebuilt.all.len() as u64;
+        let journal = self.journal(id, lease, seq, meta);
+        journal.write_meta()?;
+        Ok(Some((Box::new(journal), rebuilt)))
+    }
+
+    fn exists(&self, id: &SessionId) -> bool {
+        let keys = [self.db.skey(id, "m"), self.db.skey(id, "j")];
+        match self.db.run(&mut |con| redis::cmd("EXISTS").arg(&keys).query::<u64>(con)) {
+            Ok(n) => n > 0,
+            Err(err) => {
+                log::warn!("{err}");
+                false
+            }
+        }
+    }
+
+    fn peek(&self, id: &SessionId) -> Result<Option<(Meta, Rebuilt)>> {
+        let (rebuilt, count) = self.rebuilt(id)?;
+        if count == 0 {
+            return Ok(None);
+        }
+        let meta = match self.read_meta(id)? {
+            Some((meta, _)) => Some(meta),
+            None => self.meta_from(id, &rebuilt),
+        };
+        Ok(meta.map(|meta| (meta, rebuilt)))
+    }
+
+    fn fork(
+        &self,
+        from: &SessionId,
+        to: &SessionId,
+        cwd: &str,
+    ) -> Result<Option<(Box<dyn Journal>, Rebuilt)>> {
+        let Some((source, _)) = self.peek(from)? else { return Ok(None) };
+        let lines = self.lines(from)?;
+        let lease = self.acquire(to)?;
+        let now = crate::time::now_rfc3339();
+        let meta = Meta {
+            v: 1,
+            session_id: to.to_string(),
+            cwd: cwd.to_string(),
+            title: source.title,
+            created_at: now.clone(),
+            updated_at: now.clone(),
+            forked_from: Some(from.to_string()),
+            messages: source.messages,
+        };
+        let journal = self.journal(to, lease, 0, meta);
+        for line in &lines {
+            journal.append_line(line, false)?;
+        }
+        journal.append(&Record::Start {
+            cwd: cwd.to_string(),
+            created_at: now,
+            forked_from: Some(from.to_string()),
+        })?;
+        journal.write_meta()?;
+        let (rebuilt, _) = self.rebuilt(to)?;
+        Ok(Some((Box::new(journal), rebuilt)))
+    }
+
+    fn list(&self) -> Vec<Meta> {
+        let key = self.db.key("list");
+        let listed = self.db.run(&mut |con| {
+            let ids: Vec<String> = redis::cmd("ZREVRANGE").arg(&key).arg(0).arg(-1).query(con)?;
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.cmd("HGETALL").arg(format!("{}s:{id}:m", self.db.prefix));
+            }
+            pipe.query::<Vec<HashMap<String, String>>>(con)
+        });
+        match listed {
+            Ok(all) => all.iter().filter_map(meta_of).collect(),
+            Err(err) => {
+                log::error!("listing sessions failed: {err}");
+                Vec::new()
+            }
+        }
+    }
+
+    fn delete(&self, id: &SessionId) -> Result<()> {
+        if !self.exists(id) {
+            return Ok(());
+        }
+        let lease = self.acquire(id)?;
+        let cwd = self.read_meta(id)?.map(|(meta, _)| meta.cwd);
+        let db = &self.db;
+        let (journal, meta, fence) = (db.skey(id, "j"), db.skey(id, "m"), db.skey(id, "fence"));
+        let (list, cwd_list) = (db.key("list"), cwd.map(|cwd| db.cwd_key(&cwd)));
+        let removed = db.run(&mut |con| {
+            let mut pipe = redis::pipe();
+            pipe.atomic().del(&journal).del(&meta).del(&fence).zrem(&list, id.as_str());
+            if let Some(cwd_list) = &cwd_list {
+                pipe.zrem(cwd_list, id.as_str());
+            }
+            pipe.query::<()>(con)
+        });
+        db.let_go(id, &lease);
+        removed
+    }
+}
+
+/// A metadata hash as `Meta` (`None` if it lacks the essentials).
+fn meta_of(fields: &HashMap<String, String>) -> Option<Meta> {
+    let get = |key: &str| fields.get(key).cloned();
+    Some(Meta {
+        v: get("v").and_then(|v| v.parse().ok()).unwrap_or(1),
+        session_id: get("sessionId")?,
+        cwd: get("cwd")?,
+        title: get("title").filter(|t| !t.is_empty()),
+        created_at: get("createdAt")?,
+        updated_at: get("updatedAt")?,
+        forked_from: get("forkedFrom").filter(|f| !f.is_empty()),
+        messages: get("messages").and_then(|m| m.parse().ok()).unwrap_or(0),
+    })
+}
+
+/// Milliseconds since the epoch, the listings' score.
+fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl RedisJournal {
+    /// Fails at once if the lease was found lost (no write is even tried).
+    fn check(&self) -> Result<()> {
+        match lock(&self.lost.0).clone() {
+            Some(why) => Err(Error::Busy(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// A refused write means the lease is gone: remember it, so nothing is tried again.
+    fn refused(&self, err: Error) -> Error {
+        if let Error::Busy(why) = &err {
+            lock(&self.lost.0).get_or_insert_with(|| why.clone());
+        }
+        err
+    }
+
+    /// Appends one encoded line, fenced by the lease, written once however often retried.
+    fn append_line(&self, line: &[u8], message: bool) -> Result<()> {
+        self.check()?;
+        let db = &self.db;
+        let keys = [db.skey(&self.id, "lease"), db.skey(&self.id, "j"), db.skey(&self.id, "m")];
+        let mut seq = lock(&self.seq);
+        let next = *seq + 1;
+        let flag = if message { "1" } else { "0" };
+        db.run(&mut |con| {
+            db.scripts
+                .append
+                .key(&keys[0])
+                .key(&keys[1])
+                .key(&keys[2])
+                .arg(&self.lease)
+                .arg(line)
+                .arg(flag)
+                .arg(next)
+                .invoke::<i64>(con)
+        })
+        .map_err(|err| self.refused(err))?;
+        *seq = next;
+        Ok(())
+    }
+
+    /// Writes the metadata hash and the listings' scores, fenced by the lease.
+    fn write_meta(&self) -> Result<()> {
+        self.check()?;
+        let meta = lock(&self.meta).clone();
+        let db = &self.db;
+        let keys = [
+            db.skey(&self.id, "lease"),
+            db.skey(&self.id, "m"),
+            db.key("list"),
+            db.cwd_key(&meta.cwd),
+        ];
+        let fields = [
+            ("v", meta.v.to_string()),
+            ("sessionId", meta.session_id.clone()),
+            ("cwd", meta.cwd.clone()),
+            ("title", meta.title.clone().unwrap_or_default()),
+            ("createdAt", meta.created_at.clone()),
+            ("updatedAt", meta.updated_at.clone()),
+            ("forkedFrom", meta.forked_from.clone().unwrap_or_default()),
+            ("messages", meta.messages.to_string()),
+        ];
+        let score = now_millis();
+        db.run(&mut |con| {
+            let mut call = db.scripts.meta.prepare_invoke();
+            for key in &keys {
+                call.key(key);
+            }
+            call.arg(&self.lease).arg(score).arg(self.id.as_str());
+            for (name, value) in &fields {
+                call.arg(*name).arg(value);
+            }
+            call.invoke::<i64>(con)
+        })
+        .map(|_| ())
+        .map_err(|err| self.refused(err))
+    }
+}
+
+impl Journal for RedisJournal {
+    fn append(&self, record: &Record) -> Result<()> {
+        let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
+        let text = serde_json::to_vec(&line)
+            .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
+        let message = matches!(
+            record,
+            Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
+        );
+        self.append_line(&text, message)?;
+        if message {
+            lock(&self.meta).messages += 1;
+        }
+        Ok(())
+    }
+
+    /// Durability is Redis's (its AOF settings, which `doctor` checks): nothing to do here.
+    fn sync(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn meta(&self) -> Meta {
+        lock(&self.meta).clone()
+    }
+
+    fn update_meta(&self, change: &mut dyn FnMut(&mut Meta)) -> Result<()> {
+        {
+            let mut meta = lock(&self.meta);
+            change(&mut meta);
+            meta.updated_at = crate::time::now_rfc3339();
+        }
+        self.write_meta()
+    }
+}
+
+impl Drop for RedisJournal {
+    fn drop(&mut self) {
+        if lock(&self.lost.0).is_none() {
+            self.db.let_go(&self.id, &self.lease);
+        }
+    }
+}

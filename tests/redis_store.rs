@@ -1,0 +1,165 @@
+//! Sessions in a real Redis, shared by several nodes: the journal, metadata and listings
+//! live there (no session file on the node), another node lists and replays them, a
+//! session is driven by one node at a time (a lease), a dead node's sessions free when its
+//! lease expires, a paused node that lost its lease can never write again, and a store that
+//! is down fails requests cleanly. Skipped, saying why, when redis-server is not installed.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::acp_client::{AcpProcess, agent_text};
+use crate::support::fake_llm::{FakeLlm, text_reply};
+use crate::support::redis::Redis;
+use crate::support::workspace::Workspace;
+
+/// A node on `redis` named `name`, with a short lease.
+fn node(ws: &Workspace, llm: &FakeLlm, redis: &Redis, name: &str) -> AcpProcess {
+    let url = redis.url();
+    let env = [
+        ("IAC_CODE_SESSION_STORE", url.as_str()),
+        ("IAC_CODE_NODE_ID", name),
+        ("IAC_CODE_LEASE_TTL", "2"),
+    ];
+    let mut acp = AcpProcess::spawn_with_llm(ws, llm, &env);
+    acp.initialize();
+    acp
+}
+
+fn open(acp: &mut AcpProcess, method: &str, session: &str, ws: &Workspace) -> Value {
+    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
+    let id = acp.request(method, params);
+    let (_, response) = acp.until_response(&id);
+    if response.get("result").is_some() {
+        acp.expect_commands(session);
+    }
+    response
+}
+
+/// Loads `session` on `acp`, retrying while it is held elsewhere (a lease that has not
+/// expired yet), for at most 10 s.
+fn load_when_free(acp: &mut AcpProcess, session: &str, ws: &Workspace) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = open(acp, "session/load", session, ws);
+        let busy = response.pointer("/error/code") == Some(&json!(-32001));
+        if !busy || Instant::now() > deadline {
+            return response;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let status = std::process::Command::new("kill").args([sig, &pid.to_string()]).status();
+    assert!(status.is_ok_and(|s| s.success()), "kill {sig} {pid}");
+}
+
+#[test]
+fn sessions_live_in_redis_and_another_node_replays_them() {
+    let ws = Workspace::new("redis-share");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let llm = FakeLlm::start(vec![text_reply("first answer"), text_reply("second answer")]);
+    let mut a = node(&ws, &llm, &redis, "node-a");
+    let session = a.new_session(&ws.project());
+    let (_, response) = a.prompt(&session, "remember the bucket name acme-logs");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let forked = a
+        .call("session/fork", json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}));
+    let fork_id = forked["result"]["sessionId"].as_str().unwrap().to_owned();
+    a.expect_commands(&fork_id);
+    a.close_stdin();
+    assert!(a.wait_exit(Duration::from_secs(10)).is_some());
+    assert!(!ws.config().join("sessions").exists(), "no session file on the node");
+    assert!(redis.keys(&format!("iac:s:{session}:*")) >= 2, "journal and metadata in Redis");
+
+    let mut b = node(&ws, &llm, &redis, "node-b");
+    let list = b.call("session/list", json!({"cwd": ws.project()}));
+    let sessions = list["result"]["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 2, "{list}");
+    assert!(sessions.iter().any(|s| s["title"] == "remember the bucket name acme-logs"));
+    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
+    let id = b.request("session/load", params);
+    let (replay, response) = b.until_response(&id);
+    assert!(response.get("result").is_some(), "{response}");
+    b.expect_commands(&session);
+    assert!(agent_text(&replay).contains("first answer"), "the other node replays the history");
+    let (_, response) = b.prompt(&session, "which bucket?");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let context = llm.requests()[1].body.to_string();
+    assert!(
+        context.contains("acme-logs") && context.contains("first answer"),
+        "the next prompt sees the context"
+    );
+
+    b.call("session/delete", json!({"sessionId": fork_id}));
+    let list = b.call("session/list", json!({}));
+    assert_eq!(list["result"]["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(redis.keys(&format!("iac:s:{fork_id}:*")), 0, "a deleted session leaves no key");
+}
+
+#[test]
+fn one_node_drives_a_session_and_a_dead_nodes_lease_expires() {
+    let ws = Workspace::new("redis-lease");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let llm = FakeLlm::start(vec![text_reply("from b")]);
+    let mut a = node(&ws, &llm, &redis, "node-a");
+    let session = a.new_session(&ws.project());
+    let mut b = node(&ws, &llm, &redis, "node-b");
+    let refused = open(&mut b, "session/load", &session, &ws);
+    assert_eq!(refused["error"]["code"], -32001, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("node-a"), "{refused}");
+    a.kill();
+    let started = Instant::now();
+    let loaded = load_when_free(&mut b, &session, &ws);
+    assert!(loaded.get("result").is_some(), "free once the lease expires: {loaded}");
+    assert!(started.elapsed() < Duration::from_secs(4), "within the TTL and a little");
+    let (_, response) = b.prompt(&session, "go on");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+}
+
+#[test]
+fn a_paused_node_that_lost_its_lease_never_writes_again() {
+    let ws = Workspace::new("redis-fence");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let llm =
+        FakeLlm::start(vec![text_reply("one"), text_reply("b's answer"), text_reply("never")]);
+    let mut a = node(&ws, &llm, &redis, "node-a");
+    let session = a.new_session(&ws.project());
+    a.prompt(&session, "first");
+    signal(a.pid(), "-STOP");
+    let mut b = node(&ws, &llm, &redis, "node-b");
+    let loaded = load_when_free(&mut b, &session, &ws);
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    let (_, response) = b.prompt(&session, "b takes over");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let journal = format!("XLEN iac:s:{session}:j");
+    let before = redis.command(&journal).unwrap();
+    signal(a.pid(), "-CONT");
+    let (_, response) = a.prompt(&session, "a writes again?");
+    assert_eq!(response["error"]["code"], -32001, "{response}");
+    assert_eq!(response["error"]["data"]["reason"], "lease_lost", "{response}");
+    assert_eq!(redis.command(&journal).unwrap(), before, "nothing of a's reached the journal");
+    let (_, response) = a.prompt(&session, "and now?");
+    assert_eq!(response["error"]["code"], -32001, "{response}");
+    assert!(response["error"]["message"].as_str().unwrap().contains("load it again"));
+    let (_, response) = a.prompt(&session, "still?");
+    assert_eq!(response["error"]["code"], -32602, "the session was let go: {response}");
+    assert_eq!(llm.requests().len(), 2, "a never asked the LLM after losing the lease");
+}
+
+#[test]
+fn a_store_that_is_down_fails_requests_naming_it() {
+    let ws = Workspace::new("redis-down");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("redis://:secret@127.0.0.1:{port}/0");
+    let llm = FakeLlm::start(vec![]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_SESSION_STORE", &url)]);
+    acp.initialize();
+    let response = acp.call("session/new", json!({"cwd": ws.project(), "mcpServers": []}));
+    assert_eq!(response["error"]["code"], -32603, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("127.0.0.1:{port}")), "names the store: {message}");
+    assert!(!message.contains("secret"), "never its password: {message}");
+    assert_eq!(response["error"]["data"]["reason"], "store_unavailable");
+}
