@@ -20,6 +20,7 @@ fn node(ws: &Workspace, llm: &FakeLlm, redis: &Redis, name: &str) -> AcpProcess 
         ("IAC_CODE_SESSION_STORE", url.as_str()),
         ("IAC_CODE_NODE_ID", name),
         ("IAC_CODE_LEASE_TTL", "2"),
+        ("IAC_CODE_REDIS_PREFIX", "iac:"),
     ];
     let mut acp = AcpProcess::spawn_with_llm(ws, llm, &env);
     acp.initialize();
@@ -102,19 +103,31 @@ fn sessions_live_in_redis_and_another_node_replays_them() {
 fn one_node_drives_a_session_and_a_dead_nodes_lease_expires() {
     let ws = Workspace::new("redis-lease");
     let Some(redis) = Redis::start(ws.root()) else { return };
-    let llm = FakeLlm::start(vec![text_reply("from b")]);
+    let llm = FakeLlm::start(vec![text_reply("from b"), text_reply("from c")]);
     let mut a = node(&ws, &llm, &redis, "node-a");
     let session = a.new_session(&ws.project());
     let mut b = node(&ws, &llm, &redis, "node-b");
     let refused = open(&mut b, "session/load", &session, &ws);
     assert_eq!(refused["error"]["code"], -32001, "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("node-a"), "{refused}");
+    // A process of this host that died is known dead: its lease is taken over at once.
     a.kill();
+    let loaded = open(&mut b, "session/load", &session, &ws);
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    let (_, response) = b.prompt(&session, "go on");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    b.call("session/close", json!({"sessionId": session}));
+    // A node of another host cannot be looked at: its lease must expire (TTL 2 s).
+    let ghost = format!("SET iac:s:{session}:lease ghost|elsewhere|1|99 PX 2000");
+    assert!(redis.command(&ghost).is_some_and(|r| r.starts_with("+OK")));
+    let mut c = node(&ws, &llm, &redis, "node-c");
+    let refused = open(&mut c, "session/load", &session, &ws);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("node ghost"), "{refused}");
     let started = Instant::now();
-    let loaded = load_when_free(&mut b, &session, &ws);
+    let loaded = load_when_free(&mut c, &session, &ws);
     assert!(loaded.get("result").is_some(), "free once the lease expires: {loaded}");
     assert!(started.elapsed() < Duration::from_secs(4), "within the TTL and a little");
-    let (_, response) = b.prompt(&session, "go on");
+    let (_, response) = c.prompt(&session, "and on");
     assert_eq!(response["result"]["stopReason"], "end_turn");
 }
 
@@ -162,4 +175,70 @@ fn a_store_that_is_down_fails_requests_naming_it() {
     assert!(message.contains(&format!("127.0.0.1:{port}")), "names the store: {message}");
     assert!(!message.contains("secret"), "never its password: {message}");
     assert_eq!(response["error"]["data"]["reason"], "store_unavailable");
+}
+
+fn sessions_cli(ws: &Workspace, store: &str, args: &[&str], input: &str) -> (i32, String, String) {
+    use std::io::Write as _;
+    let mut child = crate::support::command::iac_code(ws)
+        .arg("sessions")
+        .args(args)
+        .env("IAC_CODE_SESSION_STORE", store)
+        .env("IAC_CODE_REDIS_PREFIX", "iac:")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("iac-code sessions");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn export_import_and_migrate_move_sessions_between_stores_without_loss() {
+    let ws = Workspace::new("redis-move");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let llm = FakeLlm::start(vec![text_reply("first answer"), text_reply("other answer")]);
+    let mut local = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_SESSION_STORE", "file")]);
+    local.initialize();
+    let one = local.new_session(&ws.project());
+    local.prompt(&one, "the first session");
+    let two = local.new_session(&ws.project());
+    local.prompt(&two, "the second session");
+    local.close_stdin();
+    assert!(local.wait_exit(Duration::from_secs(10)).is_some());
+
+    let (code, exported, err) = sessions_cli(&ws, "file", &["export", &one], "");
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = exported.lines().collect();
+    assert!(lines[0].contains(r#""type":"meta""#) && lines.len() > 3, "{exported}");
+    let url = redis.url();
+    let (code, out, err) = sessions_cli(&ws, &url, &["import"], &exported);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("imported {one}")), "{out}");
+    let (code, _, err) = sessions_cli(&ws, &url, &["import"], &exported);
+    assert_eq!(code, 2, "an id that exists is refused: {err}");
+    let (code, _, _) = sessions_cli(&ws, &url, &["import"], "not an export\n");
+    assert_eq!(code, 2);
+
+    let (code, out, err) = sessions_cli(&ws, "file", &["migrate", "--to", &url], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("copied 1 sessions") && out.contains("skipped 1"), "{out}");
+
+    // What Redis keeps replays as the file store's did, record for record.
+    for id in [&one, &two] {
+        let (_, from_file, _) = sessions_cli(&ws, "file", &["export", id], "");
+        let (_, from_redis, _) = sessions_cli(&ws, &url, &["export", id], "");
+        let records = |text: &str| text.lines().skip(1).map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(records(&from_file), records(&from_redis), "session {id}");
+    }
+    let mut node = node(&ws, &llm, &redis, "node-a");
+    let list = node.call("session/list", json!({}));
+    assert_eq!(list["result"]["sessions"].as_array().unwrap().len(), 2, "{list}");
+    let params = json!({"sessionId": two, "cwd": ws.project(), "mcpServers": []});
+    let id = node.request("session/load", params);
+    let (replay, response) = node.until_response(&id);
+    assert!(response.get("result").is_some(), "{response}");
+    assert!(agent_text(&replay).contains("other answer"));
 }

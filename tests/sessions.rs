@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission, updates, updates_of};
+use crate::support::command::on_file_store;
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply};
 use crate::support::workspace::Workspace;
 
@@ -121,10 +122,13 @@ fn resume_restores_without_replay_and_fork_copies_everything() {
     assert!(before.is_empty(), "fork does not replay");
     let fork = forked["result"]["sessionId"].as_str().unwrap().to_string();
     assert_ne!(fork, id);
-    let meta: Value =
-        serde_json::from_slice(&std::fs::read(session_dir(&ws, &fork).join("meta.json")).unwrap())
-            .unwrap();
-    assert_eq!(meta["forkedFrom"], id.as_str());
+    if on_file_store("the fork's meta.json") {
+        let meta: Value = serde_json::from_slice(
+            &std::fs::read(session_dir(&ws, &fork).join("meta.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(meta["forkedFrom"], id.as_str());
+    }
     drop(acp);
 
     let (llm, mut acp) = server(&ws, vec![text_reply("resumed"), text_reply("forked")]);
@@ -142,6 +146,9 @@ fn resume_restores_without_replay_and_fork_copies_everything() {
 
 #[test]
 fn delete_removes_the_files_and_unknown_ids_are_fine() {
+    if !on_file_store("delete_removes_the_files_and_unknown_ids_are_fine") {
+        return;
+    }
     let ws = Workspace::new("sessions-delete");
     let (_llm, mut acp) = server(&ws, vec![]);
     let id = acp.new_session(&ws.project());
@@ -182,11 +189,11 @@ fn two_processes_never_drive_one_session() {
     let (_llm2, mut second) = server(&ws, vec![]);
     let (_, response) = second.open_session("session/load", &id, &ws.project());
     assert_eq!(error_code(&response), -32001, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
     assert!(
-        response["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("in use by another iac-code process")
+        message.contains("in use by another iac-code process")
+            || message.contains("in use by node"),
+        "{message}"
     );
     let response = second.call("session/delete", json!({"sessionId": id}));
     assert_eq!(error_code(&response), -32001, "a held session cannot be deleted");
@@ -213,6 +220,9 @@ fn two_processes_never_drive_one_session() {
 
 #[test]
 fn a_lost_meta_file_is_rebuilt_from_the_journal() {
+    if !on_file_store("a_lost_meta_file_is_rebuilt_from_the_journal") {
+        return;
+    }
     let ws = Workspace::new("sessions-lost-meta");
     let (_llm, mut acp) = server(&ws, vec![text_reply("hello")]);
     let id = acp.new_session(&ws.project());
@@ -249,6 +259,9 @@ fn write_session(ws: &Workspace, id: &str, cwd: &str, updated: &str, journal: &s
 
 #[test]
 fn torn_and_garbage_lines_are_survived_and_interrupted_calls_repaired_once() {
+    if !on_file_store("torn_and_garbage_lines_are_survived_and_interrupted_calls_repaired_once") {
+        return;
+    }
     let ws = Workspace::new("sessions-repair");
     let id = uuid_like(1);
     let cwd = ws.project().display().to_string();
@@ -287,6 +300,9 @@ fn torn_and_garbage_lines_are_survived_and_interrupted_calls_repaired_once() {
 
 #[test]
 fn list_pages_through_a_thousand_sessions_newest_first() {
+    if !on_file_store("list_pages_through_a_thousand_sessions_newest_first") {
+        return;
+    }
     let ws = Workspace::new("sessions-list");
     let here = ws.project().display().to_string();
     for n in 0..1000u64 {

@@ -28,6 +28,12 @@ Usage:
   iac-code sessions list [--cwd <DIR>] [--json]
   iac-code sessions show <ID> [--json]
   iac-code sessions delete <ID>
+  iac-code sessions export <ID>
+                             one session as JSON lines: its metadata, then its
+                             journal's records
+  iac-code sessions import   create a session from export's lines on stdin
+  iac-code sessions migrate --to <file|redis://HOST:PORT/DB>
+                             copy every session into that store
   iac-code config path       print the settings file's path
   iac-code config show [--json]
                              the provider settings in force and where each

@@ -85,6 +85,16 @@ pub enum SessionsCommand {
     Delete {
         id: String,
     },
+    /// Write one session as JSON lines (metadata, then its journal's records).
+    Export {
+        id: String,
+    },
+    /// Create a session from `export`'s lines on stdin.
+    Import,
+    /// Copy every session into another store.
+    Migrate {
+        to: String,
+    },
 }
 
 pub(super) fn parse_prompt(parser: &mut lexopt::Parser, prompt: String) -> Result<Command> {
@@ -164,13 +174,15 @@ fn action(parser: &mut lexopt::Parser, try_: &str) -> Result<Option<String>> {
 }
 
 pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
-    let try_ = "'iac-code sessions list', 'show <ID>' or 'delete <ID>'";
+    let try_ = "'iac-code sessions list', 'show <ID>', 'delete <ID>', 'export <ID>', 'import' \
+                or 'migrate --to <STORE>'";
     let Some(action) = action(parser, try_)? else { return Ok(Command::Help) };
-    let (mut id, mut cwd, mut json) = (None, None, false);
+    let (mut id, mut cwd, mut json, mut to) = (None, None, false, None);
     while let Some(arg) = parser.next()? {
         match arg {
             Long("json") => json = true,
             Long("cwd") => cwd = Some(parser.value()?.string()?),
+            Long("to") => to = Some(parser.value()?.string()?),
             Value(value) if id.is_none() => id = Some(value.string()?),
             _ => return Err(arg.unexpected().into()),
         }
@@ -180,7 +192,22 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
             Error::Usage(format!("missing session id: iac-code sessions {action} <ID>"))
         })
     };
+    if to.is_some() && action != "migrate" {
+        return Err(Error::Usage(format!("--to is for 'iac-code sessions migrate', not {action}")));
+    }
     match action.as_str() {
+        "export" if cwd.is_none() && !json => {
+            Ok(Command::Sessions(SessionsCommand::Export { id: need_id(id)? }))
+        }
+        "import" if cwd.is_none() && !json && id.is_none() => {
+            Ok(Command::Sessions(SessionsCommand::Import))
+        }
+        "migrate" if cwd.is_none() && !json && id.is_none() => match to {
+            Some(to) => Ok(Command::Sessions(SessionsCommand::Migrate { to })),
+            None => Err(Error::Usage(
+                "usage: iac-code sessions migrate --to <file|redis://HOST:PORT/DB>".into(),
+            )),
+        },
         "list" if id.is_none() => Ok(Command::Sessions(SessionsCommand::List { cwd, json })),
         "show" if cwd.is_none() => {
             Ok(Command::Sessions(SessionsCommand::Show { id: need_id(id)?, json }))
@@ -188,11 +215,12 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
         "delete" if cwd.is_none() && !json => {
             Ok(Command::Sessions(SessionsCommand::Delete { id: need_id(id)? }))
         }
-        "list" | "show" | "delete" => {
+        "list" | "show" | "delete" | "export" | "import" | "migrate" => {
             Err(Error::Usage(format!("unexpected arguments for 'iac-code sessions {action}'")))
         }
         other => Err(Error::Usage(format!(
-            "unknown sessions action '{other}': expected list, show or delete"
+            "unknown sessions action '{other}': expected list, show, delete, export, import or \
+             migrate"
         ))),
     }
 }

@@ -6,3 +6,4 @@ pub mod doctor;
 pub mod mcp;
 pub mod oneshot;
 pub mod sessions;
+mod transfer;

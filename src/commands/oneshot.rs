@@ -134,6 +134,9 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     let result = done.recv().map_err(|_| Error::Internal("the prompt never answered".into()))?;
     let code = printer.finish(session.id.as_str(), &result);
     manager.shutdown(std::time::Duration::from_secs(5));
+    // Closed, not just dropped (other threads hold the manager): a shared store's lease
+    // is let go now, so the next run can open the session at once.
+    let _ = manager.close(&session.id);
     drop(session);
     drop(manager);
     crate::child::kill_descendants();

@@ -11,7 +11,7 @@ use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::history::ChatMessage;
 use crate::session::SessionId;
-use crate::session::store::{FileStore, Meta, SessionStore};
+use crate::session::store::{self, Meta};
 use crate::sys;
 
 /// Runs the command; returns the exit code. A reader that went away (`| head -1`) is
@@ -25,7 +25,7 @@ pub fn run(command: &SessionsCommand) -> Result<u8> {
 
 fn run_inner(command: &SessionsCommand) -> Result<u8> {
     let config = Config::from_env(&ProcessEnv)?;
-    let store = FileStore::new(&config.config_dir);
+    let store = store::open(&config)?;
     let mut out = sys::stdout().lock();
     let write = |out: &mut dyn Write, text: &str| writeln!(out, "{text}").map_err(Error::Stream);
     match command {
@@ -83,6 +83,9 @@ fn run_inner(command: &SessionsCommand) -> Result<u8> {
             }
             Ok(0)
         }
+        SessionsCommand::Export { id } => super::transfer::export(store.as_ref(), id),
+        SessionsCommand::Import => super::transfer::import(store.as_ref()),
+        SessionsCommand::Migrate { to } => super::transfer::migrate(store.as_ref(), &config, to),
         SessionsCommand::Delete { id } => {
             let id = SessionId::parse(id).map_err(|e| Error::Usage(e.to_string()))?;
             if !store.exists(&id) {

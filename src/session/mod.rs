@@ -10,7 +10,7 @@ mod lifecycle;
 mod mcp;
 mod meta;
 mod prompt;
-pub use prompt::RunningGuard;
+pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;
 pub mod replay;
 pub mod store;
@@ -20,13 +20,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::agent::event::EventSink;
-use crate::agent::{self, Outcome, Recorder, Settings, TurnFailure};
+use crate::agent::{self, Recorder, Settings};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::ChatMessage;
-use crate::permission::{Asker, Mode};
+use crate::permission::Mode;
 use crate::provider::{self, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::Registry;
@@ -195,39 +194,6 @@ pub struct Summary {
     pub updated_at: String,
     /// Messages in the journal.
     pub messages: u64,
-}
-
-/// How a prompt talks back: events, permission questions, and the final result.
-pub struct PromptIo {
-    /// Receives the turn's events.
-    pub sink: Arc<dyn EventSink>,
-    /// Asks the user.
-    pub asker: Arc<dyn Asker>,
-    /// Called once with the result, after the last event.
-    pub done: Box<dyn FnOnce(std::result::Result<Outcome, PromptFailure>) + Send>,
-    /// The client's file system, when it offers one (else `NoClientTools`).
-    pub files: Arc<dyn crate::tools::ClientTools>,
-}
-
-/// Why a prompt produced no stop reason.
-#[derive(Debug, Clone)]
-pub enum PromptFailure {
-    /// The LLM provider failed.
-    Provider(TurnFailure),
-    /// A bug (a panic on the prompt thread).
-    Internal(String),
-    /// The store stopped keeping the session's records: the turn was stopped.
-    Store {
-        /// The lease was lost to another node (else the store is unreachable).
-        lease_lost: bool,
-        message: String,
-    },
-}
-
-impl PromptFailure {
-    fn of_store(err: Error) -> PromptFailure {
-        PromptFailure::Store { lease_lost: matches!(err, Error::Busy(_)), message: err.to_string() }
-    }
 }
 
 /// The sessions of one connection.

@@ -7,14 +7,47 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use super::commands::{self, Command};
-use super::{Manager, PromptFailure, PromptIo, Services, Session, SessionId};
+use super::{Manager, Services, Session, SessionId};
 use crate::agent::event::AgentEvent;
-use crate::agent::{self, Turn, TurnUsage};
+use crate::agent::{self, Outcome, Turn, TurnFailure, TurnUsage};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::history::Image;
 use crate::provider::Provider;
 use crate::sync::lock;
+
+/// How a prompt talks back: events, permission questions, and the final result.
+pub struct PromptIo {
+    /// Receives the turn's events.
+    pub sink: Arc<dyn crate::agent::event::EventSink>,
+    /// Asks the user.
+    pub asker: Arc<dyn crate::permission::Asker>,
+    /// Called once with the result, after the last event.
+    pub done: Box<dyn FnOnce(std::result::Result<Outcome, PromptFailure>) + Send>,
+    /// The client's file system, when it offers one (else `NoClientTools`).
+    pub files: Arc<dyn crate::tools::ClientTools>,
+}
+
+/// Why a prompt produced no stop reason.
+#[derive(Debug, Clone)]
+pub enum PromptFailure {
+    /// The LLM provider failed.
+    Provider(TurnFailure),
+    /// A bug (a panic on the prompt thread).
+    Internal(String),
+    /// The store stopped keeping the session's records: the turn was stopped.
+    Store {
+        /// The lease was lost to another node (else the store is unreachable).
+        lease_lost: bool,
+        message: String,
+    },
+}
+
+impl PromptFailure {
+    fn of_store(err: Error) -> PromptFailure {
+        PromptFailure::Store { lease_lost: matches!(err, Error::Busy(_)), message: err.to_string() }
+    }
+}
 
 impl Manager {
     /// Starts a prompt (or a slash command) on its own thread. Fails at once if the session

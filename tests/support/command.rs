@@ -21,7 +21,40 @@ pub fn iac_code(ws: &Workspace) -> Command {
         command.env("PATH", path);
     }
     command.env("HOME", ws.root()).env("IAC_CODE_CONFIG_DIR", ws.config());
+    // The suite against another session store (`.ci/run` runs it on Redis too): each
+    // workspace gets its own key prefix, so tests never see each other's sessions.
+    if let Some(store) = store_under_test() {
+        let name = ws.root().file_name().map(|n| n.to_string_lossy().into_owned());
+        let prefix: String = name
+            .unwrap_or_default()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        command
+            .env("IAC_CODE_SESSION_STORE", store)
+            .env("IAC_CODE_REDIS_PREFIX", format!("{prefix}:"));
+    }
     command
+}
+
+/// Whether the suite runs on the file store; a test of the file store's own files says
+/// it is skipped otherwise.
+#[allow(clippy::print_stderr)]
+pub fn on_file_store(test: &str) -> bool {
+    let file = store_under_test().is_none();
+    if !file {
+        eprintln!(
+            "SKIPPED on {}: {test} checks the file store's files",
+            store_under_test().unwrap_or_default()
+        );
+    }
+    file
+}
+
+/// The session store the suite runs against, when not the file store
+/// (`IAC_TEST_SESSION_STORE`, a Redis URL).
+pub fn store_under_test() -> Option<String> {
+    std::env::var("IAC_TEST_SESSION_STORE").ok().filter(|s| !s.is_empty())
 }
 
 /// The environment that points the agent at `llm`: the OpenAI-compatible provider, its

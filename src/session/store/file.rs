@@ -14,6 +14,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::owned::check_owned;
 use super::{Journal, Meta, SessionStore};
 use crate::error::{Error, IoContext, Result};
 use crate::session::files::{JOURNAL, LOCK, META};
@@ -177,6 +178,45 @@ impl SessionStore for FileStore {
             .collect()
     }
 
+    /// The session's metadata and its journal's complete lines.
+    fn export(&self, id: &SessionId) -> Result<Option<(Meta, Vec<Vec<u8>>)>> {
+        let Some((meta, _)) = self.peek(id)? else { return Ok(None) };
+        let path = self.session_dir(id).join(JOURNAL);
+        let bytes = fs::read(&path).at(&path)?;
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let lines = bytes[..complete]
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .map(<[u8]>::to_vec)
+            .collect();
+        Ok(Some((meta, lines)))
+    }
+
+    /// Writes an exported session's files (its directory must not exist yet).
+    fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()> {
+        let id = SessionId::parse(&meta.session_id)?;
+        let dir = self.session_dir(&id);
+        fs::create_dir_all(&self.dir).at(&self.dir)?;
+        match fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::Usage(format!("session {id} exists already")));
+            }
+            Err(err) => return Err(err).at(&dir),
+        }
+        let lock = take_lock(&dir, id.as_str())?;
+        let mut file = open_journal(&dir)?;
+        let mut text = Vec::new();
+        for line in lines {
+            text.extend_from_slice(line);
+            text.push(b'\n');
+        }
+        file.write_all(&text).at(&dir.join(JOURNAL))?;
+        let journal = FileJournal::new(dir, file, meta, lock);
+        journal.sync()?;
+        journal.write_meta(true)
+    }
+
     /// Deletes a session's files. A session driven by a process (this one included) is
     /// refused; an unknown id is not an error.
     fn delete(&self, id: &SessionId) -> Result<()> {
@@ -250,53 +290,6 @@ impl Journal for FileJournal {
         meta.updated_at = crate::time::now_rfc3339();
         write_meta_file(&self.dir, &meta, false)
     }
-}
-
-/// A session directory, and each of its files that exists, must be a real directory or
-/// file (not a symlink) owned by the user we run as: another user must not be able to plant
-/// a journal or point us at files elsewhere.
-fn check_owned(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let uid = crate::sys::effective_uid();
-    for (path, want_dir) in [
-        (dir.to_path_buf(), true),
-        (dir.join(JOURNAL), false),
-        (dir.join(META), false),
-        (dir.join(LOCK), false),
-    ] {
-        let meta = match fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !want_dir => continue,
-            Err(err) => return Err(err).at(&path),
-        };
-        let kind_ok = if want_dir { meta.is_dir() } else { meta.is_file() };
-        if meta.file_type().is_symlink() || !kind_ok {
-            return Err(Error::Internal(format!(
-                "{} is {}; refusing to use it (a session's files must be its own)",
-                path.display(),
-                if meta.file_type().is_symlink() {
-                    "a symlink"
-                } else {
-                    "not a plain file or directory"
-                }
-            )));
-        }
-        if want_dir && meta.mode() & 0o022 != 0 {
-            return Err(Error::Internal(format!(
-                "{} can be written by other users (mode {:o}); refusing to use it",
-                path.display(),
-                meta.mode() & 0o777
-            )));
-        }
-        if meta.uid() != uid {
-            return Err(Error::Internal(format!(
-                "{} belongs to uid {}, not to uid {uid} (this server's user); refusing to use it",
-                path.display(),
-                meta.uid()
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn open_journal(dir: &Path) -> Result<File> {

@@ -1,10 +1,13 @@
 //! Where sessions live: the `SessionStore` and `Journal` traits that every session operation
-//! goes through, and their one implementation today, the file store (`file.rs`). Another
-//! backend implements the same two traits and slots in without touching callers.
+//! goes through, and their two implementations: the file store (`file.rs`, the default) and
+//! the Redis store that several nodes share (`redis.rs`, on `redis_db.rs` and
+//! `redis_journal.rs`). `open` picks the one the configuration names.
 
 mod file;
+mod owned;
 mod redis;
 mod redis_db;
+mod redis_journal;
 
 pub use super::meta::Meta;
 pub use file::FileStore;
@@ -84,6 +87,12 @@ pub trait SessionStore: Send + Sync {
     fn list(&self) -> Vec<Meta>;
     /// Deletes a session; one held by a process is refused, an unknown id is no error.
     fn delete(&self, id: &SessionId) -> Result<()>;
+    /// A session as it is kept: its metadata and its journal's lines, byte for byte (for
+    /// `iac-code sessions export` and `migrate`). `None`: no such session.
+    fn export(&self, id: &SessionId) -> Result<Option<(Meta, Vec<Vec<u8>>)>>;
+    /// Creates a session from exported metadata and journal lines (refused if the id
+    /// exists). Nothing is left behind on failure but what `delete` removes.
+    fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()>;
     /// Whether the store answers (its round trip), or why not.
     fn health(&self) -> std::result::Result<std::time::Duration, String> {
         Ok(std::time::Duration::ZERO)

@@ -7,33 +7,21 @@
 //! whose node died becomes free when its lease expires.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::Value;
 
-use super::redis_db::{Db, Lost};
+use super::redis_db::Db;
+use super::redis_journal::RedisJournal;
 use super::{Finding, Journal, Meta, SessionStore};
 use crate::error::{Error, Result};
 use crate::session::id::SessionId;
-use crate::session::record::{Line, Rebuilt, Record, VERSION};
-use crate::sync::lock;
+use crate::session::record::{Rebuilt, Record};
 
 /// The shared store.
 pub struct RedisStore {
     db: Arc<Db>,
-}
-
-/// A session this node drives: its lease, the next sequence number, its metadata.
-struct RedisJournal {
-    db: Arc<Db>,
-    id: SessionId,
-    /// `<node>|<fencing token>`: what the lease key must still hold for a write.
-    lease: String,
-    /// The last record's sequence number (retried appends are written once).
-    seq: Mutex<u64>,
-    meta: Mutex<Meta>,
-    lost: Arc<Lost>,
 }
 
 impl RedisStore {
@@ -50,17 +38,41 @@ impl RedisStore {
     }
 
     /// Takes `id`'s lease for this node: the value written with it.
+    /// A lease held by a process of this host that no longer exists (it was killed, or
+    /// crashed) is taken over at once, as a dead process's file lock is: only that exact
+    /// lease value is replaced, and a process that is merely paused still exists.
     fn acquire(&self, id: &SessionId) -> Result<String> {
         let db = &self.db;
         let (lease, fence) = (db.skey(id, "lease"), db.skey(id, "fence"));
         let ttl = db.ttl.as_millis() as u64;
+        let owner = db.owner();
         let (won, value): (i64, String) = db.run(&mut |con| {
-            db.scripts.acquire.key(&lease).key(&fence).arg(&db.node).arg(ttl).invoke(con)
+            db.scripts.acquire.key(&lease).key(&fence).arg(&owner).arg(ttl).invoke(con)
         })?;
         if won == 1 {
-            return Ok(format!("{}|{value}", db.node));
+            return Ok(format!("{owner}|{value}"));
         }
-        let holder = value.split('|').next().unwrap_or("another node");
+        let fields: Vec<&str> = value.split('|').collect();
+        if let [_, host, pid, _] = fields.as_slice()
+            && *host == db.host
+            && pid.parse::<u32>().is_ok_and(|pid| pid != std::process::id() && !running(pid))
+        {
+            let token: Option<String> = db.run(&mut |con| {
+                db.scripts
+                    .steal
+                    .key(&lease)
+                    .key(&fence)
+                    .arg(&value)
+                    .arg(&owner)
+                    .arg(ttl)
+                    .invoke(con)
+            })?;
+            if let Some(token) = token {
+                log::info!("session {id}: took over the lease of dead process {pid} of this host");
+                return Ok(format!("{owner}|{token}"));
+            }
+        }
+        let holder = fields.first().copied().unwrap_or("another node");
         let who = if holder == db.node {
             "this node (another connection or an open session)".to_string()
         } else {
@@ -70,16 +82,7 @@ impl RedisStore {
     }
 
     fn journal(&self, id: &SessionId, lease: String, seq: u64, meta: Meta) -> RedisJournal {
-        let lost = Arc::new(Lost::default());
-        self.db.hold(id, &lease, &lost);
-        RedisJournal {
-            db: Arc::clone(&self.db),
-            id: id.clone(),
-            lease,
-            seq: Mutex::new(seq),
-            meta: Mutex::new(meta),
-            lost,
-        }
+        RedisJournal::new(&self.db, id, lease, seq, meta)
     }
 
     /// Every record line of `id`'s journal, in order.
@@ -249,6 +252,31 @@ impl SessionStore for RedisStore {
         Ok(Some((Box::new(journal), rebuilt)))
     }
 
+    fn export(&self, id: &SessionId) -> Result<Option<(Meta, Vec<Vec<u8>>)>> {
+        let Some((meta, _)) = self.peek(id)? else { return Ok(None) };
+        Ok(Some((meta, self.lines(id)?)))
+    }
+
+    fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()> {
+        let id = SessionId::parse(&meta.session_id)?;
+        if self.exists(&id) {
+            return Err(Error::Usage(format!("session {id} exists already")));
+        }
+        let lease = self.acquire(&id)?;
+        let journal = self.journal(&id, lease, 0, meta);
+        for line in lines {
+            let message =
+                serde_json::from_slice::<crate::session::record::Line>(line).is_ok_and(|l| {
+                    matches!(
+                        l.record,
+                        Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
+                    )
+                });
+            journal.append_line(line, message)?;
+        }
+        journal.write_meta()
+    }
+
     fn list(&self) -> Vec<Meta> {
         let key = self.db.key("list");
         let listed = self.db.run(&mut |con| {
@@ -290,6 +318,11 @@ impl SessionStore for RedisStore {
     }
 }
 
+/// Whether process `pid` of this host still exists (a zombie too: it is not reaped yet).
+fn running(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// A metadata hash as `Meta` (`None` if it lacks the essentials).
 fn meta_of(fields: &HashMap<String, String>) -> Option<Meta> {
     let get = |key: &str| fields.get(key).cloned();
@@ -303,134 +336,4 @@ fn meta_of(fields: &HashMap<String, String>) -> Option<Meta> {
         forked_from: get("forkedFrom").filter(|f| !f.is_empty()),
         messages: get("messages").and_then(|m| m.parse().ok()).unwrap_or(0),
     })
-}
-
-/// Milliseconds since the epoch, the listings' score.
-fn now_millis() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-impl RedisJournal {
-    /// Fails at once if the lease was found lost (no write is even tried).
-    fn check(&self) -> Result<()> {
-        match lock(&self.lost.0).clone() {
-            Some(why) => Err(Error::Busy(why)),
-            None => Ok(()),
-        }
-    }
-
-    /// A refused write means the lease is gone: remember it, so nothing is tried again.
-    fn refused(&self, err: Error) -> Error {
-        if let Error::Busy(why) = &err {
-            lock(&self.lost.0).get_or_insert_with(|| why.clone());
-        }
-        err
-    }
-
-    /// Appends one encoded line, fenced by the lease, written once however often retried.
-    fn append_line(&self, line: &[u8], message: bool) -> Result<()> {
-        self.check()?;
-        let db = &self.db;
-        let keys = [db.skey(&self.id, "lease"), db.skey(&self.id, "j"), db.skey(&self.id, "m")];
-        let mut seq = lock(&self.seq);
-        let next = *seq + 1;
-        let flag = if message { "1" } else { "0" };
-        db.run(&mut |con| {
-            db.scripts
-                .append
-                .key(&keys[0])
-                .key(&keys[1])
-                .key(&keys[2])
-                .arg(&self.lease)
-                .arg(line)
-                .arg(flag)
-                .arg(next)
-                .invoke::<i64>(con)
-        })
-        .map_err(|err| self.refused(err))?;
-        *seq = next;
-        Ok(())
-    }
-
-    /// Writes the metadata hash and the listings' scores, fenced by the lease.
-    fn write_meta(&self) -> Result<()> {
-        self.check()?;
-        let meta = lock(&self.meta).clone();
-        let db = &self.db;
-        let keys = [
-            db.skey(&self.id, "lease"),
-            db.skey(&self.id, "m"),
-            db.key("list"),
-            db.cwd_key(&meta.cwd),
-        ];
-        let fields = [
-            ("v", meta.v.to_string()),
-            ("sessionId", meta.session_id.clone()),
-            ("cwd", meta.cwd.clone()),
-            ("title", meta.title.clone().unwrap_or_default()),
-            ("createdAt", meta.created_at.clone()),
-            ("updatedAt", meta.updated_at.clone()),
-            ("forkedFrom", meta.forked_from.clone().unwrap_or_default()),
-            ("messages", meta.messages.to_string()),
-        ];
-        let score = now_millis();
-        db.run(&mut |con| {
-            let mut call = db.scripts.meta.prepare_invoke();
-            for key in &keys {
-                call.key(key);
-            }
-            call.arg(&self.lease).arg(score).arg(self.id.as_str());
-            for (name, value) in &fields {
-                call.arg(*name).arg(value);
-            }
-            call.invoke::<i64>(con)
-        })
-        .map(|_| ())
-        .map_err(|err| self.refused(err))
-    }
-}
-
-impl Journal for RedisJournal {
-    fn append(&self, record: &Record) -> Result<()> {
-        let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
-        let text = serde_json::to_vec(&line)
-            .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
-        let message = matches!(
-            record,
-            Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
-        );
-        self.append_line(&text, message)?;
-        if message {
-            lock(&self.meta).messages += 1;
-        }
-        Ok(())
-    }
-
-    /// Durability is Redis's (its AOF settings, which `doctor` checks): nothing to do here.
-    fn sync(&self) -> Result<()> {
-        Ok(())
-    }
-
-    fn meta(&self) -> Meta {
-        lock(&self.meta).clone()
-    }
-
-    fn update_meta(&self, change: &mut dyn FnMut(&mut Meta)) -> Result<()> {
-        {
-            let mut meta = lock(&self.meta);
-            change(&mut meta);
-            meta.updated_at = crate::time::now_rfc3339();
-        }
-        self.write_meta()
-    }
-}
-
-impl Drop for RedisJournal {
-    fn drop(&mut self) {
-        if lock(&self.lost.0).is_none() {
-            self.db.let_go(&self.id, &self.lease);
-        }
-    }
 }

@@ -6,7 +6,7 @@
 //! journal record (field `r`: the same JSON line the file store writes); `P s:<id>:m` a
 //! hash, the metadata (`meta.json`'s fields); `P list` and `P cwd:<hash of the cwd>`
 //! sorted sets of session ids by `updatedAt` (milliseconds); `P s:<id>:lease` the lease,
-//! `<node>|<token>` with a TTL; `P s:<id>:fence` the fencing counter, incremented on every
+//! `<node>|<host>|<pid>|<token>` with a TTL; `P s:<id>:fence` the fencing counter, incremented on every
 //! acquisition. Ids are parsed `SessionId`s and a cwd only ever appears hashed, so no key
 //! is shaped by what a client sends.
 
@@ -36,6 +36,17 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, tostring(token)}
 end
 return {0, redis.call('GET', KEYS[1]) or ''}
+";
+
+/// Takes over exactly the lease value ARGV[1] (a dead process's): a new token, the new
+/// owner ARGV[2], the TTL ARGV[3]. Nil if the lease changed meanwhile.
+const STEAL: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  local token = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[2] .. '|' .. token, 'PX', ARGV[3])
+  return tostring(token)
+end
+return false
 ";
 
 /// Renews a lease this node holds (0: it is no longer ours).
@@ -83,11 +94,17 @@ return 1
 
 /// The connection to Redis and this node's leases.
 pub(super) struct Db {
+    me: Weak<Db>,
+    /// The heartbeat starts with the first lease: a thread started at construction could
+    /// predate the signal mask the HTTP server sets, and take its SIGTERM.
+    heartbeat: std::sync::Once,
     client: Client,
     /// Shown in errors: the URL without its password.
     pub(super) name: String,
     pub(super) prefix: String,
     pub(super) node: String,
+    /// This host's name, in leases (a lease of a dead process of this host is taken over).
+    pub(super) host: String,
     pub(super) ttl: Duration,
     idle: Mutex<Vec<Connection>>,
     /// Leases held by this node: session id → (lease value, the journal's lost flag).
@@ -104,6 +121,7 @@ pub(super) struct Scripts {
     pub(super) renew: Script,
     pub(super) release: Script,
     pub(super) append: Script,
+    pub(super) steal: Script,
     pub(super) meta: Script,
 }
 
@@ -124,11 +142,16 @@ impl Db {
             None => Client::open(url),
         }
         .map_err(|err| Error::Config(format!("session store {name}: {err}")))?;
-        let db = Arc::new(Db {
+        let db = Arc::new_cyclic(|me| Db {
+            me: me.clone(),
+            heartbeat: std::sync::Once::new(),
             client,
             name,
             prefix: prefix.to_string(),
             node: node.to_string(),
+            host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().replace('|', "_"))
+                .unwrap_or_default(),
             ttl,
             idle: Mutex::new(Vec::new()),
             held: Mutex::new(HashMap::new()),
@@ -137,11 +160,16 @@ impl Db {
                 renew: Script::new(RENEW),
                 release: Script::new(RELEASE),
                 append: Script::new(APPEND),
+                steal: Script::new(STEAL),
                 meta: Script::new(META),
             },
         });
-        heartbeat(Arc::downgrade(&db));
         Ok(db)
+    }
+
+    /// What a lease of this process holds before its token: `<node>|<host>|<pid>`.
+    pub(super) fn owner(&self) -> String {
+        format!("{}|{}|{}", self.node, self.host, std::process::id())
     }
 
     /// A key under the prefix.
@@ -288,6 +316,7 @@ impl Db {
     /// Remembers a lease this node now holds, for the heartbeat.
     pub(super) fn hold(&self, id: &SessionId, value: &str, lost: &Arc<Lost>) {
         lock(&self.held).insert(id.to_string(), (value.to_string(), Arc::downgrade(lost)));
+        self.heartbeat.call_once(|| heartbeat(self.me.clone()));
     }
 
     /// Lets go of a lease (its journal closed).
