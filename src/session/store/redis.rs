@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::redis_db::Db;
+use super::redis_db::{Db, int, text, texts};
 use super::redis_journal::RedisJournal;
 use super::{Finding, Journal, Meta, SessionStore};
 use crate::error::{Error, Result};
@@ -46,9 +46,16 @@ impl RedisStore {
         let (lease, fence) = (db.skey(id, "lease"), db.skey(id, "fence"));
         let ttl = db.ttl.as_millis() as u64;
         let owner = db.owner();
-        let (won, value): (i64, String) = db.run(&mut |con| {
+        let reply = db.run(&mut |con| {
             db.scripts.acquire.key(&lease).key(&fence).arg(&owner).arg(ttl).invoke(con)
         })?;
+        let (won, value) = match reply {
+            Value::Array(mut parts) if parts.len() == 2 => {
+                let value = parts.pop().and_then(text).unwrap_or_default();
+                (int(&parts[0]), value)
+            }
+            _ => (0, String::new()),
+        };
         if won == 1 {
             return Ok(format!("{owner}|{value}"));
         }
@@ -57,7 +64,7 @@ impl RedisStore {
             && *host == db.host
             && pid.parse::<u32>().is_ok_and(|pid| pid != std::process::id() && !running(pid))
         {
-            let token: Option<String> = db.run(&mut |con| {
+            let token = db.run(&mut |con| {
                 db.scripts
                     .steal
                     .key(&lease)
@@ -67,7 +74,7 @@ impl RedisStore {
                     .arg(ttl)
                     .invoke(con)
             })?;
-            if let Some(token) = token {
+            if let Some(token) = text(token) {
                 log::info!("session {id}: took over the lease of dead process {pid} of this host");
                 return Ok(format!("{owner}|{token}"));
             }
@@ -88,13 +95,16 @@ impl RedisStore {
     /// Every record line of `id`'s journal, in order.
     fn lines(&self, id: &SessionId) -> Result<Vec<Vec<u8>>> {
         let key = self.db.skey(id, "j");
-        let entries: Vec<(String, HashMap<String, Value>)> =
+        // Read as plain values (one `FromRedisValue` instance fewer per shape in the binary).
+        let entries: Value =
             self.db.run(&mut |con| redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query(con))?;
+        let Value::Array(entries) = entries else { return Ok(Vec::new()) };
         Ok(entries
             .into_iter()
-            .filter_map(|(_, mut fields)| match fields.remove("r") {
-                Some(Value::BulkString(bytes)) => Some(bytes),
-                _ => None,
+            .filter_map(|entry| {
+                let Value::Array(mut parts) = entry else { return None };
+                let fields = pairs(parts.pop()?);
+                fields.into_iter().find(|(name, _)| name == b"r").map(|(_, value)| value)
             })
             .collect())
     }
@@ -113,8 +123,8 @@ impl RedisStore {
     /// The metadata hash of `id` (with the sequence number), if there is one.
     fn read_meta(&self, id: &SessionId) -> Result<Option<(Meta, u64)>> {
         let key = self.db.skey(id, "m");
-        let fields: HashMap<String, String> =
-            self.db.run(&mut |con| redis::cmd("HGETALL").arg(&key).query(con))?;
+        let fields: Value = self.db.run(&mut |con| redis::cmd("HGETALL").arg(&key).query(con))?;
+        let fields = strings(fields);
         Ok(meta_of(&fields).map(|meta| {
             let seq = fields.get("seq").and_then(|s| s.parse().ok()).unwrap_or(0);
             (meta, seq)
@@ -197,8 +207,8 @@ impl SessionStore for RedisStore {
 
     fn exists(&self, id: &SessionId) -> bool {
         let keys = [self.db.skey(id, "m"), self.db.skey(id, "j")];
-        match self.db.run(&mut |con| redis::cmd("EXISTS").arg(&keys).query::<u64>(con)) {
-            Ok(n) => n > 0,
+        match self.db.run(&mut |con| redis::cmd("EXISTS").arg(&keys).query(con)) {
+            Ok(n) => int(&n) > 0,
             Err(err) => {
                 log::warn!("{err}");
                 false
@@ -280,15 +290,18 @@ impl SessionStore for RedisStore {
     fn list(&self) -> Vec<Meta> {
         let key = self.db.key("list");
         let listed = self.db.run(&mut |con| {
-            let ids: Vec<String> = redis::cmd("ZREVRANGE").arg(&key).arg(0).arg(-1).query(con)?;
+            let ids = texts(redis::cmd("ZREVRANGE").arg(&key).arg(0).arg(-1).query(con)?);
             let mut pipe = redis::pipe();
             for id in &ids {
                 pipe.cmd("HGETALL").arg(format!("{}s:{id}:m", self.db.prefix));
             }
-            pipe.query::<Vec<HashMap<String, String>>>(con)
+            pipe.query::<Value>(con)
         });
         match listed {
-            Ok(all) => all.iter().filter_map(meta_of).collect(),
+            Ok(Value::Array(all)) => {
+                all.into_iter().map(strings).filter_map(|m| meta_of(&m)).collect()
+            }
+            Ok(_) => Vec::new(),
             Err(err) => {
                 log::error!("listing sessions failed: {err}");
                 Vec::new()
@@ -311,11 +324,44 @@ impl SessionStore for RedisStore {
             if let Some(cwd_list) = &cwd_list {
                 pipe.zrem(cwd_list, id.as_str());
             }
-            pipe.query::<()>(con)
+            pipe.query(con)
         });
         db.let_go(id, &lease);
-        removed
+        removed.map(|_| ())
     }
+}
+
+/// The field/value pairs of a reply (RESP2's flat array, or RESP3's map), as bytes.
+fn pairs(value: Value) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let bytes = |v: Value| match v {
+        Value::BulkString(b) => Some(b),
+        Value::SimpleString(s) => Some(s.into_bytes()),
+        _ => None,
+    };
+    match value {
+        Value::Array(items) => {
+            let mut items = items.into_iter();
+            let mut out = Vec::new();
+            while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                if let (Some(k), Some(v)) = (bytes(k), bytes(v)) {
+                    out.push((k, v));
+                }
+            }
+            out
+        }
+        Value::Map(entries) => {
+            entries.into_iter().filter_map(|(k, v)| Some((bytes(k)?, bytes(v)?))).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A hash reply as text fields.
+fn strings(value: Value) -> HashMap<String, String> {
+    pairs(value)
+        .into_iter()
+        .filter_map(|(k, v)| Some((String::from_utf8(k).ok()?, String::from_utf8(v).ok()?)))
+        .collect()
 }
 
 /// Whether process `pid` of this host still exists (a zombie too: it is not reaped yet).

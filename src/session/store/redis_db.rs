@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use redis::{Client, Connection, Script};
+use redis::{Client, Connection, Script, Value};
 
 use super::Finding;
 use crate::error::{Error, Result};
@@ -201,10 +201,12 @@ impl Db {
 
     /// Runs `op` on a connection, retrying (for `RETRY_FOR`) while the server cannot be
     /// reached; a reply error (a refused script) is returned at once.
-    pub(super) fn run<T>(
+    /// Every reply is read as a plain `Value` (see `int`, `text`): one instance of this
+    /// loop and of the reply parser in the binary, not one per reply shape.
+    pub(super) fn run(
         &self,
-        op: &mut dyn FnMut(&mut Connection) -> redis::RedisResult<T>,
-    ) -> Result<T> {
+        op: &mut dyn FnMut(&mut Connection) -> redis::RedisResult<Value>,
+    ) -> Result<Value> {
         let deadline = Instant::now() + RETRY_FOR;
         let mut delay = Duration::from_millis(50);
         loop {
@@ -249,7 +251,7 @@ impl Db {
     pub(super) fn ping(&self) -> std::result::Result<Duration, String> {
         let started = Instant::now();
         let mut con = self.connect().map_err(|e| e.to_string())?;
-        redis::cmd("PING").query::<String>(&mut con).map_err(|e| e.to_string())?;
+        redis::cmd("PING").query::<Value>(&mut con).map_err(|e| e.to_string())?;
         Ok(started.elapsed())
     }
 
@@ -272,8 +274,11 @@ impl Db {
             self.node
         ))];
         let info = |section: &str| -> HashMap<String, String> {
-            let text: String =
-                self.run(&mut |con| redis::cmd("INFO").arg(section).query(con)).unwrap_or_default();
+            let text = self
+                .run(&mut |con| redis::cmd("INFO").arg(section).query(con))
+                .ok()
+                .and_then(text)
+                .unwrap_or_default();
             text.lines()
                 .filter_map(|l| l.split_once(':'))
                 .map(|(k, v)| (k.to_string(), v.trim().to_string()))
@@ -301,8 +306,9 @@ impl Db {
             ));
             return out;
         }
-        let fsync: Vec<String> = self
+        let fsync = self
             .run(&mut |con| redis::cmd("CONFIG").arg("GET").arg("appendfsync").query(con))
+            .map(texts)
             .unwrap_or_default();
         match fsync.get(1).map(String::as_str) {
             Some("always") => out.push(Finding::Ok("session store: AOF with appendfsync always: nothing acknowledged is lost".into())),
@@ -323,11 +329,38 @@ impl Db {
     pub(super) fn let_go(&self, id: &SessionId, value: &str) {
         lock(&self.held).remove(id.as_str());
         let key = self.skey(id, "lease");
-        let released =
-            self.run(&mut |con| self.scripts.release.key(&key).arg(value).invoke::<i64>(con));
+        let released = self.run(&mut |con| self.scripts.release.key(&key).arg(value).invoke(con));
         if let Err(err) = released {
             log::warn!("session {id}: releasing its lease failed: {err}");
         }
+    }
+}
+
+/// A reply as an integer (0 for anything else).
+pub(super) fn int(value: &Value) -> i64 {
+    match value {
+        Value::Int(n) => *n,
+        Value::BulkString(b) => {
+            std::str::from_utf8(b).ok().and_then(|s| s.parse().ok()).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// A reply as text, if it is a string.
+pub(super) fn text(value: Value) -> Option<String> {
+    match value {
+        Value::BulkString(b) => String::from_utf8(b).ok(),
+        Value::SimpleString(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// An array reply as texts (what is not text is left out).
+pub(super) fn texts(value: Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items.into_iter().filter_map(text).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -350,9 +383,9 @@ fn heartbeat(db: Weak<Db>) {
                 let key = format!("{}s:{id}:lease", db.prefix);
                 let ttl = db.ttl.as_millis() as u64;
                 let renewed = db.run(&mut |con| {
-                    db.scripts.renew.key(&key).arg(&value).arg(ttl).invoke::<i64>(con)
+                    db.scripts.renew.key(&key).arg(&value).arg(ttl).invoke(con)
                 });
-                match renewed {
+                match renewed.map(|v| int(&v)) {
                     Ok(1) => {}
                     Ok(_) => {
                         log::warn!("session {id}: this node's lease was lost");

@@ -86,7 +86,7 @@ impl RedisJournal {
                 .arg(line)
                 .arg(flag)
                 .arg(next)
-                .invoke::<i64>(con)
+                .invoke(con)
         })
         .map_err(|err| self.refused(err))?;
         *seq = next;
@@ -124,7 +124,7 @@ impl RedisJournal {
             for (name, value) in &fields {
                 call.arg(*name).arg(value);
             }
-            call.invoke::<i64>(con)
+            call.invoke(con)
         })
         .map(|_| ())
         .map_err(|err| self.refused(err))
