@@ -7,6 +7,8 @@
 //! targets (a miss never fails the run).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/acp_http.rs"]
+mod acp_http;
 #[path = "support/builds.rs"]
 mod builds;
 #[allow(dead_code, unused_imports)]
@@ -23,8 +25,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use acp_http::{initialize, open_stream, post, read_events};
 use fake_llm::{Event, FakeLlm, Reply};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const CONNECTIONS: usize = 1000;
 
@@ -62,78 +65,6 @@ fn spawn_server(bin: &Path, llm: &FakeLlm) -> (Child, String) {
         .trim_end_matches("/acp")
         .to_string();
     (child, addr)
-}
-
-fn post(addr: &str, conn: Option<&str>, body: &Value) -> (u16, Option<String>, Vec<u8>) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    let body = body.to_string();
-    let conn_header = conn.map(|c| format!("Acp-Connection-Id: {c}\r\n")).unwrap_or_default();
-    write!(stream, "POST /acp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n{conn_header}Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut status = String::new();
-    reader.read_line(&mut status).unwrap();
-    let code = status.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let (mut id, mut length) = (None, 0);
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("acp-connection-id:") {
-            id = Some(v.trim().to_string());
-        }
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    (code, id, body)
-}
-
-fn initialize(addr: &str) -> String {
-    let (code, id, _) = post(
-        addr,
-        None,
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
-    );
-    assert_eq!(code, 200);
-    id.unwrap()
-}
-
-/// Opens the connection stream; returns the reader positioned after the head.
-fn open_stream(addr: &str, conn: &str) -> BufReader<TcpStream> {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(stream, "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAcp-Connection-Id: {conn}\r\n\r\n")
-        .unwrap();
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        if line.trim().is_empty() {
-            return reader;
-        }
-    }
-}
-
-/// Reads SSE `data:` payloads; calls `each` until it returns false.
-fn read_events(reader: &mut BufReader<TcpStream>, mut each: impl FnMut(Value) -> bool) {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if let Some(data) = line.strip_prefix("data: ")
-            && let Ok(value) = serde_json::from_str::<Value>(data.trim_end())
-            && !each(value)
-        {
-            return;
-        }
-    }
 }
 
 fn now_micros() -> u128 {

@@ -50,7 +50,10 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
             token: config.http_token.clone(),
             args: args.http.clone(),
         };
-        let engines = Arc::new(AcpEngines { services: Arc::new(Services::new(config)?) });
+        let engines = Arc::new(AcpEngines {
+            services: Arc::new(Services::new(config)?),
+            health: std::sync::Mutex::default(),
+        });
         let served = transport::http::serve(engines, options, ready);
         child::kill_descendants();
         return served;
@@ -88,6 +91,8 @@ impl Env for Flags<'_> {
 /// ACP engines over shared services, for the HTTP transport.
 struct AcpEngines {
     services: Arc<Services>,
+    /// The last `/health` answer and when it was made.
+    health: std::sync::Mutex<Option<(std::time::Instant, (u16, String))>>,
 }
 
 impl Engines for AcpEngines {
@@ -108,6 +113,22 @@ impl Engines for AcpEngines {
     }
 
     fn health(&self) -> (u16, String) {
+        // `/health` needs no token: answered from a cache at most a second old, so that it
+        // never opens a store connection per request.
+        let mut cached = crate::sync::lock(&self.health);
+        if let Some((at, answer)) = cached.as_ref()
+            && at.elapsed() < Duration::from_secs(1)
+        {
+            return answer.clone();
+        }
+        let answer = self.check_health();
+        *cached = Some((std::time::Instant::now(), answer.clone()));
+        answer
+    }
+}
+
+impl AcpEngines {
+    fn check_health(&self) -> (u16, String) {
         let services = &self.services;
         // The kind only: `/health` needs no token, so the store's address stays out of it.
         let store = if services.store.name() == "file" { "file" } else { "redis" };

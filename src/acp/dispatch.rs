@@ -207,7 +207,7 @@ impl AcpAgent {
 
     fn list(&mut self, method: &str, params: &Value) -> Reply {
         let p: ListSessionsRequest = decode(method, params)?;
-        let all = self.sessions.list(p.cwd.as_deref());
+        let all = self.sessions.list(p.cwd.as_deref()).map_err(|e| rpc_error(&e))?;
         let start = match p.cursor.as_deref() {
             None => 0,
             Some(cursor) => cursor

@@ -263,7 +263,7 @@ fn check_sessions(report: &mut Report, config: &Config) {
         Ok(()) => {
             let count = {
                 use crate::session::store::{FileStore, SessionStore};
-                FileStore::new(&config.config_dir).list().len()
+                FileStore::new(&config.config_dir).list().map_or(0, |l| l.len())
             };
             report.say(
                 Level::Ok,

@@ -77,7 +77,7 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     let cwd = std::env::current_dir().map_err(Error::Stream)?.display().to_string();
     let opened = match (&args.resume, args.continue_last) {
         (Some(id), _) => SessionId::parse(id).and_then(|id| manager.resume(&id, &cwd)),
-        (None, true) => match manager.list(Some(&cwd)).into_iter().next() {
+        (None, true) => match manager.list(Some(&cwd))?.into_iter().next() {
             Some(newest) => SessionId::parse(&newest.id).and_then(|id| manager.resume(&id, &cwd)),
             None => {
                 return Err(Error::Usage(format!(

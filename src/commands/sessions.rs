@@ -32,7 +32,7 @@ fn run_inner(command: &SessionsCommand) -> Result<u8> {
         SessionsCommand::List { cwd, json } => {
             let canonical = cwd.as_ref().and_then(|c| Path::new(c).canonicalize().ok());
             let mut sessions: Vec<Meta> = store
-                .list()
+                .list()?
                 .into_iter()
                 .filter(|m| match (cwd, &canonical) {
                     (None, _) => true,

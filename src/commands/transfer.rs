@@ -94,7 +94,7 @@ pub fn migrate(from: &dyn SessionStore, config: &Config, to: &str) -> Result<u8>
     }
     let target = store::open(&target_config)?;
     let (mut copied, mut skipped, mut failed) = (0, 0, 0);
-    for meta in from.list() {
+    for meta in from.list()? {
         let Ok(id) = SessionId::parse(&meta.session_id) else { continue };
         if target.exists(&id) {
             skipped += 1;

@@ -298,7 +298,7 @@ pub struct Shown {
     pub key: &'static str,
     /// The variable that stands for it.
     pub variable: &'static str,
-    /// Its value (`apiKey` is never shown), if any.
+    /// Its value (`apiKey` is never shown, nor a password in `sessionStore`), if any.
     pub value: Option<String>,
     /// `env`, `settings`, `preset`, `inferred`, `default` or `unset`.
     pub source: &'static str,
@@ -340,7 +340,12 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
                 _ => (None, "unset"),
             }
         };
-        let value = if key == "apiKey" { value.map(|_| "(hidden)".to_string()) } else { value };
+        let value = match key {
+            "apiKey" => value.map(|_| "(hidden)".to_string()),
+            // A Redis URL may carry a password.
+            "sessionStore" => value.map(|v| super::redacted(&v)),
+            _ => value,
+        };
         shown.push(Shown { key, variable, value, source });
     }
     Ok(shown)

@@ -47,8 +47,8 @@ impl StoreConfig {
 /// `url` with the password of its user part masked.
 pub fn redacted(url: &str) -> String {
     let Some(start) = url.find("://").map(|i| i + 3) else { return url.to_string() };
-    let end = url[start..].find('/').map_or(url.len(), |i| start + i);
-    match url[start..end].rfind('@') {
+    // The last `@` ends the user part: a password may hold `/`, `?` or `#` unescaped.
+    match url[start..].rfind('@') {
         Some(at) => {
             let user = &url[start..start + at];
             let user = user.split_once(':').map_or(user, |(name, _)| name);
@@ -121,5 +121,6 @@ mod tests {
         assert_eq!(redacted("redis://:s3cret@h:6379/0"), "redis://***@h:6379/0");
         assert_eq!(redacted("rediss://user:s3cret@h/1"), "rediss://user:***@h/1");
         assert_eq!(redacted("redis://h:6379"), "redis://h:6379");
+        assert_eq!(redacted("redis://u:a/b?c#d@h:1/0"), "redis://u:***@h:1/0");
     }
 }

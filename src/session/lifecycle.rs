@@ -39,8 +39,13 @@ impl Manager {
     pub fn load(&self, id: &SessionId, cwd: &str) -> Result<(Arc<Session>, Vec<ChatMessage>)> {
         let root = validate_cwd(cwd)?;
         if let Ok(session) = self.get(id) {
-            let all = self.services.store.peek(id)?.map(|(_, r)| r.all).unwrap_or_default();
-            return Ok((session, all));
+            if session.broken().is_none() {
+                let all = self.services.store.peek(id)?.map(|(_, r)| r.all).unwrap_or_default();
+                return Ok((session, all));
+            }
+            // Its records are no longer kept here: let it go, and open it afresh.
+            drop(session);
+            self.close(id)?;
         }
         let (journal, rebuilt) =
             self.services.store.open(id)?.ok_or_else(|| Error::UnknownSession(id.to_string()))?;
@@ -56,7 +61,9 @@ impl Manager {
 
     /// Opens a session without replay.
     pub fn resume(&self, id: &SessionId, cwd: &str) -> Result<Arc<Session>> {
-        if let Ok(session) = self.get(id) {
+        if let Ok(session) = self.get(id)
+            && session.broken().is_none()
+        {
             return Ok(session);
         }
         self.load(id, cwd).map(|(session, _)| session)
@@ -113,6 +120,14 @@ impl Manager {
             mcp_client: Mutex::default(),
             mcp_project_asked: Mutex::default(),
         });
+        // A lease lost while the session runs stops its turn at once (the next record
+        // would be refused anyway; the turn must not go on acting in the shared cwd).
+        let weak = Arc::downgrade(&session);
+        session.journal.on_lost(Box::new(move |why| {
+            if let Some(session) = weak.upgrade() {
+                session.broke(crate::error::Error::Busy(why.to_string()));
+            }
+        }));
         self.insert(Arc::clone(&session));
         session
     }

@@ -253,12 +253,12 @@ impl Manager {
     }
 
     /// Sessions on disk, optionally only those in `cwd`, most recently updated first.
-    pub fn list(&self, cwd: Option<&str>) -> Vec<Summary> {
+    pub fn list(&self, cwd: Option<&str>) -> Result<Vec<Summary>> {
         let filter = cwd.map(|c| (c.to_string(), Path::new(c).canonicalize().ok()));
         let mut out: Vec<Summary> = self
             .services
             .store
-            .list()
+            .list()?
             .into_iter()
             .filter(|m| match &filter {
                 None => true,
@@ -276,7 +276,7 @@ impl Manager {
             })
             .collect();
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
-        out
+        Ok(out)
     }
 
     /// Counts work running off the connection thread (a load) like a prompt, so that

@@ -154,14 +154,15 @@ impl SessionStore for FileStore {
     }
 
     /// Every session's metadata (unreadable ones are skipped with a warning).
-    fn list(&self) -> Vec<Meta> {
-        let Ok(entries) = fs::read_dir(&self.dir) else { return Vec::new() };
+    fn list(&self) -> Result<Vec<Meta>> {
+        let Ok(entries) = fs::read_dir(&self.dir) else { return Ok(Vec::new()) };
         let dirs: Vec<PathBuf> = entries
             .flatten()
             .filter(|e| SessionId::parse(&e.file_name().to_string_lossy()).is_ok())
             .map(|e| e.path())
             .collect();
-        dirs.iter()
+        Ok(dirs
+            .iter()
             .filter_map(|dir| match read_meta(dir) {
                 Ok(Some(meta)) => Some(meta),
                 // A lost or damaged meta.json: rebuild it from the journal.
@@ -175,7 +176,7 @@ impl SessionStore for FileStore {
                     meta
                 }
             })
-            .collect()
+            .collect())
     }
 
     /// The session's metadata and its journal's complete lines.

@@ -8,6 +8,8 @@ mod owned;
 mod redis;
 mod redis_db;
 mod redis_journal;
+mod redis_reply;
+mod redis_scripts;
 
 pub use super::meta::Meta;
 pub use file::FileStore;
@@ -28,6 +30,9 @@ pub trait Journal: Send + Sync {
     fn meta(&self) -> Meta;
     /// Changes the metadata and stamps `updatedAt`.
     fn update_meta(&self, change: &mut dyn FnMut(&mut Meta)) -> Result<()>;
+    /// Tells `tell` (once, with why) if this journal can no longer write: a shared store's
+    /// lease lost to another node, or not renewed in time. A file's lock is never lost.
+    fn on_lost(&self, _tell: Box<dyn Fn(&str) + Send + Sync>) {}
 }
 
 /// The store the configuration names. A Redis URL that cannot be used, or an unreadable CA
@@ -83,8 +88,9 @@ pub trait SessionStore: Send + Sync {
         to: &SessionId,
         cwd: &str,
     ) -> Result<Option<(Box<dyn Journal>, Rebuilt)>>;
-    /// Every session's metadata.
-    fn list(&self) -> Vec<Meta>;
+    /// Every session's metadata (an error when the store cannot be read, never an empty
+    /// list that is not true).
+    fn list(&self) -> Result<Vec<Meta>>;
     /// Deletes a session; one held by a process is refused, an unknown id is no error.
     fn delete(&self, id: &SessionId) -> Result<()>;
     /// A session as it is kept: its metadata and its journal's lines, byte for byte (for

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::redis_db::{Db, int, text, texts};
+use super::redis_db::Db;
 use super::redis_journal::RedisJournal;
+use super::redis_reply::{int, pairs, strings, text, texts};
 use super::{Finding, Journal, Meta, SessionStore};
 use crate::error::{Error, Result};
 use crate::session::id::SessionId;
@@ -60,8 +61,9 @@ impl RedisStore {
             return Ok(format!("{owner}|{value}"));
         }
         let fields: Vec<&str> = value.split('|').collect();
-        if let [_, host, pid, _] = fields.as_slice()
-            && *host == db.host
+        if let [_, machine, pid, _, _] = fields.as_slice()
+            && !db.machine.is_empty()
+            && *machine == db.machine
             && pid.parse::<u32>().is_ok_and(|pid| pid != std::process::id() && !running(pid))
         {
             let token = db.run(&mut |con| {
@@ -90,6 +92,13 @@ impl RedisStore {
 
     fn journal(&self, id: &SessionId, lease: String, seq: u64, meta: Meta) -> RedisJournal {
         RedisJournal::new(&self.db, id, lease, seq, meta)
+    }
+
+    /// Whether `id` exists, or why that cannot be told.
+    fn exists_checked(&self, id: &SessionId) -> Result<bool> {
+        let keys = [self.db.skey(id, "m"), self.db.skey(id, "j")];
+        let n = self.db.run(&mut |con| redis::cmd("EXISTS").arg(&keys).query(con))?;
+        Ok(int(&n) > 0)
     }
 
     /// Every record line of `id`'s journal, in order.
@@ -175,7 +184,7 @@ impl SessionStore for RedisStore {
     }
 
     fn open(&self, id: &SessionId) -> Result<Option<(Box<dyn Journal>, Rebuilt)>> {
-        if !self.exists(id) {
+        if !self.exists_checked(id)? {
             return Ok(None);
         }
         let lease = self.acquire(id)?;
@@ -206,14 +215,10 @@ impl SessionStore for RedisStore {
     }
 
     fn exists(&self, id: &SessionId) -> bool {
-        let keys = [self.db.skey(id, "m"), self.db.skey(id, "j")];
-        match self.db.run(&mut |con| redis::cmd("EXISTS").arg(&keys).query(con)) {
-            Ok(n) => int(&n) > 0,
-            Err(err) => {
-                log::warn!("{err}");
-                false
-            }
-        }
+        self.exists_checked(id).unwrap_or_else(|err| {
+            log::warn!("{err}");
+            false
+        })
     }
 
     fn peek(&self, id: &SessionId) -> Result<Option<(Meta, Rebuilt)>> {
@@ -250,7 +255,7 @@ impl SessionStore for RedisStore {
         };
         let journal = self.journal(to, lease, 0, meta);
         for line in &lines {
-            journal.append_line(line, false)?;
+            journal.append_line(line, counts(line))?;
         }
         journal.append(&Record::Start {
             cwd: cwd.to_string(),
@@ -269,99 +274,81 @@ impl SessionStore for RedisStore {
 
     fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()> {
         let id = SessionId::parse(&meta.session_id)?;
-        if self.exists(&id) {
+        if self.exists_checked(&id)? {
             return Err(Error::Usage(format!("session {id} exists already")));
         }
         let lease = self.acquire(&id)?;
         let journal = self.journal(&id, lease, 0, meta);
-        for line in lines {
-            let message =
-                serde_json::from_slice::<crate::session::record::Line>(line).is_ok_and(|l| {
-                    matches!(
-                        l.record,
-                        Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
-                    )
-                });
-            journal.append_line(line, message)?;
+        let written = lines
+            .iter()
+            .try_for_each(|line| journal.append_line(line, counts(line)))
+            .and_then(|()| journal.write_meta());
+        if let Err(err) = written {
+            // A half import is removed, so a later one (or `migrate`) is not skipped.
+            drop(journal);
+            let _ = self.delete(&id);
+            return Err(err);
         }
-        journal.write_meta()
+        Ok(())
     }
 
-    fn list(&self) -> Vec<Meta> {
+    fn list(&self) -> Result<Vec<Meta>> {
         let key = self.db.key("list");
         let listed = self.db.run(&mut |con| {
             let ids = texts(redis::cmd("ZREVRANGE").arg(&key).arg(0).arg(-1).query(con)?);
+            if ids.is_empty() {
+                return Ok(Value::Array(Vec::new()));
+            }
             let mut pipe = redis::pipe();
             for id in &ids {
                 pipe.cmd("HGETALL").arg(format!("{}s:{id}:m", self.db.prefix));
             }
             pipe.query::<Value>(con)
         });
-        match listed {
-            Ok(Value::Array(all)) => {
-                all.into_iter().map(strings).filter_map(|m| meta_of(&m)).collect()
+        match listed? {
+            Value::Array(all) => {
+                Ok(all.into_iter().map(strings).filter_map(|m| meta_of(&m)).collect())
             }
-            Ok(_) => Vec::new(),
-            Err(err) => {
-                log::error!("listing sessions failed: {err}");
-                Vec::new()
-            }
+            _ => Ok(Vec::new()),
         }
     }
 
     fn delete(&self, id: &SessionId) -> Result<()> {
-        if !self.exists(id) {
+        if !self.exists_checked(id)? {
             return Ok(());
         }
         let lease = self.acquire(id)?;
-        let cwd = self.read_meta(id)?.map(|(meta, _)| meta.cwd);
+        let cwd = self.read_meta(id)?.map(|(meta, _)| meta.cwd).unwrap_or_default();
         let db = &self.db;
-        let (journal, meta, fence) = (db.skey(id, "j"), db.skey(id, "m"), db.skey(id, "fence"));
-        let (list, cwd_list) = (db.key("list"), cwd.map(|cwd| db.cwd_key(&cwd)));
+        let keys = [
+            db.skey(id, "lease"),
+            db.skey(id, "j"),
+            db.skey(id, "m"),
+            db.skey(id, "fence"),
+            db.key("list"),
+            db.cwd_key(&cwd),
+        ];
+        // Fenced like every write: a node that lost the lease meanwhile removes nothing.
         let removed = db.run(&mut |con| {
-            let mut pipe = redis::pipe();
-            pipe.atomic().del(&journal).del(&meta).del(&fence).zrem(&list, id.as_str());
-            if let Some(cwd_list) = &cwd_list {
-                pipe.zrem(cwd_list, id.as_str());
+            let mut call = db.scripts.delete.prepare_invoke();
+            for key in &keys {
+                call.key(key);
             }
-            pipe.query(con)
+            call.arg(&lease).arg(id.as_str()).invoke(con)
         });
-        db.let_go(id, &lease);
+        db.forget(id.as_str(), &lease);
         removed.map(|_| ())
     }
 }
 
-/// The field/value pairs of a reply (RESP2's flat array, or RESP3's map), as bytes.
-fn pairs(value: Value) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let bytes = |v: Value| match v {
-        Value::BulkString(b) => Some(b),
-        Value::SimpleString(s) => Some(s.into_bytes()),
-        _ => None,
-    };
-    match value {
-        Value::Array(items) => {
-            let mut items = items.into_iter();
-            let mut out = Vec::new();
-            while let (Some(k), Some(v)) = (items.next(), items.next()) {
-                if let (Some(k), Some(v)) = (bytes(k), bytes(v)) {
-                    out.push((k, v));
-                }
-            }
-            out
-        }
-        Value::Map(entries) => {
-            entries.into_iter().filter_map(|(k, v)| Some((bytes(k)?, bytes(v)?))).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// A hash reply as text fields.
-fn strings(value: Value) -> HashMap<String, String> {
-    pairs(value)
-        .into_iter()
-        .filter_map(|(k, v)| Some((String::from_utf8(k).ok()?, String::from_utf8(v).ok()?)))
-        .collect()
+/// Whether a journal line is a message (which the `messages` count counts).
+fn counts(line: &[u8]) -> bool {
+    serde_json::from_slice::<crate::session::record::Line>(line).is_ok_and(|l| {
+        matches!(
+            l.record,
+            Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
+        )
+    })
 }
 
 /// Whether process `pid` of this host still exists (a zombie too: it is not reaped yet).

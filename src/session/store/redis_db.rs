@@ -14,7 +14,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use redis::{Client, Connection, Script, Value};
+use redis::{Client, Connection, Value};
+
+use super::redis_reply::{int, text, texts};
+use super::redis_scripts::Scripts;
 
 use super::Finding;
 use crate::error::{Error, Result};
@@ -28,70 +31,6 @@ pub(super) const RETRY_FOR: Duration = Duration::from_secs(5);
 /// Idle connections kept.
 const POOL: usize = 8;
 
-/// Takes a lease if it is free: returns the new fencing token, or the holder.
-const ACQUIRE: &str = r"
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local token = redis.call('INCR', KEYS[2])
-  redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
-  return {1, tostring(token)}
-end
-return {0, redis.call('GET', KEYS[1]) or ''}
-";
-
-/// Takes over exactly the lease value ARGV[1] (a dead process's): a new token, the new
-/// owner ARGV[2], the TTL ARGV[3]. Nil if the lease changed meanwhile.
-const STEAL: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  local token = redis.call('INCR', KEYS[2])
-  redis.call('SET', KEYS[1], ARGV[2] .. '|' .. token, 'PX', ARGV[3])
-  return tostring(token)
-end
-return false
-";
-
-/// Renews a lease this node holds (0: it is no longer ours).
-const RENEW: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-";
-
-/// Lets go of a lease this node holds.
-const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-";
-
-/// Appends a record if the lease is still ours (the fence), once: a retried append whose
-/// sequence number is already in is not written again. KEYS: lease, stream, meta. ARGV:
-/// lease value, line, 1 if a message, the record's sequence number.
-const APPEND: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('LEASE lost')
-end
-local last = tonumber(redis.call('HGET', KEYS[3], 'seq') or '0')
-if tonumber(ARGV[4]) <= last then return 0 end
-redis.call('XADD', KEYS[2], '*', 'r', ARGV[2])
-redis.call('HSET', KEYS[3], 'seq', ARGV[4])
-if ARGV[3] == '1' then redis.call('HINCRBY', KEYS[3], 'messages', 1) end
-return 1
-";
-
-/// Writes metadata fields if the lease is still ours (KEYS: lease, meta, list, cwd list;
-/// ARGV: lease value, score, id, then field/value pairs).
-const META: &str = r"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return redis.error_reply('LEASE lost')
-end
-for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
-redis.call('ZADD', KEYS[4], ARGV[2], ARGV[3])
-return 1
-";
-
 /// The connection to Redis and this node's leases.
 pub(super) struct Db {
     me: Weak<Db>,
@@ -103,26 +42,46 @@ pub(super) struct Db {
     pub(super) name: String,
     pub(super) prefix: String,
     pub(super) node: String,
-    /// This host's name, in leases (a lease of a dead process of this host is taken over).
-    pub(super) host: String,
+    /// This machine and pid namespace (host name, boot id, pid namespace), in leases: a
+    /// lease of a process of the same one that no longer exists is taken over. Empty when
+    /// any part cannot be read (then nothing is taken over).
+    pub(super) machine: String,
     pub(super) ttl: Duration,
     idle: Mutex<Vec<Connection>>,
     /// Leases held by this node: session id → (lease value, the journal's lost flag).
-    held: Mutex<HashMap<String, (String, Weak<Lost>)>>,
+    /// Leases held: session id → (lease value, the journal's loss flag, last renewal).
+    held: Mutex<HashMap<String, Held>>,
     pub(super) scripts: Scripts,
 }
 
+/// A lease held: its value, the journal's loss flag, its last renewal.
+type Held = (String, Weak<Lost>, Instant);
+
 /// Why a journal can no longer write (set by the heartbeat or a refused append).
 #[derive(Default)]
-pub(super) struct Lost(pub(super) Mutex<Option<String>>);
+pub(super) struct Lost(pub(super) Mutex<Option<String>>, Mutex<Option<OnLost>>);
 
-pub(super) struct Scripts {
-    pub(super) acquire: Script,
-    pub(super) renew: Script,
-    pub(super) release: Script,
-    pub(super) append: Script,
-    pub(super) steal: Script,
-    pub(super) meta: Script,
+/// Told once, when a journal's lease is found lost (stops the session's turn).
+pub(super) type OnLost = Box<dyn Fn(&str) + Send + Sync>;
+
+impl Lost {
+    /// Records why the lease is lost (the first reason stays) and tells the session.
+    pub(super) fn mark(&self, why: &str) {
+        let first = {
+            let mut reason = lock(&self.0);
+            let first = reason.is_none();
+            reason.get_or_insert_with(|| why.to_string());
+            first
+        };
+        if first && let Some(tell) = lock(&self.1).take() {
+            tell(why);
+        }
+    }
+
+    /// Sets what is told on loss.
+    pub(super) fn on_lost(&self, tell: OnLost) {
+        *lock(&self.1) = Some(tell);
+    }
 }
 
 impl Db {
@@ -149,27 +108,20 @@ impl Db {
             name,
             prefix: prefix.to_string(),
             node: node.to_string(),
-            host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|h| h.trim().replace('|', "_"))
-                .unwrap_or_default(),
+            machine: machine(),
             ttl,
             idle: Mutex::new(Vec::new()),
             held: Mutex::new(HashMap::new()),
-            scripts: Scripts {
-                acquire: Script::new(ACQUIRE),
-                renew: Script::new(RENEW),
-                release: Script::new(RELEASE),
-                append: Script::new(APPEND),
-                steal: Script::new(STEAL),
-                meta: Script::new(META),
-            },
+            scripts: Scripts::new(),
         });
         Ok(db)
     }
 
-    /// What a lease of this process holds before its token: `<node>|<host>|<pid>`.
+    /// What a lease of this process holds before its token: `<node>|<machine>|<pid>|`
+    /// and a nonce of this attempt (a retried attempt recognises its own lease).
     pub(super) fn owner(&self) -> String {
-        format!("{}|{}|{}", self.node, self.host, std::process::id())
+        let nonce = uuid::Uuid::new_v4().simple().to_string();
+        format!("{}|{}|{}|{}", self.node, self.machine, std::process::id(), &nonce[..12])
     }
 
     /// A key under the prefix.
@@ -207,7 +159,17 @@ impl Db {
         &self,
         op: &mut dyn FnMut(&mut Connection) -> redis::RedisResult<Value>,
     ) -> Result<Value> {
-        let deadline = Instant::now() + RETRY_FOR;
+        self.run_for(RETRY_FOR, op)
+    }
+
+    /// `run`, retrying for at most `retry` (the heartbeat does not retry: its next beat is
+    /// the retry).
+    fn run_for(
+        &self,
+        retry: Duration,
+        op: &mut dyn FnMut(&mut Connection) -> redis::RedisResult<Value>,
+    ) -> Result<Value> {
+        let deadline = Instant::now() + retry;
         let mut delay = Duration::from_millis(50);
         loop {
             let pooled = lock(&self.idle).pop();
@@ -241,7 +203,8 @@ impl Db {
     /// A Redis error as ours: a lost lease is `Busy`, anything else names the store.
     pub(super) fn failed(&self, err: &redis::RedisError) -> Error {
         let text = err.to_string();
-        if text.contains("LEASE lost") {
+        // The scripts' own error codes (redis shows an unknown code as `"LEASE": …`).
+        if err.code() == Some("LEASE") || text.contains("LEASE") {
             return Error::Busy("this node's lease on the session was lost: another node holds it now, or it expired".into());
         }
         Error::Store(format!("the session store {} is unavailable: {text}", self.name))
@@ -321,13 +284,23 @@ impl Db {
 
     /// Remembers a lease this node now holds, for the heartbeat.
     pub(super) fn hold(&self, id: &SessionId, value: &str, lost: &Arc<Lost>) {
-        lock(&self.held).insert(id.to_string(), (value.to_string(), Arc::downgrade(lost)));
+        let entry = (value.to_string(), Arc::downgrade(lost), Instant::now());
+        lock(&self.held).insert(id.to_string(), entry);
         self.heartbeat.call_once(|| heartbeat(self.me.clone()));
+    }
+
+    /// Stops renewing `id`'s lease `value` (and only that one: another journal of this
+    /// process may hold the session by now).
+    pub(super) fn forget(&self, id: &str, value: &str) {
+        let mut held = lock(&self.held);
+        if held.get(id).is_some_and(|(held, _, _)| held == value) {
+            held.remove(id);
+        }
     }
 
     /// Lets go of a lease (its journal closed).
     pub(super) fn let_go(&self, id: &SessionId, value: &str) {
-        lock(&self.held).remove(id.as_str());
+        self.forget(id.as_str(), value);
         let key = self.skey(id, "lease");
         let released = self.run(&mut |con| self.scripts.release.key(&key).arg(value).invoke(con));
         if let Err(err) = released {
@@ -336,31 +309,23 @@ impl Db {
     }
 }
 
-/// A reply as an integer (0 for anything else).
-pub(super) fn int(value: &Value) -> i64 {
-    match value {
-        Value::Int(n) => *n,
-        Value::BulkString(b) => {
-            std::str::from_utf8(b).ok().and_then(|s| s.parse().ok()).unwrap_or(0)
+/// Host name, boot id and pid namespace: processes with the same one see each other's pids.
+fn machine() -> String {
+    let read = |path: &str| std::fs::read_to_string(path).map(|s| s.trim().to_string());
+    let parts = (
+        read("/proc/sys/kernel/hostname"),
+        read("/proc/sys/kernel/random/boot_id"),
+        std::fs::read_link("/proc/self/ns/pid").map(|p| p.display().to_string()),
+    );
+    match parts {
+        (Ok(host), Ok(boot), Ok(ns)) if !host.is_empty() && !boot.is_empty() => {
+            let id: String = format!("{host}/{}/{ns}", &boot[..boot.len().min(8)])
+                .chars()
+                .map(|c| if c == '|' { '_' } else { c })
+                .collect();
+            id
         }
-        _ => 0,
-    }
-}
-
-/// A reply as text, if it is a string.
-pub(super) fn text(value: Value) -> Option<String> {
-    match value {
-        Value::BulkString(b) => String::from_utf8(b).ok(),
-        Value::SimpleString(s) => Some(s),
-        _ => None,
-    }
-}
-
-/// An array reply as texts (what is not text is left out).
-pub(super) fn texts(value: Value) -> Vec<String> {
-    match value {
-        Value::Array(items) => items.into_iter().filter_map(text).collect(),
-        _ => Vec::new(),
+        _ => String::new(),
     }
 }
 
@@ -371,31 +336,49 @@ fn heartbeat(db: Weak<Db>) {
         loop {
             let Some(db) = db.upgrade() else { return };
             let every = db.ttl / 3;
-            let held: Vec<(String, String, Weak<Lost>)> = lock(&db.held)
+            let held: Vec<(String, String, Weak<Lost>, Instant)> = lock(&db.held)
                 .iter()
-                .map(|(id, (value, lost))| (id.clone(), value.clone(), lost.clone()))
+                .map(|(id, (value, lost, renewed))| {
+                    (id.clone(), value.clone(), lost.clone(), *renewed)
+                })
                 .collect();
-            for (id, value, lost) in held {
+            for (id, value, lost, last) in held {
                 let Some(lost) = lost.upgrade() else {
-                    lock(&db.held).remove(&id);
+                    db.forget(&id, &value);
                     continue;
                 };
                 let key = format!("{}s:{id}:lease", db.prefix);
                 let ttl = db.ttl.as_millis() as u64;
-                let renewed = db.run(&mut |con| {
+                let renewed = db.run_for(Duration::ZERO, &mut |con| {
                     db.scripts.renew.key(&key).arg(&value).arg(ttl).invoke(con)
                 });
-                match renewed.map(|v| int(&v)) {
-                    Ok(1) => {}
-                    Ok(_) => {
-                        log::warn!("session {id}: this node's lease was lost");
-                        lock(&lost.0).get_or_insert_with(|| {
-                            "this node's lease on the session expired or was taken by another node".into()
-                        });
-                        lock(&db.held).remove(&id);
+                let why = match renewed.map(|v| int(&v)) {
+                    Ok(1) => {
+                        if let Some(entry) = lock(&db.held).get_mut(&id)
+                            && entry.0 == value
+                        {
+                            entry.2 = Instant::now();
+                        }
+                        continue;
                     }
-                    Err(err) => log::warn!("session {id}: renewing its lease failed: {err}"),
-                }
+                    Ok(_) => {
+                        "this node's lease on the session expired or was taken by another node"
+                            .to_string()
+                    }
+                    // Unrenewed past most of its TTL, it may be another node's by now: stop
+                    // before it is (a partitioned node never hears that it was taken).
+                    Err(err) if last.elapsed() >= db.ttl.saturating_sub(every) => format!(
+                        "this node could not renew its lease on the session for {:.1} s ({err})",
+                        last.elapsed().as_secs_f64()
+                    ),
+                    Err(err) => {
+                        log::warn!("session {id}: renewing its lease failed: {err}");
+                        continue;
+                    }
+                };
+                log::warn!("session {id}: {why}");
+                lost.mark(&why);
+                db.forget(&id, &value);
             }
             drop(db);
             std::thread::sleep(every);

@@ -63,7 +63,7 @@ impl RedisJournal {
     /// A refused write means the lease is gone: remember it, so nothing is tried again.
     fn refused(&self, err: Error) -> Error {
         if let Error::Busy(why) = &err {
-            lock(&self.lost.0).get_or_insert_with(|| why.clone());
+            self.lost.mark(why);
         }
         err
     }
@@ -111,8 +111,7 @@ impl RedisJournal {
             ("title", meta.title.clone().unwrap_or_default()),
             ("createdAt", meta.created_at.clone()),
             ("updatedAt", meta.updated_at.clone()),
-            ("forkedFrom", meta.forked_from.clone().unwrap_or_default()),
-            ("messages", meta.messages.to_string()),
+            ("forkedFrom", meta.forked_from.unwrap_or_default()),
         ];
         let score = now_millis();
         db.run(&mut |con| {
@@ -132,6 +131,10 @@ impl RedisJournal {
 }
 
 impl Journal for RedisJournal {
+    fn on_lost(&self, tell: Box<dyn Fn(&str) + Send + Sync>) {
+        self.lost.on_lost(tell);
+    }
+
     fn append(&self, record: &Record) -> Result<()> {
         let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
         let text = serde_json::to_vec(&line)
