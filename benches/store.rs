@@ -152,6 +152,9 @@ impl Cluster {
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
                 ["ready:", ..] => break,
+                ["token", token] => {
+                    let _ = acp_http::TOKEN.set(token.to_string());
+                }
                 [name, "pid", pid, "port", port] if name.starts_with("node") => {
                     nodes.push((pid.parse().unwrap(), format!("127.0.0.1:{port}")));
                 }
@@ -302,12 +305,17 @@ fn main() {
         ("IAC_CODE_CONFIG_DIR", file_home.join("config").display().to_string()),
         ("IAC_CODE_LOG", "warn".to_string()),
     ];
-    store("file", &file, &file_env, &bin, &cwd);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only.is_empty() || only.contains("store") {
+        store("file", &file, &file_env, &bin, &cwd);
+    }
     let url = server.url();
     let redis_store =
         RedisStore::new(&url, "iac:", "bench", Duration::from_secs(10), None).unwrap();
     let redis_env = [("IAC_CODE_SESSION_STORE", url), ("IAC_CODE_LOG", "warn".to_string())];
-    store("redis", &redis_store, &redis_env, &bin, &cwd);
+    if only.is_empty() || only.contains("store") {
+        store("redis", &redis_store, &redis_env, &bin, &cwd);
+    }
     drop(redis_store);
     server.command("FLUSHALL");
     let base = 18_700;

@@ -14,6 +14,16 @@ set -euo pipefail
 
 nodes=${NODES:-2}
 base=${BASE_PORT:-8700}
+case "$nodes$base" in
+    *[!0-9]*)
+        echo "local-cluster: NODES and BASE_PORT must be numbers" >&2
+        exit 2
+        ;;
+esac
+if [ "$base" -lt 1024 ] || [ "$base" -gt 65480 ]; then
+    echo "local-cluster: BASE_PORT must be 1024-65480" >&2
+    exit 2
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${IAC_CODE_BIN:-$(command -v iac-code || echo "$HOME/.local/bin/iac-code")}
 for program in redis-server haproxy "$bin"; do
@@ -32,15 +42,25 @@ pids=()
 stop() {
     trap - EXIT INT TERM
     kill "${pids[@]}" 2>/dev/null || true
+    # At most 5 s for everything to go, then SIGKILL.
+    for _ in $(seq 50); do
+        kill -0 "${pids[@]}" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "${pids[@]}" 2>/dev/null || true
     wait 2>/dev/null || true
-    rm -rf "$dir"
+    echo "local-cluster: stopped; logs kept in $dir" >&2
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-# Waits (at most 10 s) until something accepts connections on 127.0.0.1:$1.
+# Waits (at most 10 s) until process $2 accepts connections on 127.0.0.1:$1.
 wait_port() {
     for _ in $(seq 100); do
+        if ! kill -0 "$2" 2>/dev/null; then
+            echo "local-cluster: the process for port $1 ended (logs in $dir)" >&2
+            exit 1
+        fi
         if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
             return 0
         fi
@@ -54,20 +74,28 @@ redis_port=$((base + 50))
 # Durable as the README asks: every write reaches the AOF before Redis answers.
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir" --save "" \
     --appendonly yes --appendfsync always --daemonize no >"$dir/redis.log" 2>&1 &
-pids+=($!)
-echo "redis pid $! port $redis_port"
-wait_port "$redis_port"
+redis_pid=$!
+pids+=("$redis_pid")
+echo "redis pid $redis_pid port $redis_port"
+wait_port "$redis_port" "$redis_pid"
 
 store="redis://127.0.0.1:$redis_port/0"
+# Every request needs this token (HAProxy passes the Authorization header through): with
+# the nodes behind a balancer, the peer check would see only HAProxy's user.
+token=${IACCODE_ACP_HTTP_TOKEN:-$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')}
+export IACCODE_ACP_HTTP_TOKEN=$token
+echo "token $token"
+node_pids=()
 for i in $(seq "$nodes"); do
     port=$((base + i))
     "$bin" acp --transport http --host 127.0.0.1 --port "$port" --session-store "$store" \
         --node-id "node$i" --log-file "$dir/node$i.log" >"$dir/node$i.out" 2>&1 &
     pids+=($!)
+    node_pids+=($!)
     echo "node$i pid $! port $port"
 done
 for i in $(seq "$nodes"); do
-    wait_port $((base + i))
+    wait_port $((base + i)) "${node_pids[$((i - 1))]}"
 done
 
 # The repository's configuration, with a `server` line per node past the second.
@@ -82,11 +110,11 @@ IAC_LB_BIND="127.0.0.1:$base" IAC_NODE1="127.0.0.1:$((base + 1))" \
 lb=$!
 pids+=("$lb")
 echo "haproxy pid $lb port $base"
-wait_port "$base"
+wait_port "$base" "$lb"
 
-echo "ready: http://127.0.0.1:$base/acp (logs in $dir; Ctrl-C stops everything)"
+echo "ready: http://127.0.0.1:$base/acp with 'Authorization: Bearer $token' (logs in $dir; Ctrl-C stops everything)"
 # A node may die (try it: kill -9 one, the others take its sessions over); the cluster
 # ends with HAProxy.
 wait "$lb" || true
-echo "local-cluster: haproxy ended; stopping (logs were in $dir)" >&2
+echo "local-cluster: haproxy ended; stopping" >&2
 exit 1

@@ -24,6 +24,8 @@ struct Cluster {
     script: Child,
     /// The balancer's `host:port`.
     lb: String,
+    /// The token every request needs (the script makes one).
+    token: String,
     /// (name, pid, `host:port`) of each node.
     nodes: Vec<(String, u32, String)>,
     redis_port: u16,
@@ -67,14 +69,20 @@ impl Cluster {
                 }
             }
         });
-        let mut cluster =
-            Cluster { script, lb: format!("127.0.0.1:{base}"), nodes: Vec::new(), redis_port: 0 };
+        let mut cluster = Cluster {
+            script,
+            lb: format!("127.0.0.1:{base}"),
+            token: String::new(),
+            nodes: Vec::new(),
+            redis_port: 0,
+        };
         loop {
             let line = lines.recv_timeout(Duration::from_secs(60)).expect("the cluster starts");
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
                 ["ready:", ..] => return Some(cluster),
                 ["redis", "pid", _, "port", port] => cluster.redis_port = port.parse().ok()?,
+                ["token", token] => cluster.token = token.to_string(),
                 [name, "pid", pid, "port", port] if name.starts_with("node") => {
                     cluster.nodes.push((
                         name.to_string(),
@@ -151,7 +159,9 @@ fn the_seed_workflow_through_haproxy_survives_the_death_of_a_node() {
     let ws = Workspace::new("cluster");
     let llm = FakeLlm::start(vec![text_reply("noted: acme-logs"), text_reply("it is acme-logs")]);
     let Some(cluster) = Cluster::start(&ws, &llm) else { return };
-    let lb = Endpoint::at(&cluster.lb);
+    let lb = Endpoint::with_token(&cluster.lb, &cluster.token);
+    let unauthorized = Endpoint::at(&cluster.lb).request("POST", "/acp", &[], b"{}");
+    assert_eq!(unauthorized.status, 401, "the cluster wants its token");
     let cwd = ws.project();
 
     let conn = lb.initialize();
@@ -168,7 +178,7 @@ fn the_seed_workflow_through_haproxy_survives_the_death_of_a_node() {
         .nodes
         .iter()
         .map(|(_, _, addr)| {
-            let node = Endpoint::at(addr);
+            let node = Endpoint::with_token(addr, &cluster.token);
             let conn = node.initialize();
             let sse = node.stream(&conn, None, None);
             let events = call(&node, &conn, &sse, rpc(9, "session/list", json!({})));

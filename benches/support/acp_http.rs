@@ -7,11 +7,22 @@ use std::net::TcpStream;
 
 use serde_json::{Value, json};
 
+/// The bearer token every request carries, once set (a cluster started with one).
+pub static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// How long a read may wait: a bench that stops moving fails, saying where, not hangs.
+const READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn auth() -> String {
+    TOKEN.get().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default()
+}
+
 pub fn post(addr: &str, conn: Option<&str>, body: &Value) -> (u16, Option<String>, Vec<u8>) {
     let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(READ_WAIT)).unwrap();
     let body = body.to_string();
     let conn_header = conn.map(|c| format!("Acp-Connection-Id: {c}\r\n")).unwrap_or_default();
-    write!(stream, "POST /acp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n{conn_header}Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    write!(stream, "POST /acp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n{conn_header}{}Content-Length: {}\r\n\r\n{body}", auth(), body.len()).unwrap();
     let mut reader = BufReader::new(stream);
     let mut status = String::new();
     reader.read_line(&mut status).unwrap();
@@ -50,8 +61,13 @@ pub fn initialize(addr: &str) -> String {
 /// Opens the connection stream; returns the reader positioned after the head.
 pub fn open_stream(addr: &str, conn: &str) -> BufReader<TcpStream> {
     let mut stream = TcpStream::connect(addr).unwrap();
-    write!(stream, "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAcp-Connection-Id: {conn}\r\n\r\n")
-        .unwrap();
+    stream.set_read_timeout(Some(READ_WAIT)).unwrap();
+    write!(
+        stream,
+        "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAcp-Connection-Id: {conn}\r\n{}\r\n",
+        auth()
+    )
+    .unwrap();
     let mut reader = BufReader::new(stream);
     loop {
         let mut line = String::new();

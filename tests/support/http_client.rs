@@ -34,6 +34,8 @@ pub struct Endpoint {
     pub addr: String,
     /// Request id (JSON text) → method, for validating responses on the streams.
     pub methods: Arc<Mutex<HashMap<String, String>>>,
+    /// Sent as `Authorization: Bearer` with every request, when set.
+    pub token: Option<String>,
 }
 
 impl std::ops::Deref for HttpServer {
@@ -46,7 +48,16 @@ impl std::ops::Deref for HttpServer {
 impl Endpoint {
     /// The endpoint at `addr` (`host:port`).
     pub fn at(addr: &str) -> Endpoint {
-        Endpoint { addr: addr.to_string(), methods: Arc::default() }
+        Endpoint { addr: addr.to_string(), methods: Arc::default(), token: None }
+    }
+
+    /// The endpoint at `addr`, every request carrying `token`.
+    pub fn with_token(addr: &str, token: &str) -> Endpoint {
+        Endpoint { token: Some(token.to_string()), ..Endpoint::at(addr) }
+    }
+
+    fn auth(&self) -> String {
+        self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default()
     }
 
     /// One request on a fresh connection.
@@ -65,6 +76,9 @@ impl Endpoint {
         }
         for (name, value) in headers {
             head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) {
+            head.push_str(&self.auth());
         }
         let has_length = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-length"));
         if !has_length && (!body.is_empty() || method == "POST") {
@@ -106,6 +120,7 @@ impl Endpoint {
             "GET /acp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {conn}\r\n",
             self.addr
         );
+        head.push_str(&self.auth());
         if let Some(session) = session {
             head.push_str(&format!("Acp-Session-Id: {session}\r\n"));
         }

@@ -38,10 +38,14 @@ impl Redis {
             .stderr(Stdio::null())
             .spawn()
             .expect("start redis-server");
-        let redis = Redis { child, port };
-        // A bounded wait for another program to come up.
+        let mut redis = Redis { child, port };
+        // A bounded wait for another program to come up (ours: one that exited lost the
+        // port to someone else, whose PING must not count).
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
+            if redis.child.try_wait().ok().flatten().is_some() {
+                panic!("redis-server exited at start (port {port} taken?)");
+            }
             if redis.command("PING").is_some_and(|reply| reply.starts_with("+PONG")) {
                 return Some(redis);
             }
