@@ -249,3 +249,82 @@ fn export_import_and_migrate_move_sessions_between_stores_without_loss() {
     assert!(response.get("result").is_some(), "{response}");
     assert!(agent_text(&replay).contains("other answer"));
 }
+
+#[test]
+fn two_nodes_loading_one_session_at_once_one_wins() {
+    let ws = Workspace::new("redis-race");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let llm = FakeLlm::start(vec![]);
+    let mut a = node(&ws, &llm, &redis, "node-a");
+    let session = a.new_session(&ws.project());
+    a.call("session/close", json!({"sessionId": session}));
+    let mut b = node(&ws, &llm, &redis, "node-b");
+    let mut c = node(&ws, &llm, &redis, "node-c");
+    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
+    // Both requests are out before either answer is read.
+    let (id_b, id_c) =
+        (b.request("session/load", params.clone()), c.request("session/load", params));
+    let (_, from_b) = b.until_response(&id_b);
+    let (_, from_c) = c.until_response(&id_c);
+    let won = [&from_b, &from_c].iter().filter(|r| r.get("result").is_some()).count();
+    let refused = [&from_b, &from_c].iter().filter(|r| r["error"]["code"] == -32001).count();
+    assert_eq!((won, refused), (1, 1), "{from_b}\n{from_c}");
+}
+
+#[test]
+fn health_says_503_while_the_store_is_down() {
+    let ws = Workspace::new("redis-health");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let url = redis.url();
+    let server = crate::support::http_client::HttpServer::spawn(
+        &ws,
+        None,
+        &["--session-store", &url, "--node-id", "node-h"],
+        &[],
+    );
+    let health = server.request("GET", "/health", &[], b"");
+    assert_eq!(health.status, 200, "{health:?}");
+    assert_eq!(health.json()["node"], "node-h");
+    assert_eq!(health.json()["store"]["kind"], "redis");
+    assert!(!String::from_utf8_lossy(&health.body).contains(&url), "no store address");
+    drop(redis);
+    // The answer is kept for a second: ask until it reflects the store's state.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let down = loop {
+        let health = server.request("GET", "/health", &[], b"");
+        if health.status == 503 || Instant::now() > deadline {
+            break health;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(down.status, 503, "{down:?}");
+    assert_eq!(down.json()["store"]["ok"], false);
+}
+
+#[test]
+fn doctor_checks_the_store_it_is_given() {
+    let ws = Workspace::new("redis-doctor");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    assert!(
+        redis
+            .command("CONFIG SET maxmemory-policy allkeys-lru")
+            .is_some_and(|r| r.starts_with("+OK"))
+    );
+    let out = crate::support::command::iac_code(&ws)
+        .arg("doctor")
+        .env("IAC_CODE_SESSION_STORE", redis.url())
+        .output()
+        .expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("answers in"), "{text}");
+    assert!(text.contains("AOF is off"), "persistence is checked: {text}");
+    assert!(text.contains("maxmemory-policy allkeys-lru"), "eviction is checked: {text}");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = crate::support::command::iac_code(&ws)
+        .arg("doctor")
+        .env("IAC_CODE_SESSION_STORE", format!("redis://127.0.0.1:{port}/0"))
+        .output()
+        .expect("doctor");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unreachable"));
+}

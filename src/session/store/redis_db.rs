@@ -260,6 +260,15 @@ impl Db {
             ))),
             None => out.push(Finding::Warn("session store: cannot read its version".into())),
         }
+        // Eviction would delete journals and leases: only `noeviction` is safe.
+        let memory = info("memory");
+        match memory.get("maxmemory_policy").map(String::as_str) {
+            Some("noeviction") | None => {}
+            Some(policy) => out.push(Finding::Warn(format!(
+                "session store: maxmemory-policy {policy} may evict sessions and leases; \
+                 set it to noeviction"
+            ))),
+        }
         let persistence = info("persistence");
         if persistence.get("aof_enabled").map(String::as_str) != Some("1") {
             out.push(Finding::Warn(
