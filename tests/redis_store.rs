@@ -328,3 +328,51 @@ fn doctor_checks_the_store_it_is_given() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("unreachable"));
 }
+
+#[test]
+fn a_store_that_stops_mid_turn_fails_the_turn_and_loses_nothing_acknowledged() {
+    let ws = Workspace::new("redis-midturn");
+    let Some(redis) = Redis::start(ws.root()) else { return };
+    let pid = redis.pid();
+    // The model's tool call stops Redis itself: the call's result cannot be kept.
+    let stop = json!({"command": format!("kill -STOP {pid}")});
+    let llm = FakeLlm::start(vec![
+        crate::support::fake_llm::tool_reply("t1", "bash", stop),
+        text_reply("never reached"),
+    ]);
+    let url = redis.url();
+    let env = [
+        ("IAC_CODE_SESSION_STORE", url.as_str()),
+        ("IAC_CODE_NODE_ID", "node-a"),
+        // Long enough that the store error, not the lease, ends the turn.
+        ("IAC_CODE_LEASE_TTL", "60"),
+        ("IAC_CODE_REDIS_PREFIX", "iac:"),
+    ];
+    let mut a = AcpProcess::spawn_with_llm(&ws, &llm, &env);
+    a.initialize();
+    let session = a.new_session(&ws.project());
+    a.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    a.set_timeout(Duration::from_secs(60));
+    let (_, response) = a.prompt(&session, "remember the subnet 10.1.0.0/16, then stop the store");
+    signal(pid, "-CONT");
+    assert_eq!(response["error"]["code"], -32603, "{response}");
+    assert_eq!(response["error"]["data"]["reason"], "store_unavailable", "{response}");
+    assert_eq!(llm.requests().len(), 1, "the turn went no further");
+    // The session is let go on that node (its lease with it); another node replays what
+    // was acknowledged before the store stopped.
+    let (_, response) = a.prompt(&session, "again?");
+    assert!(response.get("error").is_some(), "{response}");
+    let mut b = node(&ws, &llm, &redis, "node-b");
+    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
+    let id = b.request("session/load", params);
+    let (replay, response) = b.until_response(&id);
+    assert!(response.get("result").is_some(), "{response}");
+    let user: Vec<&Value> = replay
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "user_message_chunk")
+        .collect();
+    assert!(
+        user.iter().any(|m| m.to_string().contains("10.1.0.0/16")),
+        "the prompt acknowledged before the stop is there: {replay:?}"
+    );
+}

@@ -54,6 +54,11 @@ impl Redis {
         panic!("redis-server did not answer on port {port}");
     }
 
+    /// The server's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The store URL for the agent.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/0", self.port)
