@@ -290,10 +290,54 @@ fn hand_off_floor() {
     assert_eq!(receiver.join().unwrap(), events as usize);
     let per_event = cpu / f64::from(events) * 1e6;
     println!(
-        "one paced hand-off between two threads (a timer sleep and a channel wake): {per_event:.1} us of CPU per event, {:.1} us per wake-up; an event wakes three server threads (LLM reader, prompt, stream writer)",
+        "one paced hand-off between two threads (a timer sleep and a channel wake): {per_event:.1} us of CPU per event, {:.1} us per wake-up",
         per_event / 2.0
     );
     summary::info("floor: one thread wake-up (paced)", per_event / 2.0, "us");
+}
+
+/// What the server's path for one event costs with no work in it: a thread blocked in a
+/// read on a loopback TCP socket is woken by a paced 200-byte write (as the prompt thread
+/// is by the LLM) and writes the bytes to another loopback socket (as it writes the SSE
+/// event), whose reader takes them. The relay thread's own CPU per event is the floor under
+/// any design that wakes one thread per event on this machine.
+fn relay_floor() {
+    use std::net::TcpListener;
+    let events = 2000u32;
+    let inbound = TcpListener::bind("127.0.0.1:0").unwrap();
+    let outbound = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut llm = TcpStream::connect(inbound.local_addr().unwrap()).unwrap();
+    let client = TcpStream::connect(outbound.local_addr().unwrap()).unwrap();
+    let (mut from_llm, _) = inbound.accept().unwrap();
+    let (mut to_client, _) = outbound.accept().unwrap();
+    let reader = std::thread::spawn(move || std::io::copy(&mut &client, &mut std::io::sink()));
+    let relay = std::thread::spawn(move || {
+        let me = Path::new("/proc/thread-self");
+        let mut buf = [0u8; 4096];
+        let mut before = None;
+        loop {
+            let n = from_llm.read(&mut buf).unwrap();
+            // From the first event on, once its thread is warm.
+            let before = *before.get_or_insert_with(|| schedstat_seconds(me));
+            if n == 0 {
+                return schedstat_seconds(me) - before;
+            }
+            to_client.write_all(&buf[..n]).unwrap();
+        }
+    });
+    let event = [b'x'; 200];
+    for _ in 0..events {
+        llm.write_all(&event).unwrap();
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    drop(llm);
+    let cpu = relay.join().unwrap();
+    assert_eq!(reader.join().unwrap().unwrap(), 200 * u64::from(events));
+    let per_event = cpu / f64::from(events) * 1e6;
+    println!(
+        "one paced event relayed by one thread between two loopback TCP sockets (woken by the read, then one write): {per_event:.1} us of that thread's CPU per event; the server's path for an event is this plus its work"
+    );
+    summary::info("floor: one event relayed by one thread", per_event, "us");
 }
 
 fn churn() {
@@ -353,6 +397,7 @@ fn main() {
         None => vec![CONNECTIONS, 250],
     };
     hand_off_floor();
+    relay_floor();
     for (label, bin) in builds::builds() {
         for &n in &counts {
             load(label, &bin, n);

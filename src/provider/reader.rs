@@ -1,36 +1,35 @@
-//! The reader thread of one LLM request: it owns the blocking body read and hands the
-//! caller what it read, as `Item`s: the head, events in batches, the end or the failure.
+//! Reading one LLM response. A request thread connects, sends, waits for the response
+//! head (so that a cancel or a timeout never waits for DNS or a TCP connect), and hands the
+//! caller one `Item`: the streaming body, or a whole reply, or the failure. The caller then
+//! reads a streaming body on its own thread (`read_events`): no hand-off per event.
 
 use std::io::BufReader;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 
+use super::idle::Watch;
 use super::retry;
 use super::sse::{SseBatch, SseReader};
+use crate::cancel::CancelToken;
 
 /// Bytes of an error body kept for the user.
 const ERROR_BODY_LIMIT: u64 = 64 << 10;
 /// Largest non-streamed JSON reply accepted.
 const JSON_BODY_LIMIT: u64 = 16 << 20;
-/// Most events handed from the reader thread to the caller at once. The reader hands over
-/// what it has read unless the next event is already whole in its buffer, so a trickling
-/// reply goes event by event (never held back by half an event) and a burst goes in
-/// batches: one wake-up each.
+/// Most events passed on at once. Events already whole in the read buffer join the batch;
+/// a trickling reply goes event by event (never held back by half an event), a burst in
+/// batches.
 const BATCH_EVENTS: usize = 128;
 /// Room for a batch's text: 128 events of a typical size.
 const BATCH_BYTES: usize = 16 << 10;
 
-/// What the reader thread reports.
+/// What the request thread reports.
 pub(super) enum Item {
-    /// The response head arrived with a 2xx status and an event stream.
-    Head,
-    /// Events in order (never empty). Give the batch back, cleared, through the `spare`
-    /// channel: the reader fills it again instead of allocating.
-    Events(SseBatch),
+    /// The response head arrived with a 2xx status and an event stream: its body.
+    Stream(ureq::BodyReader<'static>),
     /// A whole non-streamed JSON reply.
     Whole(String),
-    Eof,
     Status {
         code: u16,
         body: String,
@@ -38,17 +37,15 @@ pub(super) enum Item {
     },
     /// Failure before the head (connect, DNS, TLS, timeout).
     Connect(String),
-    /// Failure after the head (broken connection).
+    /// A non-streamed reply broke off.
     Broken(String),
 }
 
-/// Runs on the reader thread: turns the HTTP response into `Item`s until the end, an
-/// error, or nobody listening.
+/// Runs on the request thread: turns the HTTP response into its `Item`.
 pub(super) fn read_response(
     response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     url: &str,
     tx: &Sender<Item>,
-    spare: &Receiver<SseBatch>,
 ) {
     let mut response = match response {
         Ok(response) => response,
@@ -87,31 +84,94 @@ pub(super) fn read_response(
         let _ = tx.send(item);
         return;
     }
-    if tx.send(Item::Head).is_err() {
-        return;
-    }
-    let mut events = SseReader::new(BufReader::new(response.into_body().into_reader()));
-    // Batches are made whole at once and used again (`spare`): a burst allocates nothing,
-    // and growing buffers never cost musl's allocator a fresh mapping.
-    let fresh = || SseBatch::with_capacity(BATCH_EVENTS, BATCH_BYTES);
-    let mut batch = fresh();
-    loop {
-        let end = match events.next_into(&mut batch) {
-            Ok(true) if events.event_ready() && batch.len() < BATCH_EVENTS => continue,
-            Ok(true) => None,
-            Ok(false) => Some(Item::Eof),
-            Err(err) => Some(Item::Broken(err.to_string())),
+    let _ = tx.send(Item::Stream(response.into_body().into_reader()));
+}
+
+/// A streaming response body and what stops it.
+pub(super) struct Body<'a> {
+    /// The attempt's agent: shutting it down ends a read blocked on its connection.
+    pub agent: ureq::Agent,
+    pub reader: ureq::BodyReader<'static>,
+    pub idle: Duration,
+    pub url: &'a str,
+}
+
+/// What the caller of `read_events` says after an event.
+pub(super) enum Step {
+    Go,
+    Stop,
+}
+
+/// How reading a streamed body ended.
+pub(super) enum Ending {
+    /// The caller said `Stop`.
+    Stopped,
+    Cancelled,
+    /// The idle watchdog could not be started.
+    Unwatched,
+    /// The end of the stream.
+    Eof,
+    /// A read failed.
+    Broken(std::io::Error),
+    /// The idle watchdog cut it.
+    Idle,
+}
+
+/// Reads a streamed reply on this thread, handing `on_event` each event's data and `None`
+/// after each batch. A cancel (through the token's hook) and the idle watchdog shut the
+/// connection down, which ends a blocked read at once. Not generic: one copy of the read
+/// path serves every protocol.
+pub(super) fn read_events(
+    body: Body<'_>,
+    cancel: &CancelToken,
+    on_event: &mut dyn FnMut(Option<&str>) -> Step,
+) -> Ending {
+    let Body { agent, reader, idle, .. } = body;
+    let stopper = agent.clone();
+    let Some(watch) = Watch::start(idle, move || stopper.shutdown()) else {
+        agent.shutdown();
+        return Ending::Unwatched;
+    };
+    let _on_cancel = cancel.on_cancel(move || agent.shutdown());
+    let mut events = SseReader::new(BufReader::new(watch.reader(reader)));
+    let mut batch = SseBatch::with_capacity(BATCH_EVENTS, BATCH_BYTES);
+    let end = loop {
+        if cancel.is_cancelled() {
+            return Ending::Cancelled;
+        }
+        // One event, then those already whole in the buffer (reading them cannot wait).
+        let end = loop {
+            match events.next_into(&mut batch) {
+                Ok(true) if events.event_ready() && batch.len() < BATCH_EVENTS => {}
+                Ok(true) => break None,
+                Ok(false) => break Some(Ending::Eof),
+                Err(err) => break Some(Ending::Broken(err)),
+            }
         };
-        if !batch.is_empty() {
-            let next = spare.try_recv().unwrap_or_else(|_| fresh());
-            if tx.send(Item::Events(std::mem::replace(&mut batch, next))).is_err() {
-                return;
+        for data in batch.iter() {
+            // Stopped (the reply is whole, or bad): dropping the body closes the connection,
+            // which a server may hold open.
+            if let Step::Stop = on_event(Some(data)) {
+                return Ending::Stopped;
             }
         }
-        if let Some(end) = end {
-            let _ = tx.send(end);
-            return;
+        if !batch.is_empty() {
+            if let Step::Stop = on_event(None) {
+                return Ending::Stopped;
+            }
+            batch.clear();
         }
+        if let Some(end) = end {
+            break end;
+        }
+    };
+    // A cancel or the watchdog ends the read with an error or an early end of stream.
+    if cancel.is_cancelled() {
+        Ending::Cancelled
+    } else if watch.fired() {
+        Ending::Idle
+    } else {
+        end
     }
 }
 

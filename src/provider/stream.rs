@@ -1,9 +1,11 @@
-//! What every streaming chat API shares: one ureq agent per attempt, a reader thread that
-//! owns the blocking body read and hands over SSE events in batches (`reader.rs`), a
-//! caller that selects on them and passes pieces on with a `Delta::Flush` after each batch,
-//! the cancel token and the idle watchdog, and retries of failures that happen before
-//! anything streamed (bounded in count and time, `Retry-After` honoured, each logged at
-//! warn). A `Protocol` says where to send what, and its accumulator reads the events.
+//! What every streaming chat API shares: one ureq agent per attempt, a request thread
+//! that connects and waits for the response head (`reader.rs`), then the streamed body
+//! read on the caller's own thread, SSE events passed on in batches with a `Delta::Flush`
+//! after each (one wake-up per burst, none between threads), the cancel token and the idle
+//! watchdog (both close the connection under a blocked read), and retries of failures that
+//! happen before anything streamed (bounded in count and time, `Retry-After` honoured,
+//! each logged at warn). A `Protocol` says where to send what, and its accumulator reads
+//! the events.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::select;
 use serde_json::Value;
 
-use super::reader::{Item, read_response};
+use super::reader::{Body, Ending, Item, Step, read_events, read_response};
 use super::retry;
 use super::{Completion, Delta, Failure, FailureKind, ProviderError};
 use crate::cancel::CancelToken;
@@ -21,7 +23,6 @@ use crate::config::ProviderConfig;
 const INPUT_BUFFER: usize = 32 << 10;
 /// Bytes ureq buffers toward the server.
 const OUTPUT_BUFFER: usize = 16 << 10;
-
 /// What went wrong in one attempt, and whether another attempt may help.
 pub(super) enum AttemptError {
     Cancelled,
@@ -145,9 +146,7 @@ fn one_attempt<P: Protocol>(
     streamed: &mut bool,
 ) -> Result<Completion, AttemptError> {
     let agent = agent(config);
-    let (tx, rx) = crossbeam_channel::bounded(8);
-    // Batches go back to the reader once read, to be filled again.
-    let (spare_tx, spare_rx) = crossbeam_channel::bounded(8);
+    let (tx, rx) = crossbeam_channel::bounded(1);
     let request = agent
         .post(protocol.url())
         .header("Content-Type", "application/json")
@@ -157,114 +156,136 @@ fn one_attempt<P: Protocol>(
     let url = protocol.url().to_string();
     let spawned = thread::Builder::new()
         .name("llm".into())
-        .spawn(move || read_response(request.send(&body[..]), &url, &tx, &spare_rx));
+        .spawn(move || read_response(request.send(&body[..]), &url, &tx));
     if let Err(err) = spawned {
-        let message = format!("cannot start the LLM reader: {err}");
+        let message = format!("cannot start the LLM request: {err}");
         return Err(AttemptError::Fatal(FailureKind::Internal, message));
     }
-    let mut acc = protocol.accumulator();
-    let mut got_head = false;
     let timeouts = config.timeouts;
-    loop {
-        let wait = if got_head { timeouts.idle } else { timeouts.response + timeouts.connect };
-        // While the reader is ahead, take its items without a select (which registers with
-        // three sources and may park each time); a cancel is still seen between items.
-        let ready = if cancel.is_cancelled() { None } else { rx.try_recv().ok() };
-        let item = if let Some(item) = ready {
-            Ok(item)
-        } else {
-            select! {
-                recv(rx) -> item => item,
-                recv(cancel.channel()) -> _ => {
-                    agent.shutdown();
-                    return Err(AttemptError::Cancelled);
-                }
-                default(wait) => {
-                    agent.shutdown();
-                    let message = format!(
-                        "the LLM sent nothing for {} s (idle timeout; set \
-                         IAC_CODE_STREAM_IDLE_TIMEOUT to wait longer)",
-                        wait.as_secs_f64()
-                    );
-                    let kind = FailureKind::Timeout;
-                    return Err(if acc.is_empty() && !*streamed {
-                        AttemptError::Retryable { kind, message, retry_after: None }
-                    } else {
-                        AttemptError::Fatal(kind, format!("{message}; the reply was cut off"))
-                    });
-                }
-            }
+    let wait = timeouts.response + timeouts.connect;
+    let item = select! {
+        recv(rx) -> item => item,
+        recv(cancel.channel()) -> _ => {
+            agent.shutdown();
+            return Err(AttemptError::Cancelled);
+        }
+        default(wait) => {
+            agent.shutdown();
+            let message = format!(
+                "the LLM sent no response for {} s (set IAC_CODE_RESPONSE_TIMEOUT to wait longer)",
+                wait.as_secs_f64()
+            );
+            let kind = FailureKind::Timeout;
+            return Err(AttemptError::Retryable { kind, message, retry_after: None });
+        }
+    };
+    let Ok(item) = item else {
+        let message = "the LLM request thread stopped unexpectedly".to_string();
+        return Err(AttemptError::Fatal(FailureKind::Internal, message));
+    };
+    let acc = protocol.accumulator();
+    match item {
+        Item::Stream(reader) => {
+            let body = Body { agent, reader, idle: timeouts.idle, url: protocol.url() };
+            read_body(body, acc, cancel, on_delta, streamed)
+        }
+        Item::Whole(body) => acc.whole(&body, on_delta),
+        Item::Status { code, body, retry_after } => {
+            let message = format!("the LLM answered HTTP {code}: {}", error_text(&body));
+            let kind = FailureKind::of_status(code);
+            Err(if retry::retryable_status(code) {
+                AttemptError::Retryable { kind, message, retry_after }
+            } else {
+                AttemptError::Fatal(kind, message)
+            })
+        }
+        Item::Connect(message) => {
+            let kind = if message.contains("timed out") || message.contains("timeout") {
+                FailureKind::Timeout
+            } else {
+                FailureKind::Connect
+            };
+            Err(AttemptError::Retryable { kind, message, retry_after: None })
+        }
+        Item::Broken(message) => {
+            let message = format!("the LLM reply broke off: {message}");
+            Err(AttemptError::Retryable {
+                kind: FailureKind::CutStream,
+                message,
+                retry_after: None,
+            })
+        }
+    }
+}
+
+/// Reads a streamed reply into `acc`.
+fn read_body<A: Accumulate>(
+    body: Body<'_>,
+    mut acc: A,
+    cancel: &CancelToken,
+    on_delta: &mut dyn FnMut(Delta<'_>),
+    streamed: &mut bool,
+) -> Result<Completion, AttemptError> {
+    let (url, idle) = (body.url, body.idle);
+    let mut stopped = None;
+    let ending = read_events(body, cancel, &mut |data| {
+        let Some(data) = data else {
+            on_delta(Delta::Flush);
+            return Step::Go;
         };
-        let Ok(item) = item else {
-            let message = "the LLM reader stopped unexpectedly".to_string();
-            return Err(AttemptError::Fatal(FailureKind::Internal, message));
-        };
-        match item {
-            Item::Head => got_head = true,
-            Item::Events(mut batch) => {
-                for data in batch.iter() {
-                    match acc.event(data, on_delta, streamed) {
-                        Ok(Flow::More) => {}
-                        Ok(Flow::Done) => {
-                            // The reply is whole; a server that holds the connection open
-                            // must not keep the reader thread alive.
-                            agent.shutdown();
-                            return Ok(acc.finish());
-                        }
-                        Err(err) => {
-                            agent.shutdown();
-                            return Err(err);
-                        }
-                    }
-                }
-                on_delta(Delta::Flush);
-                batch.clear();
-                let _ = spare_tx.try_send(batch);
+        match acc.event(data, on_delta, streamed) {
+            Ok(Flow::More) => Step::Go,
+            Ok(Flow::Done) => Step::Stop,
+            Err(err) => {
+                stopped = Some(err);
+                Step::Stop
             }
-            Item::Whole(body) => return acc.whole(&body, on_delta),
-            Item::Eof if acc.has_finish() => return Ok(acc.finish()),
-            Item::Eof if acc.is_empty() => {
-                return Err(AttemptError::Fatal(
-                    FailureKind::BadReply,
-                    format!(
-                        "the LLM at {} returned an empty stream; check IAC_CODE_BASE_URL (many \
-                     servers need a /v1 suffix)",
-                        protocol.url()
-                    ),
-                ));
-            }
-            Item::Eof => {
-                return Err(AttemptError::Fatal(
-                    FailureKind::CutStream,
-                    "the LLM stream ended before the reply was complete".into(),
-                ));
-            }
-            Item::Status { code, body, retry_after } => {
-                let message = format!("the LLM answered HTTP {code}: {}", error_text(&body));
-                let kind = FailureKind::of_status(code);
-                return Err(if retry::retryable_status(code) {
-                    AttemptError::Retryable { kind, message, retry_after }
-                } else {
-                    AttemptError::Fatal(kind, message)
-                });
-            }
-            Item::Connect(message) => {
-                let kind = if message.contains("timed out") || message.contains("timeout") {
-                    FailureKind::Timeout
-                } else {
-                    FailureKind::Connect
-                };
-                return Err(AttemptError::Retryable { kind, message, retry_after: None });
-            }
-            Item::Broken(message) => {
-                let message = format!("the LLM stream broke: {message}");
-                let kind = FailureKind::CutStream;
-                return Err(if acc.is_empty() && !*streamed {
-                    AttemptError::Retryable { kind, message, retry_after: None }
-                } else {
-                    AttemptError::Fatal(kind, message)
-                });
-            }
+        }
+    });
+    let early = acc.is_empty() && !*streamed;
+    match ending {
+        Ending::Stopped => match stopped {
+            Some(err) => Err(err),
+            None => Ok(acc.finish()),
+        },
+        Ending::Cancelled => Err(AttemptError::Cancelled),
+        Ending::Unwatched => Err(AttemptError::Fatal(
+            FailureKind::Internal,
+            "cannot watch the LLM stream for idleness".into(),
+        )),
+        Ending::Idle => {
+            let kind = FailureKind::Timeout;
+            let message = format!(
+                "the LLM sent nothing for {} s (idle timeout; set IAC_CODE_STREAM_IDLE_TIMEOUT \
+                 to wait longer)",
+                idle.as_secs_f64()
+            );
+            Err(if early {
+                AttemptError::Retryable { kind, message, retry_after: None }
+            } else {
+                AttemptError::Fatal(kind, format!("{message}; the reply was cut off"))
+            })
+        }
+        Ending::Eof if acc.has_finish() => Ok(acc.finish()),
+        Ending::Eof if acc.is_empty() => Err(AttemptError::Fatal(
+            FailureKind::BadReply,
+            format!(
+                "the LLM at {url} returned an empty stream; check IAC_CODE_BASE_URL (many \
+                 servers need a /v1 suffix)"
+            ),
+        )),
+        Ending::Eof => Err(AttemptError::Fatal(
+            FailureKind::CutStream,
+            "the LLM stream ended before the reply was complete".into(),
+        )),
+        Ending::Broken(err) => {
+            let message = format!("the LLM stream broke: {err}");
+            let kind = FailureKind::CutStream;
+            Err(if early {
+                AttemptError::Retryable { kind, message, retry_after: None }
+            } else {
+                AttemptError::Fatal(kind, message)
+            })
         }
     }
 }

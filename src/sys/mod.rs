@@ -69,6 +69,55 @@ pub fn set_backlog(listener: &std::net::TcpListener, backlog: i32) -> io::Result
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
+/// Sends what the socket takes now without waiting (`MSG_DONTWAIT`, whatever the socket's
+/// mode, so other threads blocked on it are unaffected): the count sent, `WouldBlock` when
+/// its send buffer is full. Never raises SIGPIPE.
+pub fn send_now(socket: &std::net::TcpStream, bytes: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: send(2) reads `bytes.len()` bytes from a live slice, on a descriptor the
+        // stream owns and keeps open during the call.
+        let rc = unsafe {
+            libc::send(
+                socket.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if rc >= 0 {
+            return Ok(rc as usize);
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Whether the peer closed its end or the socket failed, looked at without waiting and
+/// without consuming anything (`MSG_PEEK | MSG_DONTWAIT`).
+pub fn peer_closed(socket: &std::net::TcpStream) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: recv(2) writes at most one byte into a live local, on a descriptor the
+    // stream owns and keeps open during the call.
+    let rc = unsafe {
+        libc::recv(
+            socket.as_raw_fd(),
+            (&raw mut byte).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    match rc {
+        0 => true,
+        1.. => false,
+        _ => !matches!(
+            io::Error::last_os_error().kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+        ),
+    }
+}
+
 /// Raises the soft limit on open files to the hard limit (a server holds one descriptor per
 /// connection). Returns the new soft limit.
 pub fn raise_open_files_limit() -> io::Result<u64> {

@@ -1,12 +1,14 @@
 //! One ACP connection over HTTP: its JSON-RPC engine on its own thread, a router (run on
 //! the sending thread) that numbers every outgoing frame (one sequence per connection,
-//! never restarted) and files it under a scope (a session whose stream is open, else the connection), a
-//! bounded replay buffer, and at most one live SSE stream per scope (a new GET takes
-//! over). Frames produced while no stream of their scope is open wait in the buffer.
+//! never restarted) and files it under a scope (a session whose stream is open, else the
+//! connection), a bounded replay buffer, and at most one live SSE stream per scope (a new
+//! GET takes over). Frames produced while no stream of their scope is open wait in the
+//! buffer. The router writes a frame to an idle stream's socket itself when the socket
+//! takes it at once, else queues it to the stream's thread (`sse.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{Shutdown, TcpStream};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -14,6 +16,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::options::Engine;
+use super::response::push_sse_event;
+use super::sse::{self, Direct, Frame, Lane, Progress, Stream};
 use crate::jsonrpc::{Inbound, Outbox, Outgoing};
 use crate::sync::lock;
 
@@ -32,28 +36,17 @@ pub enum Scope {
     Session(Arc<str>),
 }
 
-/// A frame on its way to a stream.
-pub type Frame = (u64, Arc<[u8]>);
-
 struct Event {
     seq: u64,
     scope: Scope,
     bytes: Arc<[u8]>,
 }
 
-/// Progress of one SSE writer, shared with the router.
-#[derive(Default)]
-pub struct Progress {
-    /// Bytes queued and not yet written.
-    pub queued: AtomicUsize,
-    /// The last sequence number written to the socket (0: none).
-    pub written: AtomicU64,
-}
-
 struct Live {
     tx: Sender<Frame>,
     generation: u64,
     progress: Arc<Progress>,
+    lane: Arc<Lane>,
     socket: TcpStream,
     /// Where the stream started: frames after this were queued to it.
     after: u64,
@@ -79,18 +72,10 @@ struct State {
     evicted: HashMap<Scope, u64>,
     generation: u64,
     closed: bool,
-}
-
-/// A stream the caller must now write.
-pub struct Stream {
-    /// Frames to write, in order (the backlog first). Sequence 0 is a final error note.
-    pub rx: Receiver<Frame>,
-    /// Identifies this stream among the scope's successive streams.
-    pub generation: u64,
-    /// Shared with the router: what is queued and what was written.
-    pub progress: Arc<Progress>,
-    /// Frames the client asked for (by `Last-Event-ID`) that the buffer no longer holds.
-    pub gap: Option<(u64, u64)>,
+    /// The stream that frames being filed now are written to directly, and the last one.
+    direct: Option<(Scope, u64)>,
+    /// Those frames, as SSE events (kept between bursts).
+    scratch: Vec<u8>,
 }
 
 /// One ACP connection.
@@ -193,7 +178,7 @@ impl AcpConn {
         let mut last_queued = after;
         for event in state.buffer.iter().filter(|e| e.scope == scope && e.seq > after) {
             progress.queued.fetch_add(event.bytes.len(), Ordering::SeqCst);
-            let _ = tx.send((event.seq, Arc::clone(&event.bytes)));
+            let _ = tx.send(Frame::Event(event.seq, Arc::clone(&event.bytes)));
             last_queued = event.seq;
         }
         if last_queued > delivered {
@@ -205,9 +190,17 @@ impl AcpConn {
             "connection {}: stream {generation} of {scope:?} opened after {after}",
             self.id
         );
-        let live = Live { tx, generation, progress: Arc::clone(&progress), socket, after };
+        let lane = Arc::new(Lane::default());
+        let live = Live {
+            tx,
+            generation,
+            progress: Arc::clone(&progress),
+            lane: Arc::clone(&lane),
+            socket,
+            after,
+        };
         state.streams.insert(scope, live);
-        Some(Stream { rx, generation, progress, gap })
+        Some(Stream { rx, generation, progress, lane, gap })
     }
 
     /// A stream ended (its client went away, or it was stopped).
@@ -226,15 +219,41 @@ impl AcpConn {
 
     /// Files outgoing frames: to their session's stream if one is open, else to the
     /// connection's. Runs on the sending thread; never blocks on a socket. A burst of
-    /// frames is filed under one lock, and wakes the stream's writer once.
-    /// Gives the buffer back (the frames are copied into the replay buffer).
+    /// frames is filed under one lock, and goes out in one write (or wakes the stream's
+    /// thread once). Gives the buffer back (the frames are copied into the replay buffer).
     fn route(&self, outgoing: Outgoing) -> Vec<u8> {
         let mut state = lock(&self.state);
         for frame in outgoing.frames() {
             self.file(&mut state, outgoing.session.as_deref(), frame);
         }
+        self.write_direct(&mut state);
         self.trim(&mut state);
         outgoing.bytes
+    }
+
+    /// Writes the frames gathered for a direct write; what the socket does not take at once
+    /// goes to the stream's thread.
+    fn write_direct(&self, state: &mut State) {
+        let Some((scope, last)) = state.direct.take() else { return };
+        let Some(live) = state.streams.get(&scope) else { return };
+        let outcome =
+            sse::write_direct(&live.socket, &live.lane, &live.progress, last, &state.scratch);
+        state.scratch.clear();
+        if state.scratch.capacity() > 64 << 10 {
+            state.scratch = Vec::new();
+        }
+        let dead = match outcome {
+            Direct::Sent => false,
+            Direct::Queue(frame, len) => {
+                live.progress.queued.fetch_add(len, Ordering::SeqCst);
+                live.tx.send(frame).is_err()
+            }
+            Direct::Dead => true,
+        };
+        if dead && let Some(live) = state.streams.remove(&scope) {
+            let written = live.stop();
+            state.delivered.insert(scope, written);
+        }
     }
 
     fn file(&self, state: &mut State, session: Option<&str>, frame: &[u8]) {
@@ -256,8 +275,23 @@ impl AcpConn {
         state.buffered += bytes.len();
         state.buffer.push_back(Event { seq, scope: scope.clone(), bytes: Arc::clone(&bytes) });
         if let Some(live) = state.streams.get(&scope) {
+            // Straight to the socket when the stream is idle: its head is out, nothing is
+            // queued to its thread, and this burst has not gone another way.
+            let direct = match &state.direct {
+                Some((open, _)) => *open == scope,
+                None => {
+                    live.progress.started.load(Ordering::SeqCst)
+                        && live.progress.queued.load(Ordering::SeqCst) == 0
+                }
+            };
+            if direct {
+                push_sse_event(&mut state.scratch, seq, &bytes);
+                state.direct = Some((scope.clone(), seq));
+                state.delivered.insert(scope, seq);
+                return;
+            }
             let queued = live.progress.queued.fetch_add(bytes.len(), Ordering::SeqCst);
-            if queued > STREAM_QUEUE_BYTES || live.tx.send((seq, bytes)).is_err() {
+            if queued > STREAM_QUEUE_BYTES || live.tx.send(Frame::Event(seq, bytes)).is_err() {
                 // A stalled or dead writer: stop it; the client can come back with
                 // Last-Event-ID, or a new GET gets what it missed.
                 if let Some(live) = state.streams.remove(&scope) {
@@ -288,8 +322,7 @@ impl AcpConn {
                 state.closed = true;
                 let note: &[u8] = br#"{"error":"event buffer overflow: the client did not read its stream; connection closed"}"#;
                 for (_, live) in state.streams.drain() {
-                    // Sequence 0 marks a final error note, written after what is queued.
-                    let _ = live.tx.send((0, Arc::from(note)));
+                    let _ = live.tx.send(Frame::Final(Arc::from(note)));
                 }
                 state.buffer.clear();
                 state.buffered = 0;

@@ -9,6 +9,7 @@ mod peer;
 mod request;
 mod response;
 mod routes;
+mod sse;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};

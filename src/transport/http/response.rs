@@ -121,13 +121,13 @@ pub fn error(
     send(stream, status, &headers, body.as_bytes(), keep_alive)
 }
 
-/// Starts an SSE response (chunked, never cached or buffered by proxies).
-pub fn start_sse(out: &mut Writer<'_>) -> io::Result<()> {
-    out.write_all(
+/// Appends the head of an SSE response (chunked, never cached or buffered by proxies).
+pub fn start_sse(out: &mut Vec<u8>) {
+    out.extend_from_slice(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n\
           Cache-Control: no-cache\r\nConnection: keep-alive\r\nX-Accel-Buffering: no\r\n\
           Transfer-Encoding: chunked\r\n\r\n",
-    )
+    );
 }
 
 /// Appends one SSE event, as one chunk, to `out`.
@@ -148,29 +148,29 @@ pub fn push_sse_event(out: &mut Vec<u8>, seq: u64, json: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// A final `event: error` (not a JSON-RPC message) as one chunk.
-pub fn sse_error(out: &mut Writer<'_>, json: &[u8]) -> io::Result<()> {
+/// Appends a final `event: error` (not a JSON-RPC message) as one chunk.
+pub fn sse_error(out: &mut Vec<u8>, json: &[u8]) {
     let mut event = b"event: error\ndata: ".to_vec();
     event.extend_from_slice(json);
     event.extend_from_slice(b"\n\n");
-    chunk(out, &event)
+    chunk(out, &event);
 }
 
-/// An SSE comment (heartbeats, notes) as one chunk.
-pub fn sse_comment(out: &mut Writer<'_>, text: &str) -> io::Result<()> {
-    chunk(out, format!(": {text}\n\n").as_bytes())
+/// Appends an SSE comment (heartbeats, notes) as one chunk.
+pub fn sse_comment(out: &mut Vec<u8>, text: &str) {
+    chunk(out, format!(": {text}\n\n").as_bytes());
 }
 
-/// Ends a chunked response.
-pub fn end_chunks(out: &mut Writer<'_>) -> io::Result<()> {
-    out.write_all(b"0\r\n\r\n")
+/// Appends the end of a chunked response.
+pub fn end_chunks(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"0\r\n\r\n");
 }
 
-fn chunk(out: &mut Writer<'_>, data: &[u8]) -> io::Result<()> {
-    let mut bytes = format!("{:x}\r\n", data.len()).into_bytes();
-    bytes.extend_from_slice(data);
-    bytes.extend_from_slice(b"\r\n");
-    out.write_all(&bytes)
+fn chunk(out: &mut Vec<u8>, data: &[u8]) {
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{:x}\r\n", data.len());
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
 }
 
 #[cfg(test)]

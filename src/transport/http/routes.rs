@@ -6,43 +6,17 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::{select, tick};
 use serde_json::Value;
 
 use super::Hub;
-use std::sync::atomic::Ordering;
-
-use super::conn::{AcpConn, Scope, Stream};
+use super::conn::{AcpConn, Scope};
 use super::request::{Refusal, Request};
 use super::response::{self, error};
+use super::sse;
 use crate::jsonrpc::{self, Message};
-
-/// Bytes of waiting frames written together at most.
-const COALESCE_BYTES: usize = 64 << 10;
-/// Largest write buffer a stream keeps between writes (a burst's larger one is let go).
-const KEPT_BUFFER: usize = 16 << 10;
-
-/// How often an idle SSE stream checks that its client is still there.
-const LIVENESS: Duration = Duration::from_secs(1);
-
-/// Whether the client closed its end (a non-blocking peek sees end of stream or an error).
-fn peer_gone(stream: &TcpStream) -> bool {
-    if stream.set_nonblocking(true).is_err() {
-        return true;
-    }
-    let mut byte = [0u8; 1];
-    let gone = match stream.peek(&mut byte) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-    };
-    stream.set_nonblocking(false).is_err() || gone
-}
 
 /// How long `initialize` may take before 504.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
-/// SSE comment heartbeat.
-const HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// What the socket does after a response.
 pub(super) enum Next {
@@ -194,85 +168,9 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
     let Some(events) = conn.open_stream(scope.clone(), last_id, socket) else {
         return fail(400, "the connection is closed");
     };
-    write_stream(stream, &events);
+    sse::write_stream(stream, &events);
     conn.stream_ended(&scope, &events);
     Next::Close
-}
-
-/// Writes a stream until it is stopped, taken over, closed, or its client goes away.
-fn write_stream(stream: &TcpStream, events: &Stream) {
-    let mut socket = response::Writer::new(stream);
-    if response::start_sse(&mut socket).is_err() {
-        return;
-    }
-    if let Some((from, to)) = events.gap {
-        let note = format!("events {from} to {to} are no longer in the replay buffer");
-        if response::sse_comment(&mut socket, &note).is_err() {
-            return;
-        }
-    }
-    let heartbeat = tick(HEARTBEAT);
-    let liveness = tick(LIVENESS);
-    // One buffer for every write of the stream.
-    let mut out = Vec::new();
-    loop {
-        select! {
-            recv(events.rx) -> frame => match frame {
-                Ok((0, note)) => {
-                    let _ = response::sse_error(&mut socket, &note);
-                    break;
-                }
-                Ok((seq, bytes)) => {
-                    // Frames that are already waiting go out in the same write.
-                    out.clear();
-                    response::push_sse_event(&mut out, seq, &bytes);
-                    let (mut last, mut sent) = (seq, bytes.len());
-                    let mut note = None;
-                    while out.len() < COALESCE_BYTES {
-                        match events.rx.try_recv() {
-                            Ok((0, final_note)) => {
-                                note = Some(final_note);
-                                break;
-                            }
-                            Ok((seq, bytes)) => {
-                                response::push_sse_event(&mut out, seq, &bytes);
-                                (last, sent) = (seq, sent + bytes.len());
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    if let Err(err) = socket.write_all(&out) {
-                        log::debug!("stream write failed before frame {last}: {err}");
-                        return;
-                    }
-                    if out.capacity() > KEPT_BUFFER {
-                        out = Vec::new();
-                    }
-                    events.progress.queued.fetch_sub(sent, Ordering::SeqCst);
-                    events.progress.written.store(last, Ordering::SeqCst);
-                    if let Some(note) = note {
-                        let _ = response::sse_error(&mut socket, &note);
-                        break;
-                    }
-                }
-                // Closed by the server: end the stream cleanly.
-                Err(_) => break,
-            },
-            recv(heartbeat) -> _ => {
-                if response::sse_comment(&mut socket, "keep-alive").is_err() {
-                    return;
-                }
-            }
-            // A client that went away is noticed without waiting for a write to fail, so
-            // its scope's frames go elsewhere (or wait) instead of into a dead socket.
-            recv(liveness) -> _ => {
-                if peer_gone(stream) {
-                    return;
-                }
-            }
-        }
-    }
-    let _ = response::end_chunks(&mut socket);
 }
 
 fn delete(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
