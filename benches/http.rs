@@ -2,9 +2,11 @@
 //! open SSE stream and a session streaming a paced reply from the fake LLM, the prompts
 //! started over one chunk interval; then 10,000 connect/initialize/GET/DELETE cycles. Run
 //! with `cargo bench --bench http` (the bench build, and the static musl binary when built).
-//! Prints RSS, threads, chunk-to-frame latency, events/s, the server's CPU per event over
-//! the steady state and the load generator's own CPU, then a summary table against the
-//! targets (a miss never fails the run).
+//! First measures two floors of the machine: one thread wake-up, and one event relayed by
+//! one thread between two loopback sockets (the server's path for an event with no work
+//! in it). Prints RSS, threads, chunk-to-frame latency, events/s, the server's CPU per
+//! event over the steady state (in all and by thread) and the load generator's own CPU,
+//! then a summary table against the targets (a miss never fails the run).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "support/acp_http.rs"]

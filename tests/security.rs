@@ -306,7 +306,14 @@ fn a_racing_swapper_never_gets_an_outside_byte_out() {
     }
     script.push(text_reply("done"));
     let llm = FakeLlm::start(script);
-    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "accept_edits");
+    // How long the results are depends on how the race goes (a listed directory or an
+    // error), so the context may pass the default compaction threshold, and compacting
+    // would ask the LLM for a summary the script does not hold: a big window keeps it out.
+    let mut acp =
+        AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_CONTEXT_WINDOW", "100000000")]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "accept_edits"}));
     // Anything that asks (an outside path judged as such) is refused.
     acp.set_permission(Permission::RejectOnce);
     let (msgs, response) = acp.prompt(&session, "go");

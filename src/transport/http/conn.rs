@@ -235,13 +235,16 @@ impl AcpConn {
     /// goes to the stream's thread.
     fn write_direct(&self, state: &mut State) {
         let Some((scope, last)) = state.direct.take() else { return };
-        let Some(live) = state.streams.get(&scope) else { return };
-        let outcome =
-            sse::write_direct(&live.socket, &live.lane, &live.progress, last, &state.scratch);
-        state.scratch.clear();
-        if state.scratch.capacity() > 64 << 10 {
-            state.scratch = Vec::new();
+        let mut bytes = std::mem::take(&mut state.scratch);
+        let live = state.streams.get(&scope);
+        let outcome = live
+            .map(|live| sse::write_direct(&live.socket, &live.lane, &live.progress, last, &bytes));
+        // The buffer is kept for the next burst, unless a big one grew it.
+        if bytes.capacity() <= 64 << 10 {
+            bytes.clear();
+            state.scratch = bytes;
         }
+        let (Some(live), Some(outcome)) = (live, outcome) else { return };
         let dead = match outcome {
             Direct::Sent => false,
             Direct::Queue(frame, len) => {
