@@ -130,6 +130,30 @@ fn an_idle_stream_is_cut_by_the_watchdog() {
 }
 
 #[test]
+fn keep_alive_comments_hold_a_slow_stream_past_the_idle_limit() {
+    // 0.3 s of idle limit, a reply that takes 0.6 s but never stays silent for 0.1 s.
+    let mut events = vec![Event::Text("I am ".into())];
+    for _ in 0..6 {
+        events.extend([Event::Pause(100), Event::Raw(": keep-alive\n\n".into())]);
+    }
+    events.extend([Event::Text("thinking".into()), Event::Finish("stop"), Event::Done]);
+    let ws = Workspace::new("keep-alive");
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_STREAM_IDLE_TIMEOUT", "0.3")]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    let (msgs, response) = acp.prompt(&session, "hello");
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(llm.requests().len(), 1, "not cut and retried");
+    let text: String = msgs
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "I am thinking");
+}
+
+#[test]
 fn a_malformed_event_is_an_error_not_a_crash() {
     let script = vec![Reply::Stream(vec![Event::Raw("data: {not json\n\n".into()), Event::Done])];
     let (_llm, mut acp, _s, response) = run("malformed", script, &[]);
