@@ -27,8 +27,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use acp_http::{initialize, open_stream, post, read_events};
-use fake_llm::{Event, FakeLlm, Reply};
+use acp_http::{initialize, open_stream, post, read_data, read_events};
+use fake_llm::{FakeLlm, Reply};
 use serde_json::json;
 
 const CONNECTIONS: usize = 1000;
@@ -124,15 +124,8 @@ struct Seen {
 }
 
 fn load(label: &str, bin: &Path, n: usize) {
-    let reply = || {
-        let mut events = Vec::new();
-        for _ in 0..CHUNKS {
-            events.push(Event::Stamp);
-            events.push(Event::Pause(PACE_MS));
-        }
-        events.extend([Event::Finish("stop"), Event::Done]);
-        Reply::Stream(events)
-    };
+    // One pacer thread writes every stream's pieces (not a sleeping thread per stream).
+    let reply = || Reply::Paced { chunks: CHUNKS, every_ms: PACE_MS };
     let llm = FakeLlm::start((0..n).map(|_| reply()).collect());
     let (mut child, addr) = spawn_server(bin, &llm);
     let pid = child.id();
@@ -165,11 +158,15 @@ fn load(label: &str, bin: &Path, n: usize) {
             post(&addr, Some(&conn), &json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}}));
             let mut seen = Vec::new();
             let mut ended = false;
-            read_events(&mut stream, |v| {
-                if let Some(stamp) = v["params"]["update"]["content"]["text"].as_str().and_then(|t| t.strip_prefix("t=")) {
-                    let latency = (now_micros() - stamp.parse::<u128>().unwrap()) as u64;
+            // A piece is found by its text alone; only other frames are parsed.
+            read_data(&mut stream, |data| {
+                if let Some((_, rest)) = data.split_once(r#""text":"t="#) {
+                    let stamp: u128 = rest[..rest.find('"').unwrap()].parse().unwrap();
+                    let latency = (now_micros() - stamp) as u64;
                     seen.push(Seen { at: started.elapsed().as_micros() as u64, latency });
+                    return true;
                 }
+                let v: serde_json::Value = serde_json::from_str(data).unwrap();
                 if v["id"] == 2 {
                     ended = v["result"]["stopReason"] == "end_turn";
                     return false;

@@ -125,3 +125,30 @@ fn a_piece_is_not_held_back_by_half_of_the_next_event() {
     let (_, response) = acp.until_response(&id);
     assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
 }
+
+#[test]
+fn paced_replies_of_the_fake_llm_arrive_whole_in_order_and_paced() {
+    // The load benches' fake LLM: one pacer thread writes every paced stream.
+    let ws = Workspace::new("paced");
+    let (chunks, every_ms) = (20usize, 3u64);
+    let llm = FakeLlm::start(vec![Reply::Paced { chunks, every_ms }; 2]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    for _ in 0..2 {
+        let session = acp.new_session(&ws.project());
+        let started = std::time::Instant::now();
+        let (msgs, response) = acp.prompt(&session, "go");
+        assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+        let stamps: Vec<u128> = updates(&msgs)
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| {
+                u["content"]["text"].as_str().unwrap().strip_prefix("t=").unwrap().parse().unwrap()
+            })
+            .collect();
+        assert_eq!(stamps.len(), chunks);
+        assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "in order: {stamps:?}");
+        let paced = std::time::Duration::from_millis((chunks as u64 - 1) * every_ms);
+        assert!(started.elapsed() >= paced, "{:?} for {chunks} pieces", started.elapsed());
+    }
+}

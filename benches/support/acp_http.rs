@@ -80,6 +80,15 @@ pub fn open_stream(addr: &str, conn: &str) -> BufReader<TcpStream> {
 
 /// Reads SSE `data:` payloads; calls `each` until it returns false.
 pub fn read_events(reader: &mut BufReader<TcpStream>, mut each: impl FnMut(Value) -> bool) {
+    read_data(reader, |data| match serde_json::from_str::<Value>(data) {
+        Ok(value) => each(value),
+        Err(_) => true,
+    });
+}
+
+/// Reads SSE `data:` payloads as text (a load generator can then skip parsing most of
+/// them); calls `each` until it returns false.
+pub fn read_data(reader: &mut BufReader<TcpStream>, mut each: impl FnMut(&str) -> bool) {
     let mut line = String::new();
     loop {
         line.clear();
@@ -87,8 +96,7 @@ pub fn read_events(reader: &mut BufReader<TcpStream>, mut each: impl FnMut(Value
             return;
         }
         if let Some(data) = line.strip_prefix("data: ")
-            && let Ok(value) = serde_json::from_str::<Value>(data.trim_end())
-            && !each(value)
+            && !each(data.trim_end())
         {
             return;
         }

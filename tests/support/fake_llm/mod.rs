@@ -8,6 +8,7 @@
 mod anthropic;
 pub(crate) mod http;
 mod openai;
+mod pacer;
 mod recorded;
 mod script;
 mod server;

@@ -30,7 +30,17 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
     if events.is_empty() {
         return Ok(());
     }
-    write_data(w, &chunk(model, json!({"role": "assistant", "content": ""}), None))?;
+    write_role(w, model)?;
+    write_more(w, events, model)
+}
+
+/// The role chunk that opens every reply.
+pub(super) fn write_role(w: &mut Out<'_>, model: &str) -> io::Result<()> {
+    write_data(w, &chunk(model, json!({"role": "assistant", "content": ""}), None))
+}
+
+/// Writes `events` as OpenAI chunks after the role chunk.
+pub(super) fn write_more(w: &mut Out<'_>, events: &[Event], model: &str) -> io::Result<()> {
     // The same chunk as `chunk(model, {field: text}, None)`, written without a `Value`.
     let head = format!(
         "data: {{\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":{},\"choices\":[{{\"index\":0,\"delta\":{{",

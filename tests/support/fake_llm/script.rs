@@ -49,6 +49,12 @@ pub enum Reply {
     Hang(Vec<Event>),
     /// Writes the events (no [DONE], no final 0-chunk) then closes the socket abruptly.
     Cut(Vec<Event>),
+    /// `chunks` stamped text pieces (as `Event::Stamp`), one every `every_ms`, then `stop`
+    /// and `[DONE]`: the stream `[Stamp, Pause(every_ms)] x chunks` would be, but written by
+    /// one pacer thread shared by every paced stream, which wakes at most once a
+    /// millisecond, not once per piece per stream (a load test's fake LLM must stay cheap
+    /// next to the server it feeds). The OpenAI format; Anthropic gets the plain stream.
+    Paced { chunks: usize, every_ms: u64 },
 }
 
 /// A streamed text answer: the text in ~5-char pieces, `stop`, usage and `[DONE]`.

@@ -8,13 +8,14 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::http::{read_request, write_json, write_stream_head};
 use super::recorded::Shared;
 use super::script::{Event, Reply};
-use super::{anthropic, openai};
+use super::{anthropic, openai, pacer};
 
 /// Body of the 500 answer given when a chat request arrives and the script is empty.
 const EXHAUSTED_BODY: &str = r#"{"error":{"message":"fake llm: script exhausted"}}"#;
@@ -90,6 +91,30 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
                         .and_then(|()| write_any(&mut writer, &events, &model, anthropic));
                     hang_until_closed(&mut reader, shared);
                     return Ok(());
+                }
+                Some(Reply::Paced { chunks, every_ms }) if !anthropic => {
+                    write_stream_head(&mut writer)?;
+                    let mut out = io::BufWriter::new(&writer);
+                    openai::write_role(&mut out, &model)?;
+                    out.flush()?;
+                    drop(out);
+                    pacer::play(
+                        writer.try_clone()?,
+                        &model,
+                        chunks,
+                        Duration::from_millis(every_ms),
+                    )?;
+                }
+                Some(Reply::Paced { chunks, every_ms }) => {
+                    let mut events = Vec::new();
+                    for _ in 0..chunks {
+                        events.extend([Event::Stamp, Event::Pause(every_ms)]);
+                    }
+                    events.extend([Event::Finish("stop"), Event::Done]);
+                    write_stream_head(&mut writer)?;
+                    write_any(&mut writer, &events, &model, anthropic)?;
+                    writer.write_all(b"0\r\n\r\n")?;
+                    writer.flush()?;
                 }
                 Some(Reply::Cut(events)) => {
                     write_stream_head(&mut writer)?;
