@@ -23,6 +23,7 @@ use crate::config::ProviderConfig;
 const INPUT_BUFFER: usize = 32 << 10;
 /// Bytes ureq buffers toward the server.
 const OUTPUT_BUFFER: usize = 16 << 10;
+
 /// What went wrong in one attempt, and whether another attempt may help.
 pub(super) enum AttemptError {
     Cancelled,
