@@ -127,7 +127,7 @@ pub struct Timeouts {
     pub connect: Duration,
     /// Request sent → response head.
     pub response: Duration,
-    /// Longest silence between two stream events (the idle watchdog).
+    /// Longest wait in one read of a streamed reply (the idle watchdog).
     pub idle: Duration,
 }
 

@@ -92,31 +92,36 @@ impl<R: Read> Read for Fed<'_, R> {
     }
 }
 
-/// The watched streams (weakly: a dropped `Watch` is forgotten at the next look).
+/// The watched streams (weakly: a dropped `Watch` is forgotten at the next look), and
+/// whether the thread that watches them runs.
 struct Watchdog {
     entries: Mutex<Vec<Weak<Entry>>>,
     added: Condvar,
+    running: Mutex<bool>,
 }
 
-/// The watchdog; its thread starts with the first watch.
+/// The watchdog, its thread started if it does not run (with the first watch; again if a
+/// spawn failed before, so a passing shortage of threads is not remembered forever).
 fn watchdog() -> Option<&'static Watchdog> {
-    static WATCHDOG: OnceLock<Option<Watchdog>> = OnceLock::new();
-    WATCHDOG
-        .get_or_init(|| {
-            let spawned = std::thread::Builder::new().name("llm-idle".into()).spawn(|| {
-                if let Some(watchdog) = watchdog() {
-                    watch_forever(watchdog);
-                }
-            });
-            match spawned {
-                Ok(_) => Some(Watchdog { entries: Mutex::new(Vec::new()), added: Condvar::new() }),
-                Err(err) => {
-                    log::error!("cannot start the LLM idle watchdog: {err}");
-                    None
-                }
+    static WATCHDOG: OnceLock<Watchdog> = OnceLock::new();
+    let watchdog = WATCHDOG.get_or_init(|| Watchdog {
+        entries: Mutex::new(Vec::new()),
+        added: Condvar::new(),
+        running: Mutex::new(false),
+    });
+    let mut running = crate::sync::lock(&watchdog.running);
+    if !*running {
+        let spawned =
+            std::thread::Builder::new().name("llm-idle".into()).spawn(|| watch_forever(watchdog));
+        match spawned {
+            Ok(_) => *running = true,
+            Err(err) => {
+                log::error!("cannot start the LLM idle watchdog: {err}");
+                return None;
             }
-        })
-        .as_ref()
+        }
+    }
+    Some(watchdog)
 }
 
 /// The watchdog's thread: sleeps until the soonest deadline (or a new watch), fires what
@@ -139,8 +144,11 @@ fn watch_forever(watchdog: &Watchdog) {
             for entry in due {
                 entry.fired.store(true, Ordering::SeqCst);
                 let action = crate::sync::lock(&entry.action).take();
-                if let Some(action) = action {
-                    action();
+                // A panicking action must not take the watch of every other stream with it.
+                if let Some(action) = action
+                    && std::panic::catch_unwind(std::panic::AssertUnwindSafe(action)).is_err()
+                {
+                    log::error!("an LLM idle action panicked; the watchdog goes on");
                 }
             }
             entries = crate::sync::lock(&watchdog.entries);
@@ -165,17 +173,21 @@ mod tests {
     use super::*;
     use crossbeam_channel::Receiver;
 
-    /// A reader that waits for each byte on a channel; the end when the sender is gone.
+    /// A reader that waits for each byte on a channel; the end when the sender is gone, an
+    /// error after 10 s (a watchdog that never fires fails the test instead of hanging it).
     struct Gate(Receiver<u8>);
 
     impl Read for Gate {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            match self.0.recv() {
+            match self.0.recv_timeout(Duration::from_secs(10)) {
                 Ok(byte) => {
                     buf[0] = byte;
                     Ok(1)
                 }
-                Err(_) => Ok(0),
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Ok(0),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    Err(io::Error::new(io::ErrorKind::TimedOut, "the watchdog never fired"))
+                }
             }
         }
     }
@@ -208,6 +220,20 @@ mod tests {
         assert!(watch.fired());
         assert!(fired_rx.try_recv().is_ok());
         assert!(fired_rx.try_recv().is_err(), "the action ran once");
+        // An action that panics leaves the watchdog watching the others.
+        let (gate_tx, gate_rx) = crossbeam_channel::unbounded::<u8>();
+        let gate_tx = Mutex::new(Some(gate_tx));
+        let panicky = Watch::start(limit, move || {
+            gate_tx.lock().unwrap().take();
+            panic!("an idle action panics (on purpose, in a test)");
+        })
+        .unwrap();
+        assert_eq!(panicky.reader(Gate(gate_rx)).read(&mut byte).unwrap(), 0);
+        let (gate_tx, gate_rx) = crossbeam_channel::unbounded::<u8>();
+        let gate_tx = Mutex::new(Some(gate_tx));
+        let next = Watch::start(limit, move || drop(gate_tx.lock().unwrap().take())).unwrap();
+        assert_eq!(next.reader(Gate(gate_rx)).read(&mut byte).unwrap(), 0);
+        assert!(next.fired(), "the watchdog outlived the panic");
         // Dropping a watch lets its action go (the watchdog keeps no strong reference).
         let (tx, rx) = crossbeam_channel::unbounded::<()>();
         drop(Watch::start(limit, move || drop(tx)).unwrap());

@@ -250,10 +250,12 @@ fn read_body<A: Accumulate>(
             None => Ok(acc.finish()),
         },
         Ending::Cancelled => Err(AttemptError::Cancelled),
-        Ending::Unwatched => Err(AttemptError::Fatal(
-            FailureKind::Internal,
-            "cannot watch the LLM stream for idleness".into(),
-        )),
+        // Before anything was read: another attempt may find a thread to spare.
+        Ending::Unwatched => Err(AttemptError::Retryable {
+            kind: FailureKind::Internal,
+            message: "cannot watch the LLM stream for idleness (no thread)".into(),
+            retry_after: None,
+        }),
         Ending::Idle => {
             let kind = FailureKind::Timeout;
             let message = format!(

@@ -47,7 +47,8 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    /// A writer for `stream`, which nothing else writes to from now on.
+    /// A writer for `stream`; only this writer sets its write timeout (an SSE stream's
+    /// router writes to it too, but without waiting: `sse::write_direct`).
     pub fn new(stream: &'a TcpStream) -> Writer<'a> {
         Writer { stream, timeout: None }
     }

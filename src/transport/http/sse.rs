@@ -55,7 +55,16 @@ pub struct Progress {
 /// whoever writes next must write first.
 #[derive(Default)]
 pub struct Lane {
-    owed: Mutex<Vec<u8>>,
+    owed: Mutex<Owed>,
+}
+
+#[derive(Default)]
+struct Owed {
+    bytes: Vec<u8>,
+    /// The stream's thread stopped writing (a failed write, a client gone, the end): the
+    /// router must not write directly either, or it would write after a torn chunk, or
+    /// count as written what nobody reads. Set under the lane, so no direct write slips in.
+    closed: bool,
 }
 
 /// What a direct write did.
@@ -82,7 +91,8 @@ pub fn write_direct(
         // The stream's thread is writing (a heartbeat): it takes these after.
         return Direct::Queue(Frame::Framed(last, bytes.to_vec()), bytes.len());
     };
-    if !owed.is_empty() {
+    if owed.closed || !owed.bytes.is_empty() {
+        // Queued, they count as undelivered once the stream is let go.
         return Direct::Queue(Frame::Framed(last, bytes.to_vec()), bytes.len());
     }
     let sent = match sys::send_now(socket, bytes) {
@@ -97,8 +107,8 @@ pub fn write_direct(
         progress.written.fetch_max(last, Ordering::SeqCst);
         return Direct::Sent;
     }
-    owed.extend_from_slice(&bytes[sent..]);
-    let len = owed.len();
+    owed.bytes.extend_from_slice(&bytes[sent..]);
+    let len = owed.bytes.len();
     Direct::Queue(Frame::Owed { last, len }, len)
 }
 
@@ -116,19 +126,33 @@ pub struct Stream {
     pub gap: Option<(u64, u64)>,
 }
 
-/// Writes `bytes` under the lane, after what it owes.
+/// Writes `bytes` under the lane, after what it owes. A failure closes the lane before
+/// letting it go: the socket may be mid-chunk.
 fn write_locked(socket: &mut Writer<'_>, lane: &Lane, bytes: &[u8]) -> io::Result<()> {
     let mut owed = lock(&lane.owed);
-    if !owed.is_empty() {
-        socket.write_all(&owed)?;
-        owed.clear();
+    let mut write = || {
+        if !owed.bytes.is_empty() {
+            socket.write_all(&owed.bytes)?;
+            owed.bytes.clear();
+        }
+        socket.write_all(bytes)
+    };
+    let written = write();
+    if written.is_err() {
+        owed.closed = true;
     }
-    socket.write_all(bytes)
+    written
 }
 
 /// Runs on the stream's thread: writes the head, then what the router queues, until the
-/// stream is stopped, taken over, closed, or its client goes away.
+/// stream is stopped, taken over, closed, or its client goes away. Then the lane is
+/// closed: the router writes nothing more to this socket.
 pub fn write_stream(stream: &TcpStream, events: &Stream) {
+    serve(stream, events);
+    lock(&events.lane.owed).closed = true;
+}
+
+fn serve(stream: &TcpStream, events: &Stream) {
     let mut socket = Writer::new(stream);
     let lane = &*events.lane;
     let mut out = Vec::new();
@@ -201,7 +225,10 @@ pub fn write_stream(stream: &TcpStream, events: &Stream) {
             // A client that went away is noticed without waiting for a write to fail, so
             // its scope's frames go elsewhere (or wait) instead of into a dead socket.
             recv(liveness) -> _ => {
+                // Under the lane: no direct write can land between the look and the close.
+                let mut owed = lock(&lane.owed);
                 if sys::peer_closed(stream) {
+                    owed.closed = true;
                     return;
                 }
             }
@@ -300,6 +327,9 @@ mod tests {
         writer.join().unwrap();
         assert_eq!(progress.written.load(Ordering::SeqCst), count);
         assert_eq!(progress.queued.load(Ordering::SeqCst), 0);
+        // The stream's thread has ended: the router writes nothing more to its socket.
+        let after = write_direct(&server, &lane, &progress, count + 1, b"late");
+        assert!(matches!(after, Direct::Queue(Frame::Framed(_, _), 4)), "queued, not sent");
         drop(server);
         let text = String::from_utf8(dechunk(&reader.join().unwrap())).unwrap();
         let events: Vec<&str> = text.split_terminator("\n\n").collect();
