@@ -129,7 +129,11 @@ pub struct Stream {
 /// Writes `bytes` under the lane, after what it owes. A failure closes the lane before
 /// letting it go: the socket may be mid-chunk.
 fn write_locked(socket: &mut Writer<'_>, lane: &Lane, bytes: &[u8]) -> io::Result<()> {
-    let mut owed = lock(&lane.owed);
+    write_under(socket, &mut lock(&lane.owed), bytes)
+}
+
+/// `write_locked` with the lane already held.
+fn write_under(socket: &mut Writer<'_>, owed: &mut Owed, bytes: &[u8]) -> io::Result<()> {
     let mut write = || {
         if !owed.bytes.is_empty() {
             socket.write_all(&owed.bytes)?;
@@ -234,9 +238,12 @@ fn serve(stream: &TcpStream, events: &Stream) {
             }
         }
     }
+    // The end of the body, and the lane closed with it: nothing may follow it.
     out.clear();
     response::end_chunks(&mut out);
-    let _ = write_locked(&mut socket, lane, &out);
+    let mut owed = lock(&lane.owed);
+    let _ = write_under(&mut socket, &mut owed, &out);
+    owed.closed = true;
 }
 
 #[cfg(test)]
