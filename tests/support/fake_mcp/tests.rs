@@ -224,15 +224,7 @@ fn streamable_http_streams_a_call_and_holds_a_hang_until_cancelled() {
 fn streamable_http_talks_outside_calls_on_the_standing_stream() {
     let script = Script { get_stream: true, ..Script::with_tools(tools()) };
     let server = HttpMcp::start(script, HttpKind::Streamable);
-    let init = post(&server, "/mcp", None, &initialize(1));
-    let session = init.header("mcp-session-id").unwrap().to_owned();
-    let mut stream = TcpStream::connect(server.url.split('/').nth(2).unwrap()).unwrap();
-    let headers = [("Accept", "text/event-stream"), ("Mcp-Session-Id", session.as_str())];
-    send(&mut stream, "GET", "/mcp", &headers, "");
-    let mut reader = BufReader::new(stream);
-    assert_eq!(read_head(&mut reader).0, 200);
-    let events = sse_events(reader);
-    assert!(server.wait_streams(1, WAIT));
+    let (_, events) = standing_stream(&server);
     assert_eq!(server.change_tools(), 1);
     let notice: Value = serde_json::from_str(&events.recv_timeout(WAIT).unwrap().1).unwrap();
     assert_eq!(notice["method"], "notifications/tools/list_changed");
@@ -241,15 +233,7 @@ fn streamable_http_talks_outside_calls_on_the_standing_stream() {
     let roots = FakeTool::new("roots", Behaviour::AskRoots);
     let script = Script { get_stream: true, ..Script::with_tools(vec![roots]) };
     let server = HttpMcp::start(script, HttpKind::Streamable);
-    let init = post(&server, "/mcp", None, &initialize(1));
-    let session = init.header("mcp-session-id").unwrap().to_owned();
-    let mut stream = TcpStream::connect(server.url.split('/').nth(2).unwrap()).unwrap();
-    let headers = [("Accept", "text/event-stream"), ("Mcp-Session-Id", session.as_str())];
-    send(&mut stream, "GET", "/mcp", &headers, "");
-    let mut reader = BufReader::new(stream);
-    assert_eq!(read_head(&mut reader).0, 200);
-    let events = sse_events(reader);
-    assert!(server.wait_streams(1, WAIT));
+    let (session, events) = standing_stream(&server);
     let (url, session2) = (server.url.clone(), session.clone());
     let caller = thread::spawn(move || {
         let mut stream = TcpStream::connect(url.split('/').nth(2).unwrap()).unwrap();
@@ -263,6 +247,21 @@ fn streamable_http_talks_outside_calls_on_the_standing_stream() {
     assert_eq!(post(&server, "/mcp", Some(&session), &answer).status, 202);
     let result = caller.join().unwrap();
     assert_eq!(result["result"]["content"][0]["text"], r#"{"roots":[]}"#);
+}
+
+/// Initializes an MCP session and opens its standing GET stream: the session id and the
+/// stream's events.
+fn standing_stream(server: &HttpMcp) -> (String, Receiver<(String, String)>) {
+    let init = post(server, "/mcp", None, &initialize(1));
+    let session = init.header("mcp-session-id").unwrap().to_owned();
+    let mut stream = TcpStream::connect(server.url.split('/').nth(2).unwrap()).unwrap();
+    let headers = [("Accept", "text/event-stream"), ("Mcp-Session-Id", session.as_str())];
+    send(&mut stream, "GET", "/mcp", &headers, "");
+    let mut reader = BufReader::new(stream);
+    assert_eq!(read_head(&mut reader).0, 200);
+    let events = sse_events(reader);
+    assert!(server.wait_streams(1, WAIT));
+    (session, events)
 }
 
 /// Reads SSE events from a chunked stream on a thread: (event name, data).
