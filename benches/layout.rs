@@ -5,12 +5,13 @@
 //! not with the code it runs. `link/startup.ld` gathers the functions that start-up and
 //! `initialize` run into one output section, `.text.iac_start`, ahead of `.text` (`build.rs`
 //! passes it to the static release link, and has the linker write its map beside the
-//! binary). This bench measures, on the static binary after `initialize`:
+//! binary). This bench measures, on the static binary after `initialize`, with a provider
+//! configured and without one (start-up then logs a warning):
 //! - the code pages resident, inside and outside that section;
 //! - with `perf` (Debian's `linux-perf`) and its page-fault tracepoint: the functions
-//!   start-up still runs outside the section. A new start-up path, a new toolchain or new
-//!   dependency versions add to them (a pattern that names an instance of a generic
-//!   function carries its hash, which those change).
+//!   start-up still runs outside the section before it answers `initialize`. A new
+//!   start-up path, a new toolchain or new dependency versions add to them (a pattern
+//!   that names an instance of a generic function carries its hash, which those change).
 //!
 //! `BENCH_RELAYOUT=1 cargo bench --bench layout` rewrites `link/startup.ld`: it drops the
 //! patterns that match nothing, adds the functions found outside the section, relinks and
@@ -140,11 +141,13 @@ fn generalise(name: &str) -> String {
 }
 
 /// The linker-script pattern that places `input`: by name without its hash when that
-/// names one function, else (an instance of a generic function) exactly.
+/// names one function, else (an instance of a generic function) exactly. A C archive
+/// (musl's libc.a, 68 KiB linked) goes in whole: its functions call each other across
+/// members, and a round finds one member per 64 KiB window.
 fn pattern(input: &Input, names: &HashMap<String, usize>) -> String {
-    let archive = regex::Regex::new(r"([^/]+\.a)\(([^)]+)\)$").unwrap();
+    let archive = regex::Regex::new(r"([^/]+\.a)\([^)]+\)$").unwrap();
     if let Some(m) = archive.captures(&input.object) {
-        return format!("*{}:{}({})", &m[1], &m[2], input.name);
+        return format!("*{}:*(.text .text.*)", &m[1]);
     }
     if input.object.ends_with(".rcgu.o") {
         let general = generalise(&input.name);
@@ -162,21 +165,24 @@ struct Run {
     trace: Option<std::path::PathBuf>,
 }
 
-fn start(bin: &Path, traced: bool) -> Run {
+fn start(bin: &Path, traced: bool, configured: bool) -> Run {
     let home = std::env::temp_dir().join("iac-code-bench-layout");
     std::fs::create_dir_all(&home).unwrap();
     let trace = traced.then(|| home.join("faults.perf"));
     let mut cmd = match &trace {
         Some(data) => {
             let mut cmd = Command::new("perf");
-            cmd.args(["record", "-q", "-e", "exceptions:page_fault_user", "-o"]);
+            cmd.args(["record", "-q", "-e", "exceptions:page_fault_user"]);
+            cmd.args(["-e", "syscalls:sys_enter_write", "-o"]);
             cmd.arg(data).arg("--").arg(bin);
             cmd
         }
         None => Command::new(bin),
     };
     cmd.arg("acp").env_clear().env("HOME", &home).env("IAC_CODE_LOG", "warn");
-    cmd.env("IAC_CODE_BASE_URL", "http://127.0.0.1:9/v1").env("IAC_CODE_MODEL", "m");
+    if configured {
+        cmd.env("IAC_CODE_BASE_URL", "http://127.0.0.1:9/v1").env("IAC_CODE_MODEL", "m");
+    }
     if let Ok(path) = std::env::var("PATH") {
         cmd.env("PATH", path);
     }
@@ -241,7 +247,7 @@ impl Run {
     }
 
     /// Ends the run; with a trace, the image offsets of the instruction fetches that
-    /// faulted, in order.
+    /// faulted before the answer to `initialize` was written, in order.
     fn finish(mut self, base: u64, exec: (u64, u64)) -> Vec<u64> {
         drop(self.child.stdin.take());
         self.child.wait().unwrap();
@@ -252,12 +258,23 @@ impl Run {
         let field = |line: &str, key: &str| {
             line.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(hex)
         };
-        text.lines()
-            .filter_map(|line| Some((field(line, "address=")?, field(line, "error_code=")?)))
+        let mut fetches = Vec::new();
+        for line in text.lines() {
+            // The first write to anything but stderr (logs) is the answer; what runs after
+            // it (the shutdown at the end of input) is not start-up.
+            if line.contains("fd: ") && !line.contains("fd: 0x00000002") {
+                break;
+            }
             // Bit 4 of the error code: an instruction fetch.
-            .filter(|&(addr, code)| code & 0x10 != 0 && addr >= exec.0 && addr < exec.1)
-            .map(|(addr, _)| addr - base)
-            .collect()
+            if let (Some(addr), Some(code)) = (field(line, "address="), field(line, "error_code="))
+                && code & 0x10 != 0
+                && addr >= exec.0
+                && addr < exec.1
+            {
+                fetches.push(addr - base);
+            }
+        }
+        fetches
     }
 }
 
@@ -268,14 +285,25 @@ fn perf_works() -> bool {
     })
 }
 
-/// One look at the binary: what is resident after `initialize`, and (traced) the inputs
-/// outside the start-up section that start-up ran.
-fn look(map: &LinkMap, traced: bool, report: bool) -> Vec<usize> {
+/// What one start of the binary showed.
+struct Look {
+    rss_kib: u64,
+    inside: u64,
+    outside: u64,
+    faults: usize,
+    /// The inputs outside the start-up section that start-up ran, in order.
+    strays: Vec<usize>,
+}
+
+/// One start of the binary, with a provider configured or without one (start-up then
+/// logs a warning, another path): what is resident after `initialize` and (traced) where
+/// start-up ran outside the start-up section.
+fn look(map: &LinkMap, traced: bool, configured: bool) -> Look {
     let bin = Path::new(ROOT).join(BIN);
-    let run = start(&bin, traced);
+    let run = start(&bin, traced, configured);
     let (base, exec) = run.image();
     let pages = run.resident(exec);
-    let rss = run.vm_rss_kib();
+    let rss_kib = run.vm_rss_kib();
     let inside = pages.iter().filter(|&&p| map.in_start(p - base)).count() as u64;
     let outside = pages.len() as u64 - inside;
     let faults = run.finish(base, exec);
@@ -290,37 +318,45 @@ fn look(map: &LinkMap, traced: bool, report: bool) -> Vec<usize> {
             strays.push(i);
         }
     }
-    if report {
-        let kib = |pages: u64| (pages * PAGE / 1024) as f64;
+    Look { rss_kib, inside, outside, faults: faults.len(), strays }
+}
+
+fn report(map: &LinkMap, traced: bool) {
+    let kib = |pages: u64| (pages * PAGE / 1024) as f64;
+    for configured in [true, false] {
+        let seen = look(map, traced, configured);
+        let label = if configured { "provider set" } else { "no provider" };
         println!(
-            "static binary after initialize: VmRSS {rss} KiB; code resident {} KiB ({} KiB in {SECTION}, {} KiB outside); {SECTION} is {} KiB",
-            kib(inside + outside),
-            kib(inside),
-            kib(outside),
+            "[{label}] after initialize: VmRSS {} KiB; code resident {} KiB ({} KiB in {SECTION}, {} KiB outside); {SECTION} is {} KiB",
+            seen.rss_kib,
+            kib(seen.inside + seen.outside),
+            kib(seen.inside),
+            kib(seen.outside),
             map.start.1 / 1024
         );
-        summary::info("idle RSS after initialize", rss as f64, "KiB");
-        summary::info("code resident after initialize", kib(inside + outside), "KiB");
-        summary::info(&format!("  outside {SECTION}"), kib(outside), "KiB");
-        summary::info(&format!("{SECTION} size"), (map.start.1 / 1024) as f64, "KiB");
+        summary::info(&format!("[{label}] idle RSS after initialize"), seen.rss_kib as f64, "KiB");
+        let resident = kib(seen.inside + seen.outside);
+        summary::info(&format!("[{label}] code resident after initialize"), resident, "KiB");
+        summary::info(&format!("[{label}]   outside {SECTION}"), kib(seen.outside), "KiB");
         if traced {
+            let strays = &seen.strays;
             println!(
-                "instruction-fetch faults: {} ({} outside {SECTION})",
-                faults.len(),
+                "[{label}] instruction-fetch faults: {} ({} outside {SECTION})",
+                seen.faults,
                 strays.len()
             );
             for &i in strays.iter().take(20) {
                 println!("  outside: {}", map.inputs[i].name);
             }
             summary::at_most(
-                &format!("start-up functions found outside {SECTION}"),
+                &format!("[{label}] start-up functions found outside {SECTION}"),
                 strays.len() as f64,
                 4.0,
                 "",
             );
         }
     }
-    strays
+    summary::info(&format!("{SECTION} size"), (map.start.1 / 1024) as f64, "KiB");
 }
 
 fn read_patterns(path: &Path) -> Vec<String> {
@@ -374,7 +410,8 @@ fn relayout() {
         let kept: Vec<String> = old.iter().filter(|p| map.matched.contains(*p)).cloned().collect();
         let mut added = Vec::new();
         for _ in 0..3 {
-            for i in look(&map, true, false) {
+            let configured = [true, false].into_iter();
+            for i in configured.flat_map(|c| look(&map, true, c).strays) {
                 let p = pattern(&map.inputs[i], &names);
                 if !kept.contains(&p) && !added.contains(&p) {
                     added.push(p);
@@ -417,6 +454,6 @@ fn main() {
         );
         return;
     }
-    look(&read_map(&map), traced, true);
+    report(&read_map(&map), traced);
     summary::print("layout");
 }
