@@ -278,11 +278,16 @@ impl Run {
     }
 }
 
+/// Whether `perf` can record the tracepoints here (it needs the events and, usually, root
+/// or `kernel.perf_event_paranoid` <= 1).
 fn perf_works() -> bool {
-    let probe = Command::new("perf").args(["list", "exceptions:page_fault_user"]).output();
-    probe.is_ok_and(|o| {
-        o.status.success() && String::from_utf8_lossy(&o.stdout).contains("page_fault_user")
-    })
+    let data = std::env::temp_dir().join("iac-code-bench-layout-probe.perf");
+    let mut probe = Command::new("perf");
+    probe.args(["record", "-q", "-e", "exceptions:page_fault_user"]);
+    probe.args(["-e", "syscalls:sys_enter_write", "-o"]).arg(&data).args(["--", "true"]);
+    let works = probe.stdout(Stdio::null()).stderr(Stdio::null()).status();
+    let _ = std::fs::remove_file(&data);
+    works.is_ok_and(|s| s.success())
 }
 
 /// What one start of the binary showed.
@@ -440,7 +445,7 @@ fn main() {
     let traced = perf_works();
     if !traced {
         println!(
-            "no perf with the exceptions:page_fault_user tracepoint (Debian: linux-perf): resident pages only"
+            "perf cannot record exceptions:page_fault_user here (Debian: linux-perf; root or kernel.perf_event_paranoid <= 1): resident pages only"
         );
     }
     if std::env::var_os("BENCH_RELAYOUT").is_some() {
