@@ -28,6 +28,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const BIN: &str = "target/x86_64-unknown-linux-musl/release/iac-code";
@@ -135,9 +138,9 @@ impl LinkMap {
 /// A section name with what changes between builds made a wildcard: the legacy mangling's
 /// hash, the v0 mangling's crate disambiguators.
 fn generalise(name: &str) -> String {
-    let legacy = regex::Regex::new(r"17h[0-9a-f]{16}E$").unwrap();
-    let v0 = regex::Regex::new(r"Cs[0-9A-Za-z]+_").unwrap();
-    v0.replace_all(&legacy.replace(name, "17h*"), "Cs*_").into_owned()
+    static LEGACY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"17h[0-9a-f]{16}E$").unwrap());
+    static V0: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"Cs[0-9A-Za-z]+_").unwrap());
+    V0.replace_all(&LEGACY.replace(name, "17h*"), "Cs*_").into_owned()
 }
 
 /// The linker-script pattern that places `input`: by name without its hash when that
@@ -145,7 +148,7 @@ fn generalise(name: &str) -> String {
 /// (musl's libc.a, 68 KiB linked) goes in whole: its functions call each other across
 /// members, and a round finds one member per 64 KiB window.
 fn pattern(input: &Input, names: &HashMap<String, usize>) -> String {
-    let archive = regex::Regex::new(r"([^/]+\.a)\([^)]+\)$").unwrap();
+    let archive = Regex::new(r"([^/]+\.a)\([^)]+\)$").unwrap();
     if let Some(m) = archive.captures(&input.object) {
         return format!("*{}:*(.text .text.*)", &m[1]);
     }
