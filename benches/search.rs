@@ -91,6 +91,7 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
         jobs: &jobs,
         files: &iac_code::tools::NoClientTools,
         terminal: &|_: &str| {},
+        prepared: None,
     };
     let tool = registry.get(tool).unwrap();
     let started = Instant::now();

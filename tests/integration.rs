@@ -16,6 +16,8 @@ mod prompt;
 mod streaming;
 // The permission gate and session modes.
 mod permission;
+// The infrastructure gate: tiers, plans in the question, rules, state files (real terraform).
+mod infra;
 // Cancellation and shutdown.
 mod cancel;
 // The file and search tools, and path judgement.

@@ -13,6 +13,7 @@ use super::types::{
 };
 use crate::agent::event::{self, AgentEvent, EventSink, PieceKind, Pieces};
 use crate::cancel::CancelToken;
+use crate::infra::Tier;
 use crate::jsonrpc::{Outbox, Template};
 use crate::permission::{Answer, Asker, Mode, Question};
 use crate::tools;
@@ -106,25 +107,35 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
             status: ToolCallStatus::Pending,
             raw_input: call.input,
             locations: locations(call.locations),
-            meta: call.parent.map(|id| json!({ "iacCode": { "parentToolCallId": id } })),
+            meta: call_meta(call.parent, call.tier),
+        },
+        AgentEvent::ToolTier { id, tier } => SessionUpdate::ToolCallUpdate {
+            tool_call_id: id,
+            status: None,
+            content: None,
+            raw_output: None,
+            meta: call_meta(None, Some(tier)),
         },
         AgentEvent::ToolRunning { id } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
             status: Some(ToolCallStatus::InProgress),
             content: None,
             raw_output: None,
+            meta: None,
         },
         AgentEvent::ToolTerminal { id, terminal } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
             status: None,
             content: Some(vec![ToolCallContent::Terminal { terminal_id: terminal }]),
             raw_output: None,
+            meta: None,
         },
         AgentEvent::ToolProgress { id, text: live } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
             status: None,
             content: Some(vec![ToolCallContent::Content { content: text(live) }]),
             raw_output: None,
+            meta: None,
         },
         AgentEvent::ToolDone(end) => {
             let mut content = Vec::new();
@@ -148,6 +159,7 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
                 }),
                 content: Some(content),
                 raw_output: Some(end.raw),
+                meta: None,
             }
         }
         AgentEvent::Usage(usage) => SessionUpdate::UsageUpdate {
@@ -171,6 +183,18 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
             }
         }
     }
+}
+
+/// `_meta.iacCode` of a tool call: the sub-agent's call it belongs to, a command's tier.
+fn call_meta(parent: Option<String>, tier: Option<Tier>) -> Option<Value> {
+    let mut ours = serde_json::Map::new();
+    if let Some(id) = parent {
+        ours.insert("parentToolCallId".into(), Value::String(id));
+    }
+    if let Some(tier) = tier {
+        ours.insert("tier".into(), Value::String(tier.id().into()));
+    }
+    (!ours.is_empty()).then(|| json!({ "iacCode": ours }))
 }
 
 fn kind_of(kind: tools::ToolKind) -> ToolKind {
@@ -226,7 +250,7 @@ impl Asker for AcpAsker {
                     .choices
                     .iter()
                     .find(|(choice, _, _)| choice == id)
-                    .map_or_else(|| label(*answer, &question.tool), |(_, name, _)| name.clone()),
+                    .map_or_else(|| label(*answer, question), |(_, name, _)| name.clone()),
                 kind: kind_of_answer(*answer),
             })
             .collect();
@@ -239,6 +263,12 @@ impl Asker for AcpAsker {
                 status: ToolCallStatus::Pending,
                 raw_input: question.input.clone(),
                 locations: locations(question.locations.clone()),
+                content: question
+                    .content
+                    .iter()
+                    .map(|block| ToolCallContent::Content { content: text(block.clone()) })
+                    .collect(),
+                meta: call_meta(None, question.tier),
             },
             options,
         };
@@ -265,7 +295,8 @@ impl Asker for AcpAsker {
     }
 }
 
-fn label(answer: Answer, tool: &str) -> String {
+fn label(answer: Answer, question: &Question) -> String {
+    let tool = question.remembers.as_deref().unwrap_or(&question.tool);
     match answer {
         Answer::AllowOnce => "Allow once".to_string(),
         Answer::AllowAlways => format!("Always allow {tool} in this session"),

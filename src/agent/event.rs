@@ -31,6 +31,8 @@ pub enum AgentEvent {
         /// The output so far (a bounded tail).
         text: String,
     },
+    /// A command's tier changed once its plan was known (a terraform apply).
+    ToolTier { id: String, tier: crate::infra::Tier },
     /// The tool call runs in the client's terminal `terminal`.
     ToolTerminal { id: String, terminal: String },
     /// The tool call finished.
@@ -76,6 +78,8 @@ pub struct ToolCallStart {
     pub locations: Vec<(PathBuf, Option<u32>)>,
     /// The `agent` tool call this call belongs to, for calls made by a sub-agent.
     pub parent: Option<String>,
+    /// A command's tier, as first judged.
+    pub tier: Option<crate::infra::Tier>,
 }
 
 /// The end of a tool call.

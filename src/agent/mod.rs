@@ -6,6 +6,8 @@ pub mod compact;
 mod completion;
 mod estimate;
 pub mod event;
+mod gate;
+mod network;
 pub mod prompt;
 mod sub_agent;
 mod tool_call;
@@ -17,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use crate::cancel::CancelToken;
 use crate::config::Limits;
 use crate::history::{self, ChatMessage, close_unanswered};
-use crate::permission::{Asker, Memory, Mode};
+use crate::permission::{Always, Asker, Mode, Unreviewed};
 use crate::provider::{ChatRequest, FailureKind, Finish, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::{ExternalTools, Registry, Tool};
@@ -84,7 +86,9 @@ pub struct Settings {
     /// Model for the next LLM request.
     pub model: String,
     /// "Always" answers.
-    pub memory: Memory,
+    pub always: Always,
+    /// Files written without a person's answer.
+    pub unreviewed: Unreviewed,
 }
 
 /// Why a turn ended.
@@ -142,8 +146,10 @@ pub struct Turn<'a> {
     pub tools: &'a Registry,
     /// Tool definitions sent to the model.
     pub tool_defs: &'a [ToolDef],
-    /// Mode, model and permission memory.
+    /// Mode, model, "always" answers and unreviewed files.
     pub settings: &'a Mutex<Settings>,
+    /// The team's permission rules.
+    pub rules: &'a crate::rules::RuleSet,
     /// Asks the user for permission.
     pub asker: &'a dyn Asker,
     /// Receives events.

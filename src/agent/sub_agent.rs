@@ -188,6 +188,7 @@ impl EventSink for SubSink<'_> {
             AgentEvent::ToolRunning { .. }
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::ToolTerminal { .. }
+            | AgentEvent::ToolTier { .. }
             | AgentEvent::ToolDone(_) => self.parent.emit(event),
             // The sub-agent's reasoning and context use are its own business.
             AgentEvent::Thought(_)

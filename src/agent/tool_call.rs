@@ -4,14 +4,16 @@
 use serde_json::Value;
 
 use super::event::{AgentEvent, SettingsChange, ToolCallEnd, ToolCallStart};
+use super::gate::{self, Passed};
+use super::network::Network;
 use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn};
 use crate::history::{ChatMessage, ToolUse};
-use crate::permission::{self, Answer, Decision, Question};
+use crate::permission;
 use crate::sync::lock;
 use crate::tools::{
-    Choice, ChoiceKind, HostReach, MAX_TOOL_OUTPUT_CHARS, NetworkGate, ToolContext, ToolError,
-    ToolKind, ToolOutput, truncate_middle,
+    Invocation, MAX_TOOL_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolKind, ToolOutput,
+    truncate_middle,
 };
 
 /// Runs one call and returns its result message, already recorded. `Err` only for a fatal
@@ -39,6 +41,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         files: turn.files,
         terminal: &terminal,
         images: turn.images,
+        prepared: None,
     };
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
@@ -53,6 +56,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
             ToolKind::Other,
             args.clone().unwrap_or(Value::Null),
             Vec::new(),
+            None,
         );
         let message =
             format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
@@ -68,11 +72,12 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
                 tool.kind(),
                 Value::String(call.arguments.clone()),
                 Vec::new(),
+                None,
             );
             return Ok(fail(turn, &id, call, message));
         }
     };
-    let invocation = tool.describe(&args, &ctx);
+    let mut invocation = tool.describe(&args, &ctx);
     announce(
         turn,
         &id,
@@ -80,159 +85,50 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         tool.kind(),
         args.clone(),
         invocation.locations.clone(),
+        invocation.gate.tier,
     );
-
-    let decision = {
-        let settings = lock(turn.settings);
-        permission::decide(
-            settings.mode,
-            &settings.memory,
-            &tool.memory_key(),
-            tool.access(),
-            permission::Reach {
-                outside_cwd: invocation.outside_cwd,
-                sensitive: invocation.sensitive.is_some(),
-            },
-        )
+    let passed = gate::pass(turn, &id, tool, &args, &mut invocation, &ctx);
+    let result = match passed {
+        Ok(passed) => execute(turn, &id, call, tool, &args, &invocation, ctx, passed),
+        Err(message) => Ok(fail(turn, &id, call, message)),
     };
-    match decision {
-        Decision::Allow => {}
-        Decision::Deny(message) => return Ok(fail(turn, &id, call, message)),
-        Decision::Ask { offer_always } => {
-            let mut title = invocation.title.clone();
-            let mut reasons: Vec<String> =
-                invocation.targets.iter().flat_map(|t| t.reasons()).collect();
-            if invocation.targets.is_empty() {
-                if invocation.outside_cwd {
-                    reasons.push("outside the project".to_string());
-                }
-                reasons.extend(invocation.sensitive.clone());
-            }
-            if !reasons.is_empty() {
-                title = format!("{title} ({})", reasons.join("; "));
-            }
-            let question = Question {
-                tool_call_id: id.clone(),
-                tool: tool.name().to_string(),
-                title,
-                kind: tool.kind(),
-                input: args.clone(),
-                locations: invocation.locations.clone(),
-                offer_always: offer_always && tool.offers_always(),
-                choices: Vec::new(),
-            };
-            let answer = turn.asker.ask(&question, turn.cancel);
-            lock(turn.settings).memory.record(&tool.memory_key(), answer);
-            if !answer.allows() {
-                let message = if answer == Answer::Cancelled && turn.cancel.is_cancelled() {
-                    CANCELLED_RESULT
-                } else {
-                    permission::DENIED
-                };
-                return Ok(fail(turn, &id, call, message.to_string()));
-            }
-        }
-    }
+    crate::tools::remove_scratch(&invocation.gate.scratch);
+    result
+}
 
+/// Runs a call that passed the gate.
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    turn: &Turn,
+    id: &str,
+    call: &ToolUse,
+    tool: &dyn Tool,
+    args: &Value,
+    invocation: &Invocation,
+    ctx: ToolContext,
+    passed: Passed,
+) -> Result<ChatMessage, String> {
     if turn.cancel.is_cancelled() {
-        return Ok(fail(turn, &id, call, CANCELLED_RESULT.to_string()));
+        return Ok(fail(turn, id, call, CANCELLED_RESULT.to_string()));
     }
-    turn.sink.emit(AgentEvent::ToolRunning { id: id.clone() });
+    turn.sink.emit(AgentEvent::ToolRunning { id: id.to_string() });
     log::debug!("tool {} running", tool.name());
-    // The call opens exactly what the gate judged.
-    let ctx = ToolContext { targets: &invocation.targets, ..ctx };
-    match tool.run(&args, &ctx) {
-        Ok(output) => Ok(succeed(turn, &id, call, output)),
-        Err(ToolError::Model(message)) => Ok(fail(turn, &id, call, message)),
+    // The call opens exactly what the gate judged, and runs exactly what it approved.
+    let ctx = ToolContext {
+        targets: &invocation.targets,
+        prepared: invocation.gate.prepared.as_deref(),
+        ..ctx
+    };
+    let result = tool.run(args, &ctx);
+    if passed == Passed::Unasked {
+        gate::ran_unasked(turn, tool, invocation);
+    }
+    match result {
+        Ok(output) => Ok(succeed(turn, id, call, output)),
+        Err(ToolError::Model(message)) => Ok(fail(turn, id, call, message)),
         Err(ToolError::Fatal(message)) => {
-            let _ = fail(turn, &id, call, message.clone());
+            let _ = fail(turn, id, call, message.clone());
             Err(format!("tool {} failed: {message}", tool.name()))
-        }
-    }
-}
-
-/// The permission gate for network targets a running call meets (web_fetch hosts and
-/// redirect hops): the session's mode and `webFetch` policy, and a question when needed.
-struct Network<'t> {
-    turn: &'t Turn<'t>,
-    id: &'t str,
-}
-
-impl NetworkGate for Network<'_> {
-    fn choose(&self, title: &str, options: &[Choice]) -> Result<Option<&'static str>, String> {
-        if lock(self.turn.settings).mode != permission::Mode::Plan {
-            return Err("not in plan mode: nothing to leave".to_string());
-        }
-        let answer_of = |kind: ChoiceKind| match kind {
-            ChoiceKind::AllowAlways => Answer::AllowAlways,
-            ChoiceKind::AllowOnce => Answer::AllowOnce,
-            ChoiceKind::Reject => Answer::RejectOnce,
-        };
-        let question = Question {
-            tool_call_id: self.id.to_string(),
-            tool: "exit_plan_mode".to_string(),
-            title: title.to_string(),
-            kind: ToolKind::SwitchMode,
-            input: serde_json::json!({}),
-            locations: Vec::new(),
-            offer_always: false,
-            choices: options
-                .iter()
-                .map(|c| (c.id, c.name.to_string(), answer_of(c.kind)))
-                .collect(),
-        };
-        let answer = self.turn.asker.ask(&question, self.turn.cancel);
-        if answer == Answer::Cancelled && self.turn.cancel.is_cancelled() {
-            return Err(CANCELLED_RESULT.to_string());
-        }
-        Ok(options.iter().find(|c| answer_of(c.kind) == answer && answer.allows()).map(|c| c.id))
-    }
-
-    fn open(&self) -> Result<(), String> {
-        match permission::network_refused(self.turn.limits.web_fetch) {
-            Some(why) => Err(why.to_string()),
-            None => Ok(()),
-        }
-    }
-
-    fn reach(&self, target: &HostReach) -> Result<(), String> {
-        let decision = {
-            let settings = lock(self.turn.settings);
-            permission::decide_network(
-                settings.mode,
-                &settings.memory,
-                self.turn.limits.web_fetch,
-                &target.host,
-                target.internal.as_deref(),
-            )
-        };
-        let offer_always = match decision {
-            Decision::Allow => return Ok(()),
-            Decision::Deny(message) => return Err(message),
-            Decision::Ask { offer_always } => offer_always,
-        };
-        let why = match &target.internal {
-            Some(why) => format!("{} is {why}", target.host),
-            None => format!("first request to {}", target.host),
-        };
-        let question = Question {
-            tool_call_id: self.id.to_string(),
-            tool: "web_fetch".to_string(),
-            title: format!("Fetch {} ({why})", target.url),
-            kind: ToolKind::Fetch,
-            input: serde_json::json!({"url": target.url}),
-            locations: Vec::new(),
-            offer_always,
-            choices: Vec::new(),
-        };
-        let answer = self.turn.asker.ask(&question, self.turn.cancel);
-        if offer_always {
-            lock(self.turn.settings).memory.record_host(&target.host, answer);
-        }
-        match answer {
-            _ if answer.allows() => Ok(()),
-            Answer::Cancelled if self.turn.cancel.is_cancelled() => Err(CANCELLED_RESULT.into()),
-            _ => Err(permission::DENIED.to_string()),
         }
     }
 }
@@ -255,6 +151,7 @@ fn announce(
     kind: ToolKind,
     input: Value,
     locations: Vec<(std::path::PathBuf, Option<u32>)>,
+    tier: Option<crate::infra::Tier>,
 ) {
     turn.sink.emit(AgentEvent::ToolCall(ToolCallStart {
         id: id.to_string(),
@@ -263,6 +160,7 @@ fn announce(
         input,
         locations,
         parent: None,
+        tier,
     }));
 }
 

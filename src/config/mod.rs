@@ -30,6 +30,8 @@ pub struct Config {
     pub node_id: String,
     /// How long a node holds a session without renewing its lease (Redis store).
     pub lease_ttl: Duration,
+    /// TEMP (merge): the team's permission rules.
+    pub permissions: std::sync::Arc<crate::rules::RuleSet>,
 }
 
 /// What the MCP client needs from the configuration.
@@ -199,6 +201,7 @@ impl Config {
             store: store::store(env)?,
             node_id: store::node_id(env)?,
             lease_ttl: store::lease_ttl(env)?,
+            permissions: Default::default(),
         })
     }
 }

@@ -11,7 +11,7 @@ use super::{Manager, Session, State, validate_cwd};
 use crate::agent::Settings;
 use crate::error::{Error, Result};
 use crate::history::ChatMessage;
-use crate::permission::{Memory, Mode};
+use crate::permission::{Always, Mode, Unreviewed};
 
 impl Manager {
     /// Creates a session in `cwd` (absolute, an existing directory).
@@ -112,7 +112,12 @@ impl Manager {
             id,
             cwd: meta.cwd,
             root,
-            settings: Mutex::new(Settings { mode, model, memory: Memory::default() }),
+            settings: Mutex::new(Settings {
+                mode,
+                model,
+                always: Always::default(),
+                unreviewed: Unreviewed::default(),
+            }),
             journal,
             state: Mutex::new(State { history: rebuilt.context, running: None, broken: None }),
             jobs: crate::child::Jobs::default(),

@@ -136,15 +136,19 @@ fn ask_project(file: &ProjectFile, io: &PromptIo, cancel: &CancelToken) -> bool 
         input: input.clone(),
         locations: locations.clone(),
         parent: None,
+        tier: None,
     }));
     let question = Question {
         tool_call_id: id.clone(),
         tool: "mcp_project".to_string(),
         title,
         kind: ToolKind::Other,
+        content: Vec::new(),
+        tier: None,
         input,
         locations,
         offer_always: false,
+        remembers: None,
         choices: vec![
             ("approve", "Approve this file and start its servers".to_string(), Answer::AllowAlways),
             ("decline", "Do not start them".to_string(), Answer::RejectOnce),

@@ -219,6 +219,7 @@ impl<'a> TurnParts<'a> {
             tools: &services.tools,
             tool_defs: services.tool_defs(),
             settings: &session.settings,
+            rules: &services.config.permissions,
             asker: io.asker.as_ref(),
             sink: io.sink.as_ref(),
             cancel,

@@ -34,6 +34,7 @@ pub fn events(
         jobs: &jobs,
         files: &crate::tools::NoClientTools,
         terminal: &|_: &str| {},
+        prepared: None,
     };
     let mut out = Vec::new();
     // Each call's replay id, and the plan it set (shown again after its result).
@@ -52,12 +53,13 @@ pub fn events(
                     let id = format!("replay-{index}-{}", call.id);
                     let input = serde_json::from_str::<Value>(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-                    let (title, kind, locations) = match tools.get(&call.name) {
+                    let (title, kind, locations, tier) = match tools.get(&call.name) {
                         Some(tool) => {
                             let invocation = tool.describe(&input, &ctx);
-                            (invocation.title, tool.kind(), invocation.locations)
+                            let tier = invocation.gate.tier;
+                            (invocation.title, tool.kind(), invocation.locations, tier)
                         }
-                        None => (call.name.clone(), ToolKind::Other, Vec::new()),
+                        None => (call.name.clone(), ToolKind::Other, Vec::new(), None),
                     };
                     let plan = (call.name == "update_plan")
                         .then(|| crate::tools::plan_of(&input).ok())
@@ -69,6 +71,7 @@ pub fn events(
                         input,
                         locations,
                         parent: None,
+                        tier,
                     }));
                     ids.insert(call.id.as_str(), (id, plan));
                 }

@@ -70,14 +70,26 @@ impl Tool for Bash {
         Access::Execute
     }
     fn offers_always(&self) -> bool {
-        // One "always" would let every later command run unseen, `rm -rf` included.
-        false
+        // "Always" remembers a command's prefix (`terraform fmt`), never bash as a whole:
+        // the gate offers it only when the command has prefixes (`Gate::prefixes`).
+        true
     }
-    fn describe(&self, args: &Value, _ctx: &ToolContext) -> Invocation {
+    fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
         let command = args.get("command").and_then(Value::as_str).unwrap_or("").trim();
         // The whole command, so that a client showing only the title shows all of it.
         let title = crate::text::one_line(command, " ⏎ ", MAX_TITLE_CHARS);
-        Invocation::plain(if title.is_empty() { "bash".to_string() } else { title })
+        let title = if title.is_empty() { "bash".to_string() } else { title };
+        super::command_gate::describe(title, command, ctx)
+    }
+    fn prepare(
+        &self,
+        args: &Value,
+        invocation: &mut Invocation,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        let args: Args = parse_args(self.name(), args)?;
+        let (timeout, _) = timeout_of(args.timeout)?;
+        super::command_gate::prepare(&args.command, invocation, timeout, ctx)
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;
@@ -85,15 +97,17 @@ impl Tool for Bash {
             return Err(ToolError::Model("command is empty".to_string()));
         }
         let (timeout, note) = timeout_of(args.timeout)?;
+        // Exactly what the gate approved (`apply <the plan shown>`), when it prepared one.
+        let command = ctx.prepared.unwrap_or(&args.command);
         if ctx.files.terminals() {
-            return super::terminal::run(&args.command, timeout, note, ctx);
+            return super::terminal::run(command, timeout, note, ctx);
         }
-        let run = execute(&args.command, timeout, ctx)?;
+        let run = execute(command, timeout, ctx)?;
         report(run, timeout, note)
     }
 }
 
-fn timeout_of(requested: Option<f64>) -> Result<(Duration, Option<String>), ToolError> {
+pub(super) fn timeout_of(requested: Option<f64>) -> Result<(Duration, Option<String>), ToolError> {
     let Some(secs) = requested else { return Ok((DEFAULT_TIMEOUT, None)) };
     if !secs.is_finite() || secs <= 0.0 {
         return Err(ToolError::Model(format!(
@@ -107,16 +121,16 @@ fn timeout_of(requested: Option<f64>) -> Result<(Duration, Option<String>), Tool
     Ok((Duration::from_secs_f64(secs), None))
 }
 
-enum End {
+pub(super) enum End {
     Exited(ExitStatus),
     TimedOut,
     Cancelled,
 }
 
-struct Run {
-    end: End,
-    stdout: Capture,
-    stderr: Capture,
+pub(super) struct Run {
+    pub(super) end: End,
+    pub(super) stdout: Capture,
+    pub(super) stderr: Capture,
     /// Background processes that kept the pipes open after the shell exited, and were
     /// stopped.
     pipe_holders: usize,
@@ -130,7 +144,11 @@ enum Stream {
     Err,
 }
 
-fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, ToolError> {
+pub(super) fn execute(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Run, ToolError> {
     let marker = uuid::Uuid::new_v4().simple().to_string();
     let env = command_env(&marker);
     let (mut supervised, pipes) = Supervised::spawn("/bin/sh", &["-c", command], ctx.cwd, &env)

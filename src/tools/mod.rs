@@ -4,6 +4,7 @@
 mod address;
 mod agent;
 mod bash;
+mod command_gate;
 mod edit_file;
 mod exit_plan_mode;
 mod external;
@@ -15,8 +16,10 @@ mod limits;
 mod list_files;
 mod open;
 pub mod paths;
+mod plan;
 mod process;
 mod read_file;
+mod state_files;
 mod target;
 mod terminal;
 mod update_plan;
@@ -34,6 +37,7 @@ use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
 pub use agent::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType};
+pub use command_gate::{Gate, remove_scratch};
 pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
     Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
@@ -115,6 +119,9 @@ pub struct ToolContext<'a> {
     pub terminal: &'a dyn Fn(&str),
     /// Whether the model accepts images (a tool may then return some).
     pub images: bool,
+    /// What the gate approved in place of the call's own command (`apply <saved plan>`,
+    /// from `prepare`): the call runs exactly this, or nothing.
+    pub prepared: Option<&'a str>,
 }
 
 /// How a particular call will be presented before it runs.
@@ -131,6 +138,8 @@ pub struct Invocation {
     pub sensitive: Option<String>,
     /// The touched paths as judged; the call opens exactly these.
     pub targets: Vec<Target>,
+    /// What the infrastructure gate knows of it besides its paths.
+    pub gate: Gate,
 }
 
 impl Invocation {
@@ -142,6 +151,7 @@ impl Invocation {
             outside_cwd: false,
             sensitive: None,
             targets: Vec::new(),
+            gate: Gate::default(),
         }
     }
 }
@@ -216,6 +226,16 @@ pub trait Tool: Send + Sync {
     }
     /// Title and locations of a call, computed before it runs (never fails).
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation;
+    /// Work the gate needs before it can ask (a terraform apply's plan), between the
+    /// announcement and the decision; an error fails the call and nothing is asked.
+    fn prepare(
+        &self,
+        _args: &Value,
+        _invocation: &mut Invocation,
+        _ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        Ok(())
+    }
     /// Runs the call.
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -317,6 +337,7 @@ pub(crate) fn judged(
         outside_cwd: !target.inside,
         sensitive: target.sensitive.clone(),
         targets: vec![target],
+        gate: Gate::default(),
     }
 }
 

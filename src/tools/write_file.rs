@@ -43,7 +43,9 @@ impl Tool for WriteFile {
         Access::Write
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
-        describe_path("Write", args, ctx, None)
+        let mut invocation = describe_path("Write", args, ctx, None);
+        super::state_files::refuse(&mut invocation);
+        invocation
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;

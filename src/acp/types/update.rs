@@ -61,6 +61,8 @@ pub enum SessionUpdate {
         content: Option<Vec<ToolCallContent>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         raw_output: Option<Value>,
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
     },
     /// The slash commands the session understands.
     #[serde(rename_all = "camelCase")]
@@ -215,6 +217,11 @@ pub struct PermissionToolCall {
     /// Paths.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locations: Vec<ToolCallLocation>,
+    /// What to read before answering (a plan's summary, what a command acts on).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ToolCallContent>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// One choice.

@@ -1,0 +1,245 @@
+//! The permission gate of one tool call: the team's rules, the files written without
+//! review, the tool's own preparation (a terraform apply's plan), the decision
+//! (`permission::decide`), and the question when one is needed. Runs on the prompt thread
+//! between the call's announcement and its run.
+
+use serde_json::Value;
+
+use super::event::AgentEvent;
+use super::{CANCELLED_RESULT, Turn};
+use crate::infra::Tier;
+use crate::permission::{self, Always, Answer, Call, Decision, Found, Mode, Question, Reach};
+use crate::rules::{Subject, Verdict};
+use crate::sync::lock;
+use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError, paths};
+
+/// How a call passed the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Passed {
+    /// A person said yes now, or said "always" before.
+    ByPerson,
+    /// Nobody was asked (the tier, the mode or a rule let it run): what it writes is
+    /// unreviewed.
+    Unasked,
+}
+
+/// The team's rules' verdict on a call, with the rule as shown to the model.
+fn verdict(turn: &Turn, tool: &str, invocation: &Invocation, cwd: &std::path::Path) -> Rule {
+    let paths: Vec<String> =
+        invocation.targets.iter().map(|t| paths::display_relative(&t.path, cwd)).collect();
+    let subject = Subject {
+        tool,
+        commands: &invocation.gate.lines,
+        opaque: invocation.gate.opaque.as_deref(),
+        paths: &paths,
+        host: None,
+    };
+    turn.rules.verdict(&subject).map(|(v, rule)| (v, format!("`{}` ({})", rule.text, rule.source)))
+}
+
+type Rule = Option<(Verdict, String)>;
+
+/// The decision for a call as it stands.
+fn decision(
+    turn: &Turn,
+    tool: &dyn Tool,
+    invocation: &Invocation,
+    rule: &Rule,
+    found: &Found,
+) -> Decision {
+    let key = tool.memory_key();
+    let gate = &invocation.gate;
+    let call = Call {
+        tool: &key,
+        access: tool.access(),
+        reach: Reach {
+            outside_cwd: invocation.outside_cwd,
+            sensitive: invocation.sensitive.is_some(),
+        },
+        tier: gate.tier,
+        prefixes: gate.prefixes.as_deref(),
+        file_only: gate.file_only,
+        unreviewed: !found.is_empty(),
+        rule: rule.as_ref().map(|(v, text)| (*v, text.as_str())),
+        refused: gate.refused.as_deref(),
+    };
+    let settings = lock(turn.settings);
+    permission::decide(settings.mode, &settings.always, &call)
+}
+
+/// Whether an "always" answer given earlier lets the call run.
+fn allowed_always(always: &Always, tool: &dyn Tool, invocation: &Invocation) -> bool {
+    match (&invocation.gate.tier, &invocation.gate.prefixes) {
+        (Some(_), Some(prefixes)) => always.allows_prefixes(prefixes),
+        (Some(_), None) => false,
+        (None, _) => always.allows(&tool.memory_key()),
+    }
+}
+
+/// Passes the call through the gate; `Err` is what the model is told instead.
+pub(super) fn pass(
+    turn: &Turn,
+    id: &str,
+    tool: &dyn Tool,
+    args: &Value,
+    invocation: &mut Invocation,
+    ctx: &ToolContext,
+) -> Result<Passed, String> {
+    let rule = verdict(turn, tool.name(), invocation, ctx.cwd);
+    let below = |invocation: &Invocation| {
+        lock(turn.settings).unreviewed.below(&invocation.gate.runs_code_in)
+    };
+    // Refusals need no preparation: a denied destroy is never planned.
+    let found = below(invocation);
+    if let Decision::Deny(why) = decision(turn, tool, invocation, &rule, &found) {
+        return Err(why);
+    }
+    // A plan runs the project's code: unreviewed code is asked about before it runs.
+    let bypass = lock(turn.settings).mode == Mode::BypassPermissions;
+    if invocation.gate.terraform.is_some() && !found.is_empty() && !bypass {
+        let title = format!("Plan first: {} ({})", invocation.title, found.describe(ctx.cwd));
+        let mut question = question_of(id, tool, args, invocation, title, false);
+        question.tier = invocation.gate.tier;
+        answer(turn, &question)?;
+        lock(turn.settings).unreviewed.accept(&found);
+    }
+    let before = invocation.gate.tier;
+    tool.prepare(args, invocation, ctx).map_err(|err| match err {
+        ToolError::Model(message) | ToolError::Fatal(message) => message,
+    })?;
+    if let Some(tier) = invocation.gate.tier.filter(|t| Some(*t) != before) {
+        turn.sink.emit(AgentEvent::ToolTier { id: id.to_string(), tier });
+    }
+    let found = below(invocation);
+    let offer_always = match decision(turn, tool, invocation, &rule, &found) {
+        Decision::Allow => {
+            let always = allowed_always(&lock(turn.settings).always, tool, invocation);
+            return Ok(if always { Passed::ByPerson } else { Passed::Unasked });
+        }
+        Decision::Deny(why) => return Err(why),
+        Decision::Ask { offer_always } => offer_always && tool.offers_always(),
+    };
+    let title = title_of(invocation, &rule, &found, ctx.cwd);
+    let mut question = question_of(id, tool, args, invocation, title, offer_always);
+    question.content = invocation.gate.content.clone();
+    question.tier = invocation.gate.tier;
+    if offer_always && let Some(prefixes) = &invocation.gate.prefixes {
+        let named: Vec<String> = prefixes.iter().map(|p| format!("`{p}`")).collect();
+        question.remembers = Some(format!("{} commands", named.join(", ")));
+    }
+    let chosen = turn.asker.ask(&question, turn.cancel);
+    {
+        let mut settings = lock(turn.settings);
+        match (&invocation.gate.tier, &invocation.gate.prefixes) {
+            (Some(_), Some(prefixes)) if offer_always => {
+                settings.always.record_prefixes(prefixes, chosen);
+            }
+            (Some(_), _) => {}
+            (None, _) => settings.always.record(&tool.memory_key(), chosen),
+        }
+        if chosen.allows() {
+            settings.unreviewed.reviewed(&written(tool, invocation));
+            settings.unreviewed.accept(&found);
+        }
+    }
+    outcome(turn, chosen).map(|()| Passed::ByPerson)
+}
+
+/// Asks and waits; `Err` is what the model is told when the answer is not a yes.
+fn answer(turn: &Turn, question: &Question) -> Result<(), String> {
+    outcome(turn, turn.asker.ask(question, turn.cancel))
+}
+
+/// `Err` is what the model is told when the answer is not a yes.
+fn outcome(turn: &Turn, answer: Answer) -> Result<(), String> {
+    if answer.allows() {
+        return Ok(());
+    }
+    if answer == Answer::Cancelled && turn.cancel.is_cancelled() {
+        return Err(CANCELLED_RESULT.to_string());
+    }
+    Err(permission::DENIED.to_string())
+}
+
+fn question_of(
+    id: &str,
+    tool: &dyn Tool,
+    args: &Value,
+    invocation: &Invocation,
+    title: String,
+    offer_always: bool,
+) -> Question {
+    Question {
+        tool_call_id: id.to_string(),
+        tool: tool.name().to_string(),
+        title,
+        kind: tool.kind(),
+        input: args.clone(),
+        locations: invocation.locations.clone(),
+        offer_always,
+        remembers: None,
+        content: Vec::new(),
+        tier: None,
+        choices: Vec::new(),
+    }
+}
+
+/// The question's title: the call, then why it is asked. A destroy-tier command's title
+/// starts with a warning no client can miss.
+fn title_of(invocation: &Invocation, rule: &Rule, found: &Found, cwd: &std::path::Path) -> String {
+    let gate = &invocation.gate;
+    let mut reasons: Vec<String> = invocation.targets.iter().flat_map(|t| t.reasons()).collect();
+    if invocation.targets.is_empty() {
+        if invocation.outside_cwd {
+            reasons.push("outside the project".to_string());
+        }
+        reasons.extend(invocation.sensitive.clone());
+    }
+    reasons.dedup();
+    if let Some((Verdict::Ask, rule)) = rule {
+        reasons.push(format!("the permission rule {rule} asks"));
+    }
+    if !found.is_empty() {
+        reasons.push(found.describe(cwd));
+    }
+    if gate.tier == Some(Tier::Destroy) {
+        let why: Vec<String> = gate.reasons.iter().chain(&reasons).cloned().collect();
+        return format!("⚠ DESTRUCTIVE: {} ({})", invocation.title, why.join("; "));
+    }
+    if gate.tier.is_some_and(|t| t >= Tier::Mutate) && gate.reasons.iter().any(|r| !r.is_empty()) {
+        reasons.splice(0..0, gate.reasons.iter().cloned());
+    }
+    if reasons.is_empty() {
+        return invocation.title.clone();
+    }
+    format!("{} ({})", invocation.title, reasons.join("; "))
+}
+
+/// The files a call writes, as far as they are known.
+pub(super) fn written(tool: &dyn Tool, invocation: &Invocation) -> Vec<std::path::PathBuf> {
+    if invocation.gate.tier.is_some() {
+        return invocation.gate.written.clone();
+    }
+    if tool.access() != Access::Write {
+        return Vec::new();
+    }
+    invocation.targets.iter().map(|t| t.real.clone().unwrap_or_else(|| t.path.clone())).collect()
+}
+
+/// After a call that ran unasked: what it wrote is unreviewed, and a tool whose writes
+/// nobody can list (an MCP tool, a command that is more than file writes) is named.
+pub(super) fn ran_unasked(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) {
+    let mut settings = lock(turn.settings);
+    settings.unreviewed.wrote(written(tool, invocation));
+    let gate = &invocation.gate;
+    let unknown = match (tool.access(), gate.tier) {
+        (Access::Mcp { .. }, _) => Some(tool.name().to_string()),
+        (_, Some(tier)) if tier >= Tier::Mutate && !gate.file_only => {
+            Some(format!("bash `{}`", crate::text::clip(&gate.lines.join("; "), 60)))
+        }
+        _ => None,
+    };
+    if let Some(unknown) = unknown {
+        settings.unreviewed.wrote_unknown(&unknown);
+    }
+}

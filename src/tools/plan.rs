@@ -1,0 +1,194 @@
+//! The plan behind a terraform apply or destroy question: `plan -out` (or the model's own
+//! saved plan, copied first) and `show -json`, run like any bash command (own process
+//! group, the call's deadline, cancel, live output) in a private scratch directory under
+//! the config dir. The call then runs `apply <that plan file>`: exactly what was shown,
+//! or, if the state moved on meanwhile, terraform's own "saved plan is stale" error.
+
+use std::io::Read;
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{ToolContext, ToolError};
+use crate::infra::TfCall;
+use crate::infra::plan::{PlanSummary, summarise};
+
+/// The scratch directory's name in the config dir.
+const PLANS: &str = "plans";
+/// The largest `show -json` read.
+const MAX_JSON: u64 = 64 << 20;
+/// Output of a failed plan shown to the model, at most.
+const MAX_ERROR_CHARS: usize = 8_000;
+
+/// A computed plan.
+pub(super) struct Planned {
+    pub summary: PlanSummary,
+    /// The command that applies exactly this plan.
+    pub apply: String,
+    /// Files to remove when the call ends.
+    pub scratch: Vec<PathBuf>,
+}
+
+/// `s` quoted for `/bin/sh`.
+pub(super) fn quote(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+%".contains(&b)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The private scratch directory (0700).
+fn scratch_dir(config_dir: &Path) -> Result<PathBuf, ToolError> {
+    let dir = config_dir.join(PLANS);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|err| ToolError::Model(format!("cannot create {}: {err}", dir.display())))?;
+    Ok(dir)
+}
+
+/// Plans `tf` (or reads its saved plan) and summarises the plan.
+pub(super) fn plan(
+    tf: &TfCall,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Planned, ToolError> {
+    let dir = scratch_dir(ctx.config_dir)?;
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let plan_file = dir.join(format!("{id}.tfplan"));
+    let json_file = dir.join(format!("{id}.json"));
+    let scratch = vec![plan_file.clone(), json_file.clone()];
+    let result = run(tf, &plan_file, &json_file, timeout, ctx);
+    let summary = match result.and_then(|()| read_summary(&json_file)) {
+        Ok(summary) => summary,
+        Err(err) => {
+            super::command_gate::remove_scratch(&scratch);
+            return Err(err);
+        }
+    };
+    let apply = command(tf, "apply -input=false", &tf.apply_args, &quote(&path_text(&plan_file)));
+    Ok(Planned { summary, apply, scratch })
+}
+
+fn path_text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// `cd DIR && ENV=… terraform GLOBAL… SUB ARGS… LAST`, every word quoted.
+fn command(tf: &TfCall, sub: &str, args: &[String], last: &str) -> String {
+    let mut text = format!("cd {} &&", quote(&path_text(&tf.dir)));
+    for (name, value) in &tf.assigns {
+        text.push_str(&format!(" {name}={}", quote(value)));
+    }
+    text.push_str(&format!(" {}", quote(&tf.program)));
+    // The directory is already the working one.
+    for global in tf.global.iter().filter(|g| !g.starts_with("-chdir")) {
+        text.push_str(&format!(" {}", quote(global)));
+    }
+    text.push_str(&format!(" {sub}"));
+    for arg in args {
+        text.push_str(&format!(" {}", quote(arg)));
+    }
+    if !last.is_empty() {
+        text.push_str(&format!(" {last}"));
+    }
+    text
+}
+
+fn run(
+    tf: &TfCall,
+    plan_file: &Path,
+    json_file: &Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<(), ToolError> {
+    let planned = quote(&path_text(plan_file));
+    let first = match &tf.plan_file {
+        // The model's saved plan, copied first: what is shown is what is applied, even if
+        // the file in the project changes while the question is open.
+        Some(saved) => {
+            let from = tf.dir.join(saved);
+            std::fs::copy(&from, plan_file).map_err(|err| {
+                ToolError::Model(format!("cannot read the saved plan {}: {err}", from.display()))
+            })?;
+            String::new()
+        }
+        None => {
+            let mut args = vec![format!("-out={}", path_text(plan_file))];
+            if tf.destroy {
+                args.push("-destroy".to_string());
+            }
+            args.extend(tf.plan_args.iter().cloned());
+            format!("{} && ", command(tf, "plan -input=false", &args, ""))
+        }
+    };
+    let show = command(tf, "show -json", &[], &planned);
+    let script = format!("{first}{show} > {}", quote(&path_text(json_file)));
+    let captured = capture(&script, timeout, ctx)?;
+    match captured.code {
+        Ok(0) => Ok(()),
+        Ok(code) => {
+            let output = format!("{}\n{}", captured.stderr.trim(), captured.stdout.trim());
+            Err(ToolError::Model(format!(
+                "The plan failed (exit code {code}): nothing was asked and nothing applied.\n{}",
+                crate::text::clip(output.trim(), MAX_ERROR_CHARS)
+            )))
+        }
+        Err(why) => Err(ToolError::Model(format!(
+            "The plan was stopped ({why}): nothing was asked and nothing applied."
+        ))),
+    }
+}
+
+/// How a command run for the gate ended (`plan.rs`): its exit code (`None`: cancelled or
+/// timed out, and why), and its output.
+pub(super) struct Captured {
+    pub code: Result<i32, String>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `command` as the bash tool would (its own process group, the deadline, the
+/// cancel, live output to the client) and returns what it printed.
+pub(super) fn capture(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Captured, ToolError> {
+    let run = super::bash::execute(command, timeout, ctx)?;
+    let code = match run.end {
+        super::bash::End::Exited(status) => {
+            Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))
+        }
+        super::bash::End::TimedOut => Err(format!("timed out after {} s", timeout.as_secs_f64())),
+        super::bash::End::Cancelled => Err("cancelled by the user".to_string()),
+    };
+    Ok(Captured { code, stdout: run.stdout.text(), stderr: run.stderr.text() })
+}
+
+fn read_summary(json_file: &Path) -> Result<PlanSummary, ToolError> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(json_file)
+        .and_then(|f| f.take(MAX_JSON + 1).read_to_end(&mut bytes))
+        .map_err(|err| ToolError::Model(format!("cannot read the plan's JSON: {err}")))?;
+    if bytes.len() as u64 > MAX_JSON {
+        return Err(ToolError::Model("the plan's JSON is over 64 MiB: not shown".into()));
+    }
+    summarise(&bytes).map_err(|err| ToolError::Model(format!("cannot read the plan: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_for_the_shell() {
+        assert_eq!(quote("-var-file=prod.tfvars"), "-var-file=prod.tfvars");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("$(rm -rf /)"), "'$(rm -rf /)'");
+    }
+}
