@@ -34,11 +34,12 @@ resource "terraform_data" "d" { input = "four" }
 "#;
 
 /// The terraform on PATH, or `None` after saying why the test is skipped.
+#[allow(clippy::print_stderr)]
 pub fn terraform(test: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     let found = std::env::split_paths(&path).map(|d| d.join("terraform")).find(|p| p.is_file());
     if found.is_none() {
-        eprintln!("{test}: skipped, terraform is not on PATH (CI on this machine kind has it)");
+        eprintln!("SKIPPED {test}: terraform is not on PATH (CI on this machine kind has it)");
     }
     found
 }

@@ -75,6 +75,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("provider", &["acp"]),
     ("tools", &["acp", "agent"]),
     ("mcp", &["acp", "agent"]),
+    ("infra", &["config"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

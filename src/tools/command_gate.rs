@@ -141,10 +141,3 @@ fn acts_on(scope: &[String]) -> String {
     }
     text
 }
-
-/// Removes a call's scratch files (a saved plan and its JSON).
-pub fn remove_scratch(files: &[PathBuf]) {
-    for file in files {
-        let _ = std::fs::remove_file(file);
-    }
-}

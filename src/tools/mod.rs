@@ -19,6 +19,7 @@ pub mod paths;
 mod plan;
 mod process;
 mod read_file;
+mod run;
 mod state_files;
 mod target;
 mod terminal;
@@ -37,13 +38,14 @@ use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
 pub use agent::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType};
-pub use command_gate::{Gate, remove_scratch};
+pub use command_gate::Gate;
 pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
     Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
     TerminalCommand, TerminalRun,
 };
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
+pub use plan::remove_scratch;
 pub use target::{Target, judge};
 pub use update_plan::plan_of;
 

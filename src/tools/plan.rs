@@ -64,7 +64,7 @@ pub(super) fn plan(
     let summary = match result.and_then(|()| read_summary(&json_file)) {
         Ok(summary) => summary,
         Err(err) => {
-            super::command_gate::remove_scratch(&scratch);
+            remove_scratch(&scratch);
             return Err(err);
         }
     };
@@ -157,13 +157,13 @@ pub(super) fn capture(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<Captured, ToolError> {
-    let run = super::bash::execute(command, timeout, ctx)?;
+    let run = super::run::execute(command, timeout, ctx)?;
     let code = match run.end {
-        super::bash::End::Exited(status) => {
+        super::run::End::Exited(status) => {
             Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))
         }
-        super::bash::End::TimedOut => Err(format!("timed out after {} s", timeout.as_secs_f64())),
-        super::bash::End::Cancelled => Err("cancelled by the user".to_string()),
+        super::run::End::TimedOut => Err(format!("timed out after {} s", timeout.as_secs_f64())),
+        super::run::End::Cancelled => Err("cancelled by the user".to_string()),
     };
     Ok(Captured { code, stdout: run.stdout.text(), stderr: run.stderr.text() })
 }
@@ -177,6 +177,13 @@ fn read_summary(json_file: &Path) -> Result<PlanSummary, ToolError> {
         return Err(ToolError::Model("the plan's JSON is over 64 MiB: not shown".into()));
     }
     summarise(&bytes).map_err(|err| ToolError::Model(format!("cannot read the plan: {err}")))
+}
+
+/// Removes a call's scratch files (a saved plan and its JSON).
+pub fn remove_scratch(files: &[PathBuf]) {
+    for file in files {
+        let _ = std::fs::remove_file(file);
+    }
 }
 
 #[cfg(test)]
