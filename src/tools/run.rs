@@ -1,0 +1,206 @@
+//! Running one command for a tool call: `/bin/sh -c` under the supervisor in its own
+//! process group, stdin closed, output piped and capped (head and tail kept) and streamed
+//! to the client while it runs. A cancel or a timeout kills the whole process tree. One
+//! thread per pipe and one for `wait`; the calling thread selects over them, the cancel
+//! token, the deadline and a progress tick. `bash` and the gate's plans run through it.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, after, never, select, tick};
+
+use super::limits::{Capture, push_tail};
+use super::process::{Tree, command_env};
+use super::{ToolContext, ToolError};
+use crate::child::Supervised;
+use crate::child::supervisor::LeftRunning;
+use crate::sys::Ended;
+
+/// After the shell exits, how long to wait for background processes to close the pipes.
+pub(super) const IO_DRAIN: Duration = Duration::from_secs(2);
+/// How often live output is sent to the client at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+/// Bytes of recent output shown live.
+const LIVE_TAIL: usize = 4 * 1024;
+
+pub(super) enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+pub(super) struct Run {
+    pub(super) end: End,
+    pub(super) stdout: Capture,
+    pub(super) stderr: Capture,
+    /// Background processes that kept the pipes open after the shell exited, and were
+    /// stopped.
+    pub(super) pipe_holders: usize,
+    /// Processes the command left running (killed when the session ends).
+    pub(super) left_running: Vec<LeftRunning>,
+}
+
+#[derive(Clone, Copy)]
+enum Stream {
+    Out,
+    Err,
+}
+
+pub(super) fn execute(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Run, ToolError> {
+    let marker = uuid::Uuid::new_v4().simple().to_string();
+    let env = command_env(&marker);
+    let (mut supervised, pipes) = Supervised::spawn("/bin/sh", &["-c", command], ctx.cwd, &env)
+        .map_err(|err| ToolError::Model(format!("cannot start /bin/sh: {err}")))?;
+    let names =
+        [super::process::pipe_name(&pipes.stdout), super::process::pipe_name(&pipes.stderr)];
+    let tree = Tree { pgid: supervised.pid, marker, pipes: names.into_iter().flatten().collect() };
+    let (chunk_tx, chunks) = crossbeam_channel::bounded::<(Stream, Vec<u8>)>(64);
+    let pipes: [(Stream, Box<dyn Read + Send>); 2] =
+        [(Stream::Out, Box::new(pipes.stdout)), (Stream::Err, Box::new(pipes.stderr))];
+    for (stream, mut pipe) in pipes {
+        let tx = chunk_tx.clone();
+        let name = if matches!(stream, Stream::Out) { "bash-out" } else { "bash-err" };
+        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if tx.send((stream, buf[..n].to_vec())).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        if let Err(err) = spawned {
+            let _ = supervised.kill();
+            return Err(ToolError::Fatal(format!("cannot start a pipe reader: {err}")));
+        }
+    }
+    drop(chunk_tx);
+    let exit_rx = supervised.exit();
+    let mut run = supervise(&tree, &mut supervised, chunks, exit_rx, timeout, ctx);
+    if matches!(run.end, End::Exited(_)) {
+        run.left_running = supervised.left_running();
+        if run.left_running.is_empty() {
+            let _ = supervised.kill();
+        } else {
+            // Killed when the session ends (or the server exits).
+            ctx.jobs.keep(supervised);
+        }
+    }
+    Ok(run)
+}
+
+/// The select loop: collect output, stream progress, enforce the deadline and the cancel.
+fn supervise(
+    tree: &Tree,
+    supervised: &mut Supervised,
+    chunks: Receiver<(Stream, Vec<u8>)>,
+    exit_rx: Receiver<Ended>,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Run {
+    let mut run = Run {
+        end: End::Cancelled,
+        stdout: Capture::default(),
+        stderr: Capture::default(),
+        pipe_holders: 0,
+        left_running: Vec::new(),
+    };
+    let mut live = VecDeque::new();
+    let mut dirty = false;
+    let deadline = after(timeout);
+    let ticker = tick(PROGRESS_EVERY);
+    let mut chunk_rx = chunks.clone();
+    let mut exit_wait = exit_rx;
+    let mut drain = never();
+    let mut status: Option<ExitStatus> = None;
+    let mut pipes_closed = false;
+    loop {
+        if pipes_closed && status.is_some() {
+            break;
+        }
+        select! {
+            recv(chunk_rx) -> msg => match msg {
+                Ok((stream, bytes)) => {
+                    match stream {
+                        Stream::Out => run.stdout.push(&bytes),
+                        Stream::Err => run.stderr.push(&bytes),
+                    }
+                    push_tail(&mut live, &bytes, LIVE_TAIL);
+                    dirty = true;
+                }
+                Err(_) => {
+                    pipes_closed = true;
+                    chunk_rx = never();
+                }
+            },
+            recv(exit_wait) -> msg => {
+                exit_wait = never();
+                status = Some(match msg {
+                    Ok(Ended::Code(code)) => ExitStatus::from_raw((code & 0xff) << 8),
+                    Ok(Ended::Signal(signal)) => ExitStatus::from_raw(signal & 0x7f),
+                    // The supervisor went away: nothing more can be learnt.
+                    Err(_) => ExitStatus::from_raw(255 << 8),
+                });
+                drain = after(IO_DRAIN);
+            },
+            recv(drain) -> _ => {
+                // Background children hold the output open: stop them, take what is left.
+                run.pipe_holders = tree.kill_pipe_holders().max(1);
+                collect_rest(&mut run, &chunks);
+                break;
+            },
+            recv(ctx.cancel.channel()) -> _ => {
+                // The old tree walk only when the supervisor could not do it (pids may have
+                // been reused once it reaped them).
+                if !supervised.kill() {
+                    tree.kill();
+                }
+                run.end = End::Cancelled;
+                return run;
+            },
+            recv(deadline) -> _ => {
+                if !supervised.kill() {
+                    tree.kill();
+                }
+                collect_rest(&mut run, &chunks);
+                run.end = End::TimedOut;
+                return run;
+            },
+            recv(ticker) -> _ => {
+                if dirty {
+                    dirty = false;
+                    let bytes: Vec<u8> = live.iter().copied().collect();
+                    (ctx.progress)(String::from_utf8_lossy(&bytes).into_owned());
+                }
+            },
+        }
+    }
+    run.end = End::Exited(status.unwrap_or_else(|| ExitStatus::from_raw(255 << 8)));
+    run
+}
+
+/// After a kill: take what the pipes still hold (they close once the tree is dead).
+fn collect_rest(run: &mut Run, chunks: &Receiver<(Stream, Vec<u8>)>) {
+    let stop = after(IO_DRAIN);
+    loop {
+        select! {
+            recv(chunks) -> msg => match msg {
+                Ok((Stream::Out, bytes)) => run.stdout.push(&bytes),
+                Ok((Stream::Err, bytes)) => run.stderr.push(&bytes),
+                Err(_) => break,
+            },
+            recv(stop) -> _ => break,
+        }
+    }
+}
