@@ -230,8 +230,11 @@ pub(super) fn written(tool: &dyn Tool, invocation: &Invocation) -> Vec<std::path
 /// nobody can list (an MCP tool, a command that is more than file writes) is named.
 pub(super) fn ran_unasked(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) {
     let mut settings = lock(turn.settings);
-    settings.unreviewed.wrote(written(tool, invocation));
     let gate = &invocation.gate;
+    // What read and plan tiers write is terraform's own output (a plan file), not code.
+    if gate.tier.is_none_or(|t| t >= Tier::Mutate) {
+        settings.unreviewed.wrote(written(tool, invocation));
+    }
     let unknown = match (tool.access(), gate.tier) {
         (Access::Mcp { .. }, _) => Some(tool.name().to_string()),
         (_, Some(tier)) if tier >= Tier::Mutate && !gate.file_only => {

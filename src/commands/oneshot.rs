@@ -278,7 +278,8 @@ impl EventSink for Printer {
             AgentEvent::ToolCall(call) => {
                 lock(&self.state).after_tool = true;
                 if stream {
-                    self.line(&json!({"type": "tool_call", "id": call.id, "title": call.title, "input": call.input}));
+                    let tier = call.tier.map(|t| t.id());
+                    self.line(&json!({"type": "tool_call", "id": call.id, "title": call.title, "input": call.input, "tier": tier}));
                 } else {
                     crate::logging::stderr_line(&format!("> {}", call.title));
                 }
