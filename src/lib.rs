@@ -15,6 +15,7 @@ pub mod logging;
 pub mod mcp;
 pub mod permission;
 pub mod provider;
+pub mod rules;
 mod serve;
 pub mod session;
 pub mod sync;

@@ -58,7 +58,7 @@ fn source_files_follow_the_house_rules() {
 /// never one above.
 const LAYERS: &[&[&str]] = &[
     &["sys", "sync", "error", "time", "cancel", "text"],
-    &["config", "jsonrpc", "history", "child", "logging"],
+    &["config", "jsonrpc", "history", "child", "logging", "rules"],
     &["tools", "provider", "mcp"],
     &["permission"],
     &["agent"],
@@ -75,6 +75,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("provider", &["acp"]),
     ("tools", &["acp", "agent"]),
     ("mcp", &["acp", "agent"]),
+    ("rules", &["config"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →
