@@ -26,7 +26,8 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     // Before any other thread starts: descendants that daemonise come back to us.
     child::init();
     logging::init(args.debug, args.log_file.as_deref())?;
-    let config = Config::from_env(&Flags { args, env: &ProcessEnv })?;
+    let mut config = Config::from_env(&Flags { args, env: &ProcessEnv })?;
+    config.with_rule_flags(&args.allowed_tools, &args.disallowed_tools)?;
     if args.transport == Transport::Http {
         transport::http::check_bind(
             &args.host,

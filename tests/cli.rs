@@ -61,12 +61,111 @@ fn bad_configuration_exits_2_naming_the_variable() {
         ("IAC_CODE_MAX_TOKENS", "lots"),
         ("IAC_CODE_PROVIDER", "skynet"),
         ("IAC_CODE_STREAM_IDLE_TIMEOUT", "-3"),
+        ("IAC_CODE_DISALLOWED_TOOLS", "bash(("),
+        ("IAC_CODE_ALLOWED_TOOLS", "read_file,Shell(ls)"),
     ];
     for (name, value) in cases {
         let out = run(&["acp"], &[(name, value)]);
         assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out.stderr));
         assert!(text(&out.stderr).contains(name), "{name}: {}", text(&out.stderr));
         assert!(out.stdout.is_empty());
+    }
+}
+
+/// Runs the binary in `ws` with `args` and `env`.
+fn run_in(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Output {
+    iac_code(ws)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn iac-code")
+}
+
+#[test]
+fn bad_permission_rules_exit_2_naming_the_rule() {
+    let ws = Workspace::new("cli-rules-bad");
+    std::fs::write(
+        ws.config().join("settings.json"),
+        r#"{"permissions": {"allow": ["bash(make test)"], "deny": ["Shell(rm *)"]}}"#,
+    )
+    .unwrap();
+    for args in [&["config", "show"][..], &["-p", "hello"], &["acp"]] {
+        let out = run_in(&ws, args, &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("settings.json: permissions.deny: rule 'Shell(rm *)'"), "{stderr}");
+        assert!(stderr.contains("unknown tool 'Shell'"), "{args:?}: {stderr}");
+    }
+    std::fs::remove_file(ws.config().join("settings.json")).unwrap();
+    let out = run_in(&ws, &["acp", "--disallowed-tools", "bash(("], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--disallowed-tools: rule 'bash(('"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run_in(&ws, &["-p", "hi", "--allowed-tools", "bash(git *),web_fetch(x.io)"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("web_fetch(domain:x.io)"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn project_rules_are_shown_and_their_allows_wait_for_approval() {
+    let ws = Workspace::new("cli-rules-project");
+    let env = [("IAC_CODE_ALLOWED_TOOLS", "bash(git *), read_file")];
+    let out = run_in(&ws, &["config", "approve"], &[]);
+    assert_eq!(out.status.code(), Some(2), "nothing to approve");
+    assert!(text(&out.stderr).contains("no .iac-code/settings.json"), "{}", text(&out.stderr));
+
+    ws.write(
+        ".iac-code/settings.json",
+        r#"{"permissions": {"allow": ["bash(make test)"], "deny": ["bash(rm *)"]}}"#,
+    );
+    let file = ws.path(".iac-code/settings.json").display().to_string();
+    let out = run_in(&ws, &["config", "show"], &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    for line in [
+        "permissions.allow\tbash(git *)\tIAC_CODE_ALLOWED_TOOLS".to_string(),
+        "permissions.allow\tread_file\tIAC_CODE_ALLOWED_TOOLS".to_string(),
+        format!(
+            "permissions.allow\tbash(make test)\t{file} (not approved: iac-code config approve)"
+        ),
+        format!("permissions.deny\tbash(rm *)\t{file}"),
+    ] {
+        assert!(shown.lines().any(|l| l == line), "{line:?} in {shown}");
+    }
+
+    let out = run_in(&ws, &["config", "approve"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "allow\tbash(make test)\ndeny\tbash(rm *)\n");
+    assert!(text(&out.stderr).contains(&file), "{}", text(&out.stderr));
+    let approvals = std::fs::read_to_string(ws.config().join("project-approvals.json")).unwrap();
+    assert!(approvals.contains(&file), "{approvals}");
+
+    let out = run_in(&ws, &["config", "show", "--json"], &[]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["permissions"]["project"]["approved"], true);
+    assert_eq!(json["permissions"]["rules"][0]["rule"], "bash(make test)");
+    assert_eq!(json["permissions"]["rules"][0]["applies"], true);
+    assert_eq!(json["provider"]["source"], "unset", "the settings are still there");
+
+    // A changed file needs approving again; a malformed one is exit status 2.
+    ws.write(".iac-code/settings.json", r#"{"permissions": {"allow": ["bash"]}}"#);
+    let out = run_in(&ws, &["config", "show", "--json"], &[]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["permissions"]["project"]["approved"], false);
+    assert_eq!(json["permissions"]["rules"][0]["applies"], false);
+    ws.write(".iac-code/settings.json", r#"{"permissions": {"ask": ["bash()"]}}"#);
+    for args in [&["config", "show"][..], &["config", "approve"]] {
+        let out = run_in(&ws, args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("permissions.ask: rule 'bash()'"),
+            "{}",
+            text(&out.stderr)
+        );
     }
 }
 

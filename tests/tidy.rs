@@ -76,6 +76,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("tools", &["acp", "agent"]),
     ("mcp", &["acp", "agent"]),
     ("infra", &["config"]),
+    ("rules", &["config"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

@@ -1,4 +1,5 @@
-//! Arguments of `iac-code acp`: the transport and the HTTP transport's limits.
+//! Arguments of `iac-code acp`: the transport, the HTTP transport's limits, the session
+//! store and permission rules.
 
 use std::path::PathBuf;
 
@@ -30,6 +31,10 @@ pub struct AcpArgs {
     pub session_store: Option<String>,
     /// `--node-id` (over `IAC_CODE_NODE_ID`).
     pub node_id: Option<String>,
+    /// `--allowed-tools`, as given (each a comma-separated list of rules).
+    pub allowed_tools: Vec<String>,
+    /// `--disallowed-tools`, as given.
+    pub disallowed_tools: Vec<String>,
 }
 
 impl Default for AcpArgs {
@@ -43,6 +48,8 @@ impl Default for AcpArgs {
             http: HttpArgs::default(),
             session_store: None,
             node_id: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
         }
     }
 }
@@ -93,6 +100,8 @@ pub(super) fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
             Long("log-file") => args.log_file = Some(parser.value()?.into()),
             Long("session-store") => args.session_store = Some(parser.value()?.string()?),
             Long("node-id") => args.node_id = Some(parser.value()?.string()?),
+            Long("allowed-tools") => args.allowed_tools.push(parser.value()?.string()?),
+            Long("disallowed-tools") => args.disallowed_tools.push(parser.value()?.string()?),
             _ => return Err(arg.unexpected().into()),
         }
     }

@@ -36,12 +36,14 @@ Usage:
                              copy every session into that store
   iac-code config path       print the settings file's path
   iac-code config show [--json]
-                             the provider settings in force and where each
-                             comes from
+                             the provider settings and permission rules in
+                             force and where each comes from
   iac-code config set [--provider <NAME>] <KEY> <VALUE|->
                              write KEY to the settings file (created 0600);
                              - reads the value from stdin
   iac-code config unset [--provider <NAME>] <KEY>
+  iac-code config approve    approve the current directory's
+                             .iac-code/settings.json (its allow rules)
   iac-code mcp list [--json]  the MCP servers of settings.json and of the
                              project's .mcp.json
   iac-code mcp get <NAME> [--json]
@@ -79,6 +81,12 @@ Options for acp:
                              share them
   --node-id <ID>             this node's name in logs, leases and /health
                              (default: host name and pid)
+  --allowed-tools <RULES>    run these tool calls without asking: rules
+                             separated by commas, e.g.
+                             'bash(terraform plan*),write_file(*.tf)'
+                             (repeatable; see PERMISSION RULES in iac-code(1))
+  --disallowed-tools <RULES> refuse these tool calls (repeatable; a deny rule
+                             wins over any allow)
   -d, --debug                log at debug level
   --log-file <PATH>          append logs to PATH (created 0600) instead of stderr
 
@@ -92,6 +100,8 @@ Options for -p:
                              nobody can answer a question in this mode)
   --resume <ID>              continue that session
   --continue                 continue the newest session of this directory
+  --allowed-tools, --disallowed-tools
+                             as for acp
   -d, --debug, --log-file    as for acp
 
 Options for mcp add:
@@ -107,7 +117,8 @@ Global options:
 
 Environment:
   IAC_CODE_PROVIDER, IAC_CODE_BASE_URL, IAC_CODE_API_KEY, IAC_CODE_MODEL
-  choose the LLM; see iac-code(1) for every variable.
+  choose the LLM; IAC_CODE_ALLOWED_TOOLS, IAC_CODE_DISALLOWED_TOOLS add
+  permission rules as the flags do; see iac-code(1) for every variable.
 
 Exit status: 0 success, 1 runtime failure, 2 usage or configuration error;
 for -p also 3 max turn requests, 4 max tokens, 5 refusal, 130 cancelled,
@@ -238,6 +249,38 @@ mod tests {
             (&["sessions", "delete"][..], "missing session id"),
             (&["sessions", "purge"][..], "unknown sessions action"),
             (&["-p", "x", "--permission-mode", "yolo"][..], "invalid --permission-mode"),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.contains(want), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn rule_flags_are_collected_as_written() {
+        let cmd = parse(&[
+            "acp",
+            "--allowed-tools",
+            "bash(git *),write_file",
+            "--allowed-tools=read_file",
+            "--disallowed-tools",
+            "bash(rm *)",
+        ])
+        .unwrap();
+        let Command::Acp(args) = cmd else { panic!("not acp: {cmd:?}") };
+        assert_eq!(args.allowed_tools, ["bash(git *),write_file", "read_file"]);
+        assert_eq!(args.disallowed_tools, ["bash(rm *)"]);
+        let cmd = parse(&["-p", "x", "--disallowed-tools", "web_fetch", "--allowed-tools", "grep"])
+            .unwrap();
+        let Command::Prompt(p) = cmd else { panic!("not a prompt: {cmd:?}") };
+        assert_eq!(
+            (p.allowed_tools, p.disallowed_tools),
+            (vec!["grep".into()], vec!["web_fetch".into()])
+        );
+        assert_eq!(parse(&["config", "approve"]).unwrap(), Command::Config(ConfigCommand::Approve));
+        for (args, want) in [
+            (&["acp", "--allowed-tools"][..], "missing argument for option '--allowed-tools'"),
+            (&["config", "approve", "x"][..], "unexpected arguments for 'iac-code config approve'"),
+            (&["config", "approve", "--json"][..], "unexpected arguments"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(want), "{args:?}: {err}");

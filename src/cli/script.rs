@@ -45,6 +45,10 @@ pub struct PromptArgs {
     pub debug: bool,
     /// `--log-file`.
     pub log_file: Option<PathBuf>,
+    /// `--allowed-tools`, as given (each a comma-separated list of rules).
+    pub allowed_tools: Vec<String>,
+    /// `--disallowed-tools`, as given.
+    pub disallowed_tools: Vec<String>,
 }
 
 /// `iac-code config …`.
@@ -52,8 +56,10 @@ pub struct PromptArgs {
 pub enum ConfigCommand {
     /// Print the settings file's path.
     Path,
-    /// Show the provider settings in force.
+    /// Show the provider settings and permission rules in force.
     Show { json: bool },
+    /// Approve the current directory's `.iac-code/settings.json` as it is now.
+    Approve,
     /// Set a key (`-` as the value: read it from stdin).
     Set {
         /// `--provider`: whose section.
@@ -106,6 +112,8 @@ pub(super) fn parse_prompt(parser: &mut lexopt::Parser, prompt: String) -> Resul
         continue_last: false,
         debug: false,
         log_file: None,
+        allowed_tools: Vec::new(),
+        disallowed_tools: Vec::new(),
     };
     while let Some(arg) = parser.next()? {
         match arg {
@@ -142,6 +150,8 @@ pub(super) fn parse_prompt(parser: &mut lexopt::Parser, prompt: String) -> Resul
             Long("continue") => args.continue_last = true,
             Long("debug") | Short('d') => args.debug = true,
             Long("log-file") => args.log_file = Some(parser.value()?.into()),
+            Long("allowed-tools") => args.allowed_tools.push(parser.value()?.string()?),
+            Long("disallowed-tools") => args.disallowed_tools.push(parser.value()?.string()?),
             _ => return Err(arg.unexpected().into()),
         }
     }
@@ -226,7 +236,7 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
 }
 
 pub(super) fn parse_config(parser: &mut lexopt::Parser) -> Result<Command> {
-    let try_ = "'iac-code config show', 'path', 'set <KEY> <VALUE>' or 'unset <KEY>'";
+    let try_ = "'iac-code config show', 'path', 'set <KEY> <VALUE>', 'unset <KEY>' or 'approve'";
     let Some(action) = action(parser, try_)? else { return Ok(Command::Help) };
     let (mut provider, mut json, mut words) = (None, false, Vec::new());
     while let Some(arg) = parser.next()? {
@@ -251,10 +261,11 @@ pub(super) fn parse_config(parser: &mut lexopt::Parser) -> Result<Command> {
             ));
         }
         ("unset", [key]) if !json => ConfigCommand::Unset { provider, key: key.clone() },
-        ("path" | "show" | "set" | "unset", _) => return Err(wrong()),
+        ("approve", []) if provider.is_none() && !json => ConfigCommand::Approve,
+        ("path" | "show" | "set" | "unset" | "approve", _) => return Err(wrong()),
         (other, _) => {
             return Err(Error::Usage(format!(
-                "unknown config action '{other}': expected path, show, set or unset"
+                "unknown config action '{other}': expected path, show, set, unset or approve"
             )));
         }
     };

@@ -1,14 +1,16 @@
-//! `iac-code config path|show|set|unset` for people and scripts: where the settings file
-//! is, which provider settings are in force and where each comes from, and editing it one
-//! key at a time (a value of `-` is read from stdin, so a key stays out of shell history).
+//! `iac-code config path|show|set|unset|approve` for people and scripts: where the
+//! settings file is, which provider settings and permission rules are in force and where
+//! each comes from, editing it one key at a time (a value of `-` is read from stdin, so a
+//! key stays out of shell history), and approving the project's `.iac-code/settings.json`.
 
 use std::io::{Read, Write};
 
 use serde_json::{Value, json};
 
 use crate::cli::ConfigCommand;
-use crate::config::ProcessEnv;
 use crate::config::manage::{self, Change};
+use crate::config::permissions::{self, ProjectSettings};
+use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::sys;
 
@@ -30,8 +32,13 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
         }
         ConfigCommand::Show { json } => {
             let shown = manage::show(&env)?;
+            let config = Config::from_env(&env)?;
+            let cwd = std::env::current_dir().map_err(Error::Stream)?;
+            let project =
+                permissions::project_settings(&cwd, &config.config_dir).map_err(Error::Config)?;
+            let rules = shown_rules(&config, project.as_ref());
             if *json {
-                let map: serde_json::Map<String, Value> = shown
+                let mut map: serde_json::Map<String, Value> = shown
                     .iter()
                     .map(|s| {
                         let entry =
@@ -39,13 +46,47 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                         (s.key.to_string(), entry)
                     })
                     .collect();
+                let rules: Vec<Value> = rules
+                    .iter()
+                    .map(|r| {
+                        json!({"verdict": r.verdict, "rule": r.text, "source": r.source,
+                                    "applies": r.applies})
+                    })
+                    .collect();
+                let project = project
+                    .as_ref()
+                    .map(|p| json!({"path": p.path.display().to_string(), "approved": p.approved}));
+                map.insert(permissions::KEY.into(), json!({"rules": rules, "project": project}));
                 writeln!(out, "{}", Value::Object(map)).map_err(Error::Stream)?;
             } else {
                 for s in &shown {
                     let value = s.value.as_deref().unwrap_or("-").replace(['\t', '\n', '\r'], " ");
                     writeln!(out, "{}\t{value}\t{}", s.key, s.source).map_err(Error::Stream)?;
                 }
+                for r in &rules {
+                    let text = r.text.replace(['\t', '\n', '\r'], " ");
+                    let note = match (r.applies, r.project) {
+                        (false, _) => " (not approved: iac-code config approve)",
+                        (true, true) if r.verdict == "allow" => " (approved)",
+                        _ => "",
+                    };
+                    writeln!(out, "{}.{}\t{text}\t{}{note}", permissions::KEY, r.verdict, r.source)
+                        .map_err(Error::Stream)?;
+                }
             }
+        }
+        ConfigCommand::Approve => {
+            let dir = crate::config::config_dir(&env)?;
+            let cwd = std::env::current_dir().map_err(Error::Stream)?;
+            let approved = permissions::approve_project(&cwd, &dir)?;
+            for rule in approved.rules.rules() {
+                writeln!(out, "{}\t{}", rule.verdict.name(), rule.text).map_err(Error::Stream)?;
+            }
+            crate::logging::stderr_line(&format!(
+                "approved {}: its allow rules apply from the next session here (a change to \
+                 the file needs approving again)",
+                approved.path.display()
+            ));
         }
         ConfigCommand::Set { provider, key, value } => {
             let value = if value == "-" { read_stdin()? } else { value.clone() };
@@ -65,4 +106,35 @@ fn read_stdin() -> Result<String> {
     std::io::stdin().lock().read_to_string(&mut text).map_err(Error::Stream)?;
     let text = text.strip_suffix('\n').unwrap_or(&text);
     Ok(text.strip_suffix('\r').unwrap_or(text).to_string())
+}
+
+/// One rule in force, for `show`.
+struct ShownRule {
+    verdict: &'static str,
+    text: String,
+    source: String,
+    /// Whether it is of the project in the current directory.
+    project: bool,
+    /// Whether it applies now (a project's allow rule waits for approval).
+    applies: bool,
+}
+
+/// The rules of the settings, variables and project in force, in that order.
+fn shown_rules(config: &Config, project: Option<&ProjectSettings>) -> Vec<ShownRule> {
+    let own = config.permissions.rules().iter().map(|rule| (rule, false, true));
+    let project = project.into_iter().flat_map(|p| {
+        p.rules
+            .rules()
+            .iter()
+            .map(|rule| (rule, true, p.approved || rule.verdict != crate::rules::Verdict::Allow))
+    });
+    own.chain(project)
+        .map(|(rule, project, applies)| ShownRule {
+            verdict: rule.verdict.name(),
+            text: rule.text.clone(),
+            source: rule.source.to_string(),
+            project,
+            applies,
+        })
+        .collect()
 }

@@ -56,7 +56,8 @@ fn run_turn(args: &PromptArgs) -> Result<u8> {
     // Before any other thread starts: descendants that daemonise come back to us.
     crate::child::init();
     logging::init_quiet(args.debug, args.log_file.as_deref())?;
-    let config = Config::from_env(&ProcessEnv)?;
+    let mut config = Config::from_env(&ProcessEnv)?;
+    config.with_rule_flags(&args.allowed_tools, &args.disallowed_tools)?;
     if let Err(reason) = &config.provider {
         return Err(Error::Config(reason.clone()));
     }

@@ -2,9 +2,11 @@
 //! reads `IAC_CODE_*` variables.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::rules::RuleSet;
 
 /// Everything the server needs to know, validated once at start-up.
 #[derive(Debug, Clone)]
@@ -30,8 +32,9 @@ pub struct Config {
     pub node_id: String,
     /// How long a node holds a session without renewing its lease (Redis store).
     pub lease_ttl: Duration,
-    /// TEMP (merge): the team's permission rules.
-    pub permissions: std::sync::Arc<crate::rules::RuleSet>,
+    /// Permission rules of `settings.json`, the environment and the flags (a project's
+    /// own come from [`permissions::project_rules`], per session).
+    pub permissions: Arc<RuleSet>,
 }
 
 /// What the MCP client needs from the configuration.
@@ -62,7 +65,9 @@ pub struct Limits {
     pub web_fetch: WebFetch,
 }
 
+pub mod approval;
 pub mod manage;
+pub mod permissions;
 mod policy;
 mod presets;
 pub mod settings;
@@ -166,8 +171,21 @@ impl Config {
         // The settings file sits under the environment: variables win.
         let layered = settings::layered(process, &config_dir)?;
         let mut config = Config::from_layered(config_dir, &layered)?;
+        let mut rules = layered.permissions.clone();
+        rules.extend(permissions::from_env(process)?);
+        config.permissions = Arc::new(rules);
         config.mcp.servers = layered.mcp_servers.unwrap_or_default();
         Ok(config)
+    }
+
+    /// Adds the rules of `--allowed-tools` (`allowed`) and `--disallowed-tools`
+    /// (`disallowed`), each value a comma-separated list; a bad rule is `Error::Config`.
+    pub fn with_rule_flags(&mut self, allowed: &[String], disallowed: &[String]) -> Result<()> {
+        let flags = permissions::from_flags(allowed, disallowed)?;
+        if !flags.is_empty() {
+            Arc::make_mut(&mut self.permissions).extend(flags);
+        }
+        Ok(())
     }
 
     /// Builds the configuration from variables already layered over the settings file.
@@ -201,7 +219,7 @@ impl Config {
             store: store::store(env)?,
             node_id: store::node_id(env)?,
             lease_ttl: store::lease_ttl(env)?,
-            permissions: Default::default(),
+            permissions: Arc::default(),
         })
     }
 }
@@ -362,33 +380,5 @@ mod tests;
 
 /// A provider configuration for unit tests elsewhere in the crate.
 #[cfg(test)]
-pub(crate) mod tests_support {
-    use super::*;
-
-    /// A plain OpenAI-compatible endpoint on loopback.
-    pub(crate) fn provider_config() -> ProviderConfig {
-        ProviderConfig {
-            preset: "openai_compatible",
-            api: ApiKind::OpenAiChat,
-            base_url: "http://127.0.0.1:9/v1".into(),
-            api_key: None,
-            model: "m".into(),
-            models: vec!["m".into()],
-            retry: RetryPolicy {
-                max_retries: 0,
-                base_delay: Duration::from_millis(1),
-                max_delay: Duration::from_millis(1),
-                max_elapsed: Duration::from_secs(1),
-            },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(1),
-                response: Duration::from_secs(1),
-                idle: Duration::from_secs(1),
-            },
-            tls: None,
-            thinking_budget: None,
-            reasoning_effort: None,
-            images: false,
-        }
-    }
-}
+#[path = "tests_support.rs"]
+pub(crate) mod tests_support;

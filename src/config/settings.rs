@@ -1,6 +1,7 @@
 //! The settings file, `<config dir>/settings.json`: the active provider and, per provider,
 //! its base URL, key, model, models offered, limits, thinking, images and CA bundle.
-//! Environment variables override it. Unknown keys are errors (a typo must not be
+//! Environment variables override it; `permissions` (rules, `config/permissions.rs`) and
+//! `mcpServers` are kept whole. Unknown keys are errors (a typo must not be
 //! silently ignored); a file holding a key that others may read is warned about.
 //!
 //! ```json
@@ -15,8 +16,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::Env;
+use super::{Env, permissions};
 use crate::error::{Error, Result};
+use crate::rules::{RuleSet, Source};
 
 /// The settings file's name in the config dir.
 pub const FILE: &str = "settings.json";
@@ -54,6 +56,8 @@ pub(super) struct Layered<'a> {
     file: HashMap<&'static str, String>,
     /// `mcpServers`, as written (read by the MCP client, which knows its shapes).
     pub(super) mcp_servers: Option<Value>,
+    /// The rules of `permissions`.
+    pub(super) permissions: RuleSet,
 }
 
 impl Layered<'_> {
@@ -75,7 +79,8 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Layered { env, file: HashMap::new(), mcp_servers: None });
+            let permissions = RuleSet::default();
+            return Ok(Layered { env, file: HashMap::new(), mcp_servers: None, permissions });
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
@@ -113,11 +118,12 @@ pub(super) fn from_value<'a>(
         if key != "provider"
             && key != "providers"
             && key != MCP_SERVERS
+            && key != permissions::KEY
             && !TOP_KEYS.iter().any(|(k, _)| k == key)
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
-                 clientTools, sessionStore, redisPrefix, nodeId, leaseTtl, mcpServers)"
+                 clientTools, sessionStore, redisPrefix, nodeId, leaseTtl, mcpServers, permissions)"
             )));
         }
     }
@@ -129,6 +135,11 @@ pub(super) fn from_value<'a>(
             "{shown}: mcpServers must be an object keyed by server name"
         )));
     }
+    let permissions = match root.get(permissions::KEY) {
+        Some(value) => permissions::from_settings(value, path, &Source::User(path.to_path_buf()))
+            .map_err(Error::Config)?,
+        None => RuleSet::default(),
+    };
     for (key, var) in TOP_KEYS {
         if let Some(value) = root.get(*key) {
             file.insert(*var, scalar(value, key, &shown.to_string())?);
@@ -178,7 +189,7 @@ pub(super) fn from_value<'a>(
             }
         }
     }
-    Ok(Layered { env, file, mcp_servers })
+    Ok(Layered { env, file, mcp_servers, permissions })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and

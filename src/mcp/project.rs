@@ -5,22 +5,19 @@
 //! crafted content can pass for approved (as a short hash could). The file must be a
 //! regular file of the project itself: a symbolic link (to another project's approved
 //! file, say) is never read, and it is opened once, without following links or blocking
-//! on a FIFO, and read to at most 1 MiB.
+//! on a FIFO, and read to at most 1 MiB (`config::approval`, shared with the project's
+//! permission rules).
 
-use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::spec::{BadEntry, Origin, ServerSpec, Transport, parse_servers};
+use crate::config::approval::{Approvals, read_project_file};
 
 /// The project file's name.
 pub const FILE: &str = ".mcp.json";
-const APPROVALS: &str = "mcp-approvals.json";
-/// The largest project file read.
-const MAX_SIZE: u64 = 1 << 20;
+const APPROVALS: Approvals = Approvals::new("mcp-approvals.json");
 
 /// A project's MCP file as read now.
 #[derive(Debug, Clone)]
@@ -36,26 +33,13 @@ impl ProjectFile {
     /// most 1 MiB, valid UTF-8.
     pub fn find(cwd: &Path) -> Option<ProjectFile> {
         let path = cwd.join(FILE);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(&path);
-        let file = match file {
-            Ok(file) => file,
-            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
-                log::warn!("{} is a symbolic link: its MCP servers are not used", path.display());
-                return None;
+        match read_project_file(&path) {
+            Ok(text) => text.map(|text| ProjectFile { path, text }),
+            Err(why) => {
+                log::warn!("{why}: its MCP servers are not used");
+                None
             }
-            Err(_) => return None,
-        };
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() || meta.len() > MAX_SIZE {
-            log::warn!("{} is not a regular file of at most 1 MiB: not used", path.display());
-            return None;
         }
-        let mut text = String::new();
-        file.take(MAX_SIZE).read_to_string(&mut text).ok()?;
-        Some(ProjectFile { path, text })
     }
 
     /// Its servers (or why the file cannot be used).
@@ -95,40 +79,13 @@ impl ProjectFile {
 
     /// Whether exactly this content was approved.
     pub fn approved(&self, config_dir: &Path) -> bool {
-        read(config_dir).get(&self.path.to_string_lossy().into_owned()) == Some(&self.text)
+        APPROVALS.approved(config_dir, &self.path, &self.text)
     }
 
     /// Remembers this content as approved.
     pub fn approve(&self, config_dir: &Path) -> std::io::Result<()> {
-        let mut all = read(config_dir);
-        all.insert(self.path.to_string_lossy().into_owned(), self.text.clone());
-        write(config_dir, &all)
+        APPROVALS.approve(config_dir, &self.path, &self.text)
     }
-}
-
-fn read(config_dir: &Path) -> BTreeMap<String, String> {
-    std::fs::read_to_string(config_dir.join(APPROVALS))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
-}
-
-fn write(config_dir: &Path, all: &BTreeMap<String, String>) -> std::io::Result<()> {
-    std::fs::create_dir_all(config_dir)?;
-    let path = config_dir.join(APPROVALS);
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = config_dir.join(format!(".{APPROVALS}.{}.{n}", std::process::id()));
-    let text = serde_json::to_string_pretty(all).map_err(std::io::Error::other)?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, &path)
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@ use super::{Manager, Services, Session, SessionId};
 use crate::agent::event::AgentEvent;
 use crate::agent::{self, Outcome, Turn, TurnFailure, TurnUsage};
 use crate::cancel::CancelToken;
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::Image;
 use crate::provider::Provider;
+use crate::rules::RuleSet;
 use crate::sync::lock;
 
 /// How a prompt talks back: events, permission questions, and the final result.
@@ -68,6 +70,9 @@ impl Manager {
             return Err(err);
         }
         let command = commands::parse(&text);
+        // A project's rules are read anew for every prompt; a malformed file stops the
+        // prompt (its deny rules cannot be known), it is never ignored.
+        let rules = rules_for(&self.services.config, &session.root)?;
         let provider = match self.services.provider.clone() {
             Ok(provider) => Some(provider),
             Err(_) if command.as_ref().is_some_and(|c| !c.needs_llm()) => None,
@@ -98,7 +103,7 @@ impl Manager {
         let spawned =
             thread::Builder::new().name(format!("prompt-{}", &id.as_str()[..8])).spawn(move || {
                 let _guard = guard;
-                let input = Input { text, images };
+                let input = Input { text, images, rules };
                 run(&services, &session, provider.as_deref(), &cancel, input, command, io);
                 // Let go of the session (and its lock) before the guard says we are done.
                 drop(session);
@@ -120,17 +125,17 @@ fn run(
     command: Option<Command>,
     io: PromptIo,
 ) {
-    let Input { text, images } = input;
+    let Input { text, images, rules } = input;
     let mut history = std::mem::take(&mut lock(&session.state).history);
     let attempt = catch_unwind(AssertUnwindSafe(|| match (command, provider) {
         (Some(command), provider) => {
-            let turn = provider.map(|p| TurnParts::new(services, session, p));
+            let turn = provider.map(|p| TurnParts::new(services, session, p, rules));
             let turn = turn.as_ref().map(|parts| parts.turn(services, session, cancel, &io));
             commands::run(command, session, turn.as_ref(), &mut history, io.sink.as_ref())
         }
         (None, Some(provider)) => {
             super::mcp::before_turn(services, session, &io, cancel);
-            let parts = TurnParts::new(services, session, provider);
+            let parts = TurnParts::new(services, session, provider, rules);
             let turn = parts.turn(services, session, cancel, &io);
             agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
                 agent::close(session, &mut history, "Not run: the turn failed.");
@@ -177,10 +182,30 @@ fn run(
     (io.done)(result);
 }
 
-/// What the user sent.
+/// What the user sent, and the rules in force for it.
 struct Input {
     text: String,
     images: Vec<Image>,
+    rules: RuleSet,
+}
+
+/// The rules in force in `cwd`: the configuration's, then the project's (its allow rules
+/// only once approved).
+fn rules_for(config: &Config, cwd: &std::path::Path) -> Result<RuleSet> {
+    let project = crate::config::permissions::project_rules(cwd, &config.config_dir)
+        .map_err(|why| Error::Config(format!("{why}; fix or remove it to go on")))?;
+    if project.unapproved_allows > 0
+        && let Some(path) = &project.path
+    {
+        log::info!(
+            "{}: {} allow rule(s) not used until approved (iac-code config approve)",
+            path.display(),
+            project.unapproved_allows
+        );
+    }
+    let mut rules = (*config.permissions).clone();
+    rules.extend(project.rules);
+    Ok(rules)
 }
 
 /// What a turn borrows that must outlive it.
@@ -188,10 +213,16 @@ struct TurnParts<'a> {
     provider: &'a dyn Provider,
     system: String,
     sub_usage: Mutex<TurnUsage>,
+    rules: RuleSet,
 }
 
 impl<'a> TurnParts<'a> {
-    fn new(services: &Services, session: &Session, provider: &'a dyn Provider) -> TurnParts<'a> {
+    fn new(
+        services: &Services,
+        session: &Session,
+        provider: &'a dyn Provider,
+        rules: RuleSet,
+    ) -> TurnParts<'a> {
         let model = lock(&session.settings).model.clone();
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
         let tool_names: Vec<&str> =
@@ -202,7 +233,7 @@ impl<'a> TurnParts<'a> {
             &services.config.instructions_file,
             &tool_names,
         );
-        TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()) }
+        TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()), rules }
     }
 
     fn turn<'t>(
@@ -219,7 +250,7 @@ impl<'a> TurnParts<'a> {
             tools: &services.tools,
             tool_defs: services.tool_defs(),
             settings: &session.settings,
-            rules: &services.config.permissions,
+            rules: &self.rules,
             asker: io.asker.as_ref(),
             sink: io.sink.as_ref(),
             cancel,

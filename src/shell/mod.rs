@@ -2,6 +2,11 @@
 //! It never fails: what it cannot understand is named in `Script::opaque`, and the
 //! permission gate treats an opaque script as at least a mutation.
 
+mod lex;
+mod parse;
+mod unwrap;
+mod word;
+
 /// A parsed command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Script {
@@ -80,6 +85,31 @@ pub enum RedirectKind {
 
 /// Parses `src` as `/bin/sh -c` would see it. Never fails and never panics.
 pub fn parse(src: &str) -> Script {
-    let _ = src;
-    Script::default()
+    parse::parse_at(src, 0)
 }
+
+/// Inputs longer than this are not read: they are opaque whole.
+const MAX_INPUT: usize = 64 * 1024;
+
+/// How deep subshells, groups, compound commands, substitutions and `sh -c` strings may
+/// nest; deeper is opaque. It bounds the recursion, so the time stays linear in the input.
+const MAX_DEPTH: usize = 16;
+
+/// Copies of an enclosing command's redirections (or a shell's assignments and wrappers)
+/// onto the commands inside beyond this are left out, opaque: hostile input stays linear.
+const MAX_COPIES: usize = 10_000;
+
+/// `text` cut to about 40 bytes (on a character boundary), for a reason in `Script::opaque`.
+fn short(text: &str) -> String {
+    if text.len() <= 40 {
+        return text.to_string();
+    }
+    let mut end = 40;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", text.get(..end).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests;
