@@ -1,0 +1,237 @@
+//! kubectl (and oc), helm, kustomize and k9s: which subcommands read, only compute a change
+//! (`--dry-run`), change live objects or delete them. Knows no other program.
+
+use super::Tier;
+use super::judge::{Cmd, Out};
+use super::word::is_option;
+
+/// kubectl options that take the next word when written apart.
+const KUBECTL_VALUES: &str = "--context -n --namespace --kubeconfig --cluster --user -s --server \
+    --token --as --as-group --as-uid --request-timeout --certificate-authority \
+    --client-certificate --client-key --tls-server-name --cache-dir -v --v --log-file --profile \
+    --profile-output --username --password --vmodule --log-dir";
+
+/// kubectl options that stand alone.
+const KUBECTL_FLAGS: &str = "--insecure-skip-tls-verify --match-server-version \
+    --warnings-as-errors --disable-compression --logtostderr --alsologtostderr --skip-headers -h \
+    --help";
+
+/// helm options that take the next word when written apart.
+const HELM_VALUES: &str = "--kube-context -n --namespace --kubeconfig --registry-config \
+    --repository-cache --repository-config --burst-limit --qps --kube-apiserver --kube-token \
+    --kube-as-user --kube-as-group --kube-ca-file --kube-tls-server-name --content-cache";
+
+/// helm options that stand alone.
+const HELM_FLAGS: &str = "--debug --kube-insecure-skip-tls-verify -h --help";
+
+/// Judges one command of the family; always known.
+pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
+    match cmd.name {
+        "kubectl" | "oc" => kubectl(cmd, out),
+        "helm" => helm(cmd, out),
+        "kustomize" => kustomize(cmd, out),
+        _ => {
+            out.prefix(&["k9s"]);
+            if !cmd
+                .args
+                .iter()
+                .any(|a| matches!(a.as_str(), "version" | "info" | "help" | "-h" | "--help"))
+            {
+                out.raise(Tier::Mutate, "k9s can change anything in the cluster");
+            }
+        }
+    }
+    true
+}
+
+/// Finds the subcommand past the leading options; an unknown option is a mutation, and a
+/// destroying word anywhere then counts.
+fn subcommand(
+    cmd: &Cmd,
+    values: &str,
+    flags: &str,
+    verbs: &[&str],
+    out: &mut Out,
+) -> Option<usize> {
+    match cmd.lead(values, flags) {
+        Ok(at) => at,
+        Err(option) => {
+            out.raise(
+                Tier::Mutate,
+                format!("unknown {} option before the subcommand: {option}", cmd.name),
+            );
+            if cmd.args.iter().any(|a| verbs.contains(&a.as_str())) {
+                out.raise(
+                    Tier::Destroy,
+                    format!("{} may delete: its subcommand is unclear", cmd.name),
+                );
+            }
+            cmd.positionals().next().map(|(i, _)| i)
+        }
+    }
+}
+
+/// Whether a `--dry-run` (any value but none/false) makes it a computation.
+fn dry_run(cmd: &Cmd) -> bool {
+    cmd.args.iter().any(|a| {
+        a == "--dry-run"
+            || a.strip_prefix("--dry-run=").is_some_and(|v| !matches!(v, "none" | "false"))
+    })
+}
+
+fn kubectl(cmd: &Cmd, out: &mut Out) {
+    let name = cmd.name;
+    let verbs = ["delete", "drain", "replace"];
+    let Some(at) = subcommand(cmd, KUBECTL_VALUES, KUBECTL_FLAGS, &verbs, out) else { return };
+    let sub = cmd.args[at].as_str();
+    if cmd.dynamic(at) {
+        out.opaque(format!("the {name} subcommand is hidden: {sub}"));
+        return;
+    }
+    let rest = cmd.after(at);
+    let next = rest.positionals().next().map_or("", |(_, w)| w);
+    out.prefix(&[name, sub]);
+    let dry = dry_run(cmd);
+    match sub {
+        "get" | "describe" | "explain" | "logs" | "top" | "api-resources" | "api-versions"
+        | "version" | "cluster-info" | "events" | "wait" | "completion" | "options" | "plugin" => {
+            out.operands(&rest, 0, false)
+        }
+        "diff" => {
+            out.operands(&rest, 0, false);
+            let sources = ["-f", "--filename", "-k", "--kustomize"];
+            let mut any = false;
+            for (i, word) in rest.args.iter().enumerate() {
+                if i > 0 && sources.contains(&rest.args[i - 1].as_str()) && !rest.dynamic(i) {
+                    any = true;
+                    let path = rest.resolve(out, word);
+                    out.runs(if path.extension().is_some() {
+                        super::path::parent(&path)
+                    } else {
+                        path
+                    });
+                }
+            }
+            if !any {
+                out.runs(cmd.cwd.to_path_buf());
+            }
+            if let Some(tool) = (out.env)("KUBECTL_EXTERNAL_DIFF") {
+                let program = tool.split_whitespace().next().unwrap_or("");
+                if !matches!(super::path::basename(program), "diff" | "colordiff" | "dyff" | "") {
+                    out.raise(
+                        Tier::Mutate,
+                        format!("kubectl diff runs KUBECTL_EXTERNAL_DIFF={tool}"),
+                    );
+                }
+            }
+        }
+        "kustomize" => plugins(&rest, out),
+        "auth" | "config" | "rollout" => {
+            out.prefix(&[name, sub, next]);
+            match (sub, next) {
+                ("auth", "can-i" | "whoami")
+                | (
+                    "config",
+                    "view" | "get-contexts" | "current-context" | "get-clusters" | "get-users" | "",
+                )
+                | ("rollout", "status" | "history") => {}
+                ("config", _) => {
+                    out.raise(Tier::Mutate, format!("{name} config {next} changes the kubeconfig"))
+                }
+                _ if dry => out
+                    .raise(Tier::Plan, format!("{name} {sub} --dry-run only computes the change")),
+                _ => out.raise(Tier::Mutate, format!("{name} {sub} {next} changes live objects")),
+            }
+        }
+        "delete" | "drain" if dry => {
+            out.raise(Tier::Plan, format!("{name} {sub} --dry-run only computes the change"))
+        }
+        "delete" => out.raise(Tier::Destroy, format!("{name} delete removes live objects")),
+        "drain" => out.raise(Tier::Destroy, format!("{name} drain evicts every pod of a node")),
+        "replace" | "apply" if dry => {
+            out.raise(Tier::Plan, format!("{name} {sub} --dry-run only computes the change"))
+        }
+        "replace" if rest.has("--force") => out
+            .raise(Tier::Destroy, format!("{name} replace --force deletes and recreates objects")),
+        "apply" if rest.has("--prune") => out.raise(
+            Tier::Destroy,
+            format!("{name} apply --prune deletes objects missing from the manifests"),
+        ),
+        "apply" | "create" | "patch" | "replace" | "scale" | "label" | "annotate" | "set"
+        | "edit" | "expose" | "autoscale" | "run" | "cordon" | "uncordon" | "taint" | "cp"
+        | "exec" | "attach" | "port-forward" | "proxy" | "debug" | "certificate" => match dry {
+            true => {
+                out.raise(Tier::Plan, format!("{name} {sub} --dry-run only computes the change"))
+            }
+            false => out.raise(Tier::Mutate, format!("{name} {sub} changes live objects")),
+        },
+        _ => out.raise(Tier::Mutate, format!("{name} {sub} may change live objects")),
+    }
+}
+
+fn helm(cmd: &Cmd, out: &mut Out) {
+    let verbs = ["uninstall", "delete", "del", "un", "rollback"];
+    let Some(at) = subcommand(cmd, HELM_VALUES, HELM_FLAGS, &verbs, out) else { return };
+    let sub = cmd.args[at].as_str();
+    if cmd.dynamic(at) {
+        out.opaque(format!("the helm subcommand is hidden: {sub}"));
+        return;
+    }
+    let rest = cmd.after(at);
+    let next = rest.positionals().next().map_or("", |(_, w)| w);
+    out.prefix(&["helm", sub]);
+    if cmd.has("--post-renderer") {
+        out.raise(Tier::Mutate, "helm runs a post-renderer program");
+    }
+    let dry = dry_run(cmd);
+    match sub {
+        "list" | "ls" | "status" | "get" | "template" | "lint" | "show" | "inspect" | "history"
+        | "hist" | "version" | "search" | "env" | "verify" | "completion" | "help" => {
+            out.operands(&rest, 0, false)
+        }
+        "dependency" | "dep" | "dependencies" | "repo" | "plugin" => {
+            out.prefix(&["helm", sub, next]);
+            match next {
+                "list" | "ls" | "" => {}
+                _ if sub == "plugin" => {
+                    out.raise(Tier::Mutate, "helm plugin installs code that helm runs")
+                }
+                _ => out.raise(Tier::Mutate, format!("helm {sub} {next} downloads charts")),
+            }
+        }
+        "install" | "upgrade" | "uninstall" | "delete" | "del" | "un" | "rollback" if dry => {
+            out.raise(Tier::Plan, format!("helm {sub} --dry-run only renders the change"))
+        }
+        "install" | "upgrade" => out.raise(Tier::Mutate, format!("helm {sub} changes a release")),
+        "uninstall" | "delete" | "del" | "un" => {
+            out.raise(Tier::Destroy, "helm uninstall deletes a release")
+        }
+        "rollback" => out.raise(Tier::Destroy, "helm rollback reverts a release"),
+        _ => out.raise(Tier::Mutate, format!("helm {sub} may change something")),
+    }
+}
+
+/// `kustomize build` reads unless plugins may run; `edit`/`create` rewrite kustomization.yaml.
+fn kustomize(cmd: &Cmd, out: &mut Out) {
+    let Some((at, sub)) = cmd.positionals().next() else { return };
+    out.prefix(&["kustomize", sub]);
+    let rest = cmd.after(at);
+    match sub {
+        "build" => plugins(&rest, out),
+        "version" | "help" | "completion" => {}
+        "edit" | "create" | "init" => {
+            let file = cmd.cwd.join("kustomization.yaml");
+            out.write_file(file, format!("kustomize {sub} rewrites kustomization.yaml"));
+        }
+        _ => out.raise(Tier::Mutate, format!("kustomize {sub} may change files")),
+    }
+}
+
+/// A kustomize build: reads its directories; plugins and exec functions run code.
+fn plugins(rest: &Cmd, out: &mut Out) {
+    out.operands(rest, 0, false);
+    let options = ["--enable-alpha-plugins", "--enable-exec", "--enable-star", "--enable-helm"];
+    if rest.args.iter().any(|a| is_option(a) && options.iter().any(|o| a.starts_with(o))) {
+        out.raise(Tier::Mutate, "kustomize runs plugins or helm");
+    }
+}

@@ -1,0 +1,70 @@
+//! The lenient scan: every literal word of the raw source, quotes and backslashes dropped,
+//! looked at for a dangerous pair ("terraform … destroy", "rm -rf"). It only ever raises the
+//! tier of a script that could not be understood; it never lowers anything.
+
+use super::word::listed;
+
+/// Programs and the later words that make them dangerous.
+const PAIRS: &[(&[&str], &[&str])] = &[
+    (
+        &["terraform", "tofu", "terragrunt", "pulumi"],
+        &["destroy", "-destroy", "apply", "up", "rm", "state", "force-unlock"],
+    ),
+    (&["kubectl", "oc"], &["delete", "drain", "replace"]),
+    (&["helm"], &["uninstall", "delete", "rollback"]),
+    (&["aws", "gcloud", "az"], &["rm", "rb"]),
+];
+
+/// Programs dangerous on their own.
+const ALONE: &str = "dd shred truncate wipefs";
+
+/// The first dangerous pair the words of `src` mention, as a phrase ("terraform destroy").
+pub(super) fn danger(src: &str) -> Option<String> {
+    let cleaned: String = src.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+    let words: Vec<&str> = cleaned
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '+')))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, word) in words.iter().enumerate() {
+        if word.contains(".tfstate") {
+            return Some("terraform state".to_string());
+        }
+        let program = word.rsplit('/').next().unwrap_or(word);
+        if listed(ALONE, program) || program.starts_with("mkfs") {
+            return Some(program.to_string());
+        }
+        let later = &words[i + 1..];
+        if program == "rm" && later.iter().any(|w| recursive(w)) {
+            return Some("rm -r".to_string());
+        }
+        if matches!(program, "aws" | "gcloud" | "az")
+            && let Some(verb) =
+                later.iter().find(|w| w.starts_with("delete") || w.starts_with("terminate"))
+        {
+            return Some(format!("{program} {verb}"));
+        }
+        for (programs, verbs) in PAIRS {
+            if programs.contains(&program)
+                && let Some(verb) = later.iter().find(|w| verbs.contains(w))
+            {
+                return Some(format!("{program} {verb}"));
+            }
+        }
+    }
+    None
+}
+
+/// The destroying verb among the words of a command whose program is hidden (`$TF destroy`).
+pub(super) fn hidden_verb(args: &[String]) -> Option<&str> {
+    const VERBS: &str = "destroy -destroy delete uninstall drain rb force-unlock";
+    args.iter().map(String::as_str).find(|a| listed(VERBS, a) || a.starts_with("terminate-"))
+}
+
+/// Whether a word is a recursive flag of rm (`-r`, `-rf`, `-fR`, `--recursive`).
+fn recursive(word: &str) -> bool {
+    word == "--recursive"
+        || word.len() > 1
+            && word.starts_with('-')
+            && !word.starts_with("--")
+            && word.contains(['r', 'R'])
+}

@@ -1,0 +1,226 @@
+//! Everyday unix programs and shell builtins: the ones that only read (their operands are
+//! paths to judge), the network clients (never read), builtins that run code, wrappers the
+//! parser could not peel, services, and the programs that overwrite disks.
+
+use super::judge::{Cmd, Out};
+use super::word::{listed, risky_var};
+use super::{PathUse, Tier};
+
+/// Programs that read the files they are given and change nothing.
+const READS: &str = "ls cat head tail wc grep egrep fgrep rg ag stat file du df diff cmp comm cut \
+    tr nl tac rev fold column paste join expand unexpand od hexdump strings realpath readlink \
+    less more tree md5sum sha1sum sha256sum sha512sum shasum cksum b2sum base64 base32 zcat zgrep \
+    bzcat xzcat jq lsof fmt look iconv sum tsort wdiff";
+
+/// Programs and builtins that read nothing they are given as a path and change nothing.
+const QUIET: &str = "pwd echo printf which type whereis test [ [[ true false : basename dirname \
+    whoami id uname printenv sleep seq yes ps free uptime ss netstat journalctl history clear \
+    tput locale nproc getconf lsblk blkid expr set unset local declare readonly typeset export \
+    read wait exit return shift break continue umask hash getent groups last w who tty arch \
+    logname users date hostname env mount ulimit dirs jobs times shopt cal factor bc dc numfmt";
+
+/// Builtins that run code given as words.
+const CODE: &str = "eval source . trap alias function bind coproc fc builtin complete let";
+
+/// Wrappers the parser peels; one that reaches here could not be peeled.
+const WRAPPERS: &str = "command exec nohup time timeout nice ionice stdbuf sudo doas xargs su \
+    chroot unshare nsenter setsid flock watch parallel script runuser strace ltrace valgrind entr \
+    chronic unbuffer faketime firejail proxychains proxychains4 torsocks at batch tmux screen \
+    pkexec";
+
+/// Clients that talk to the network.
+const NETWORK: &str = "curl wget nc ncat netcat socat ssh scp sftp rsync ftp telnet http https xh \
+    dig nslookup host ping ping6 traceroute mtr whois aria2c lftp mosh redis-cli psql mysql mongo \
+    mongosh nmap grpcurl websocat vault consul nomad";
+
+/// Programs that overwrite disks or files beyond repair.
+const WIPES: &str =
+    "dd shred truncate wipefs fdisk sfdisk gdisk cfdisk parted blkdiscard mke2fs mkswap srm";
+
+/// Whether a program changes nothing and opens none of its words.
+pub(super) fn is_quiet(name: &str) -> bool {
+    listed(QUIET, name)
+}
+
+/// Judges one command when it is an everyday program; false when it is not one.
+pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
+    let name = cmd.name;
+    out.prefix(&[name]);
+    if listed(READS, name) {
+        read(cmd, out);
+    } else if listed(QUIET, name) {
+        quiet(cmd, out);
+    } else if listed(CODE, name) {
+        out.opaque(format!("{name} runs code given as words"));
+    } else if listed(WRAPPERS, name) {
+        let bare = cmd.args.is_empty() || name == "command" && cmd.short("vV");
+        if !bare {
+            out.opaque(format!("{name} runs a command that could not be unwrapped"));
+        }
+    } else if listed(NETWORK, name) {
+        network(cmd, out);
+    } else if listed(WIPES, name) || name.starts_with("mkfs") {
+        out.raise(Tier::Destroy, format!("{name} overwrites data beyond repair"));
+        for (i, _) in cmd.positionals() {
+            out.word(cmd, i, PathUse::Write);
+        }
+    } else {
+        return system(cmd, out);
+    }
+    true
+}
+
+/// A reading program: its operands are paths (the first is a pattern for the greps).
+fn read(cmd: &Cmd, out: &mut Out) {
+    let mut from = 0;
+    let explicit = cmd.short("ef") || cmd.has_any("--regexp --file --from-file");
+    if listed("grep egrep fgrep rg ag zgrep jq", cmd.name)
+        && !explicit
+        && let Some((i, _)) = cmd.positionals().next()
+    {
+        from = i + 1;
+    }
+    if listed("tree iconv less", cmd.name) {
+        super::files::output(cmd, out, "--output");
+    }
+    if cmd.name == "rg" && cmd.args.iter().any(|a| a == "--pre" || a.starts_with("--pre=")) {
+        out.raise(Tier::Mutate, "rg --pre runs a program on every file");
+    }
+    out.operands(cmd, from, true);
+}
+
+/// A program that changes nothing, a few forms aside.
+fn quiet(cmd: &Cmd, out: &mut Out) {
+    let name = cmd.name;
+    let positionals = cmd.positionals().count();
+    match name {
+        "date" if cmd.has_any("-s --set") => out.raise(Tier::Mutate, "date -s sets the clock"),
+        "hostname" if positionals > 0 => out.raise(Tier::Mutate, "hostname renames the machine"),
+        "mount" if positionals > 0 => out.raise(Tier::Mutate, "mount changes the file systems"),
+        "env" if !cmd.args.is_empty() => {
+            out.opaque("env runs a command that could not be unwrapped")
+        }
+        "export" | "declare" | "typeset" | "readonly" | "local" => {
+            for arg in cmd.args {
+                let var = arg.split('=').next().unwrap_or("");
+                if arg.contains('=') && risky_var(var) {
+                    out.opaque(format!("sets {var}: programs may not be what they seem"));
+                }
+            }
+            if cmd.short("f") {
+                out.opaque(format!("{name} -f defines functions"));
+            }
+        }
+        _ => out.operands(cmd, 0, false),
+    }
+}
+
+/// A network client: never read; the files it sends or saves are paths to judge.
+fn network(cmd: &Cmd, out: &mut Out) {
+    let name = cmd.name;
+    out.raise(Tier::Mutate, format!("{name} talks to the network"));
+    let writes = "-o --output -O --output-document -P --directory-prefix";
+    let reads = "-T --upload-file -K --config --post-file --body-file -i --input-file";
+    let data = "-d --data --data-binary --data-raw --data-urlencode -F --form --json";
+    for (i, arg) in cmd.args.iter().enumerate().skip(1) {
+        let option = cmd.args[i - 1].as_str();
+        let how =
+            if listed(writes, option) && name != "curl" || option == "-o" || option == "--output" {
+                PathUse::Write
+            } else if listed(reads, option) || listed(data, option) && arg.contains('@') {
+                PathUse::Read
+            } else {
+                continue;
+            };
+        let file = arg.rsplit('@').next().unwrap_or(arg);
+        if !cmd.hidden(i) && file != "-" {
+            let path = cmd.resolve(out, file);
+            if how == PathUse::Write { out.write(path) } else { out.read(path) }
+        }
+    }
+    match name {
+        "scp" | "rsync" | "sftp" => {
+            let words: Vec<(usize, &str)> = cmd.positionals().collect();
+            let upload = words.last().is_some_and(|(_, w)| w.contains(':'));
+            for (k, &(i, word)) in words.iter().enumerate() {
+                if !word.contains(':') {
+                    let how =
+                        if upload || k + 1 < words.len() { PathUse::Read } else { PathUse::Write };
+                    out.word(cmd, i, how);
+                }
+            }
+            if name == "rsync"
+                && cmd
+                    .args
+                    .iter()
+                    .any(|a| a.starts_with("--delete") || a == "--remove-source-files")
+            {
+                out.raise(Tier::Destroy, "rsync --delete deletes files at the destination");
+            }
+        }
+        "ssh" | "mosh" => {
+            let values = "-i -p -l -o -F -J -L -R -D -b -c -E -S -W -w -m -e -Q -O -B -I";
+            let mut i = 0;
+            let mut words = 0;
+            while let Some(arg) = cmd.args.get(i) {
+                if listed(values, arg) {
+                    i += 1;
+                } else if !arg.starts_with('-') {
+                    words += 1;
+                }
+                i += 1;
+            }
+            if words > 1 {
+                out.opaque(format!("{name} runs a command on another machine"));
+            }
+            if let Some(key) = cmd.value("-i") {
+                out.read(cmd.resolve(out, key));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Services, processes and machines; false for a program it does not know.
+fn system(cmd: &Cmd, out: &mut Out) -> bool {
+    let name = cmd.name;
+    let first = cmd.positionals().next().map_or("", |(_, w)| w);
+    match name {
+        "systemctl" | "service" | "launchctl" => {
+            let sub = if name == "service" {
+                cmd.positionals().nth(1).map_or("", |(_, w)| w)
+            } else {
+                first
+            };
+            out.prefix(&[name, sub]);
+            let read = matches!(sub, "" | "status" | "show" | "cat" | "help" | "list" | "print")
+                || sub.starts_with("list-")
+                || sub.starts_with("is-");
+            if !read {
+                out.raise(Tier::Mutate, format!("{name} {sub} changes a service"));
+            }
+        }
+        "kill" | "pkill" | "killall" | "renice" => {
+            out.raise(Tier::Mutate, format!("{name} signals processes"))
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            out.raise(Tier::Destroy, format!("{name} stops the machine"))
+        }
+        "crontab" if cmd.short("l") => {}
+        "crontab" if cmd.short("r") => {
+            out.raise(Tier::Destroy, "crontab -r deletes every cron job")
+        }
+        "crontab" => out.raise(Tier::Mutate, "crontab changes scheduled jobs"),
+        "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "sysctl" | "modprobe"
+        | "swapoff" | "swapon" | "umount" | "useradd" | "userdel" | "usermod" | "passwd"
+        | "chpasswd" | "visudo" => out.raise(Tier::Mutate, format!("{name} changes the machine")),
+        "vi" | "vim" | "nvim" | "nano" | "emacs" | "code" | "open" | "xdg-open" => {
+            out.raise(Tier::Mutate, format!("{name} opens an editor or another program"));
+            for (i, _) in cmd.positionals() {
+                out.word(cmd, i, PathUse::Write);
+            }
+        }
+        _ => return false,
+    }
+    true
+}
