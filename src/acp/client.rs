@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cancel::CancelToken;
 use crate::jsonrpc::Outbox;
-use crate::tools::{ClientTools, TerminalCommand, TerminalRun};
+use crate::tools::{self, ClientTools, TerminalCommand, TerminalRun};
 
 /// How long a client request may take.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -135,7 +135,8 @@ impl ClientTools for AcpFiles {
         if cancel.is_cancelled() {
             return Err("cancelled".to_string());
         }
-        let params = json!({"sessionId": self.session_id, "command": "/bin/sh", "args": ["-c", command],
+        let (shell, args) = (tools::shell(), tools::shell_args(command));
+        let params = json!({"sessionId": self.session_id, "command": shell, "args": args,
                             "env": env, "cwd": cwd, "outputByteLimit": output_limit});
         let (id, reply) = self.outbox.request("terminal/create", &params, Some(&self.session_id));
         let created = select! {

@@ -111,6 +111,9 @@ fn execute(
     if turn.cancel.is_cancelled() {
         return Ok(fail(turn, id, call, CANCELLED_RESULT.to_string()));
     }
+    if let Err(message) = invocation.gate.verify() {
+        return Ok(fail(turn, id, call, message));
+    }
     turn.sink.emit(AgentEvent::ToolRunning { id: id.to_string() });
     log::debug!("tool {} running", tool.name());
     // The call opens exactly what the gate judged, and runs exactly what it approved.

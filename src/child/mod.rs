@@ -43,7 +43,8 @@ pub fn is_secret(name: &str) -> bool {
 pub fn command(program: impl AsRef<OsStr>) -> Command {
     let mut command = Command::new(program);
     for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_secret) {
+        // And the start-up files a non-interactive shell would read before the command.
+        if name.to_str().is_some_and(|n| is_secret(n) || matches!(n, "BASH_ENV" | "ENV")) {
             command.env_remove(&name);
         }
     }

@@ -2,6 +2,7 @@
 //! It never fails: what it cannot understand is named in `Script::opaque`, and the
 //! permission gate treats an opaque script as at least a mutation.
 
+mod builtins;
 mod lex;
 mod parse;
 mod unwrap;
@@ -100,6 +101,11 @@ const MAX_DEPTH: usize = 16;
 const MAX_COPIES: usize = 10_000;
 
 /// `text` cut to about 40 bytes (on a character boundary), for a reason in `Script::opaque`.
+/// Whether word `i` of `s` holds an expansion (a missing word counts as one).
+fn dynamic(s: &Simple, i: usize) -> bool {
+    s.dynamic.get(i).copied().unwrap_or(true)
+}
+
 fn short(text: &str) -> String {
     if text.len() <= 40 {
         return text.to_string();

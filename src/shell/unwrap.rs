@@ -2,7 +2,7 @@
 //! command to reach the program that runs. Knows how those wrappers take their options and
 //! nothing else about any program: an option it does not know stops the peeling, opaque.
 
-use super::{MAX_COPIES, Script, Simple, short};
+use super::{MAX_COPIES, Script, Simple, dynamic, short};
 
 /// How many wrappers one command may have.
 const MAX_PEEL: usize = 16;
@@ -20,7 +20,7 @@ const WRAPPERS: &[&str] = &[
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"];
 
 /// Single-letter shell options that take no argument (`o` and `O` take one).
-const SHELL_FLAGS: &str = "abcefhiklmnprstuvxBCEHPTOo";
+const SHELL_FLAGS: &str = "abcefhklmnprstuvxBCEHPTOo";
 
 /// How a wrapper takes its options; long ones are listed without `--`, space-separated.
 struct Spec {
@@ -43,14 +43,16 @@ const fn spec(name: &'static str, flags: &'static str, args: &'static str) -> Sp
 
 const ENV: Spec = Spec {
     long_flags: "ignore-environment null debug",
-    long_args: "unset chdir",
-    ..spec("env", "i0v", "uC")
+    // `-C`/`--chdir` move the command elsewhere: not seen past (the paths would be judged
+    // in the wrong directory).
+    long_args: "unset",
+    ..spec("env", "i0v", "u")
 };
 const SUDO: Spec = Spec {
     long_flags: "askpass background bell preserve-env set-home non-interactive \
         preserve-groups stdin reset-timestamp",
-    long_args: "close-from chdir group prompt chroot role type command-timeout other-user user",
-    ..spec("sudo", "ABbEHkNnPS", "CDgpRrTtUu")
+    long_args: "close-from group prompt role type command-timeout other-user user",
+    ..spec("sudo", "ABbEHkNnPS", "CgpTtUu")
 };
 const TIME: Spec = Spec {
     long_flags: "portability verbose quiet",
@@ -137,10 +139,6 @@ pub(super) fn unwrap(simple: Simple, reparse: &mut dyn FnMut(&str) -> Script, ou
     settle(s, at, out);
 }
 
-fn dynamic(s: &Simple, i: usize) -> bool {
-    s.dynamic.get(i).copied().unwrap_or(true)
-}
-
 fn blind(wrapper: &str, word: &str) -> Step {
     Step::Blind(format!("cannot see past {wrapper} {}", short(word)))
 }
@@ -150,20 +148,8 @@ fn blind(wrapper: &str, word: &str) -> Step {
 fn settle(mut s: Simple, at: usize, out: &mut Script) {
     s.argv.drain(..at.min(s.argv.len()));
     s.dynamic.drain(..at.min(s.dynamic.len()));
-    if let Some(first) = s.argv.first() {
-        let reason = match s.program().unwrap_or_default() {
-            _ if dynamic(&s, 0) => format!("the program is hidden: {}", short(first)),
-            "{}" => "the program is hidden: {}".to_string(),
-            "eval" => "eval runs a string as a command".to_string(),
-            "source" | "." => "source runs a script".to_string(),
-            "alias" => "alias redefines a command".to_string(),
-            "trap" => "trap runs a string later".to_string(),
-            "fc" => "fc runs commands from the history".to_string(),
-            _ => String::new(),
-        };
-        if !reason.is_empty() {
-            out.opaque.push(reason);
-        }
+    if let Some(reason) = super::builtins::hidden(&s) {
+        out.opaque.push(reason);
     }
     out.commands.push(s);
 }
@@ -329,7 +315,7 @@ fn script_arg(s: &Simple, mut i: usize) -> Result<Option<usize>, String> {
         i += 1;
         match flags.strip_prefix('-') {
             Some("norc" | "noprofile" | "login" | "posix" | "noediting" | "restricted") => {}
-            Some("rcfile" | "init-file") => i += 1,
+            // A start-up file of the model's choosing is code nobody sees here.
             Some(_) => return Err(word.clone()),
             None if flags.is_empty() || !flags.chars().all(|c| SHELL_FLAGS.contains(c)) => {
                 return Err(word.clone());

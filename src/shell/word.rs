@@ -280,6 +280,7 @@ impl Parser<'_> {
         if !self.enter() {
             return;
         }
+        let start = self.pos;
         let (mut scratch, mut parens) = (Vec::new(), 0usize);
         loop {
             scratch.clear();
@@ -321,6 +322,10 @@ impl Parser<'_> {
                 Some(_) => self.pos += 1,
             }
         }
+        let inner = self.bytes().get(start..self.pos).unwrap_or_default();
+        if let Some(reason) = evaluated(inner, arith) {
+            self.out.opaque.push(reason.to_string());
+        }
         self.leave();
     }
 
@@ -333,6 +338,22 @@ impl Parser<'_> {
     pub(super) fn arith(&mut self) {
         self.skip_expansion(true);
     }
+}
+
+/// Why bash may run code hidden in the value of an expansion: arithmetic on a variable
+/// evaluates the variable's value as arithmetic, array subscripts (and their `$(…)`)
+/// included; `${x@P}` and `${x@E}` expand the value again; `${!x}` dereferences a name that
+/// may hold a subscript.
+fn evaluated(inner: &[u8], arith: bool) -> Option<&'static str> {
+    if arith {
+        let named = inner.iter().any(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'$');
+        return named.then_some("arithmetic on a variable can run code (an array subscript)");
+    }
+    if inner.first() == Some(&b'!') && inner.len() > 2 {
+        return Some("an indirect expansion can run code (an array subscript)");
+    }
+    let operator = inner.windows(2).skip(1).any(|w| w[0] == b'@' && w[1].is_ascii_alphabetic());
+    operator.then_some("a ${…@…} transformation can expand a value again")
 }
 
 /// The text of a word's bytes; only `$'\xHH'` escapes can make them invalid UTF-8.

@@ -39,6 +39,22 @@ pub struct Gate {
     pub scratch: Vec<PathBuf>,
     /// A lone terraform apply or destroy, planned by `prepare`.
     pub terraform: Option<crate::infra::TfCall>,
+    /// The saved plan shown in the question, byte for byte (`verify`).
+    pub shown_plan: Option<(PathBuf, Vec<u8>)>,
+}
+
+impl Gate {
+    /// Before the call runs: the saved plan on disk is still, byte for byte, the one the
+    /// question showed (a process of the session could have replaced it meanwhile).
+    pub fn verify(&self) -> Result<(), String> {
+        let Some((path, shown)) = &self.shown_plan else { return Ok(()) };
+        match std::fs::read(path) {
+            Ok(now) if now == *shown => Ok(()),
+            _ => Err("The saved plan changed on disk after it was shown: nothing was applied. \
+                      Run the command again to see a new plan."
+                .to_string()),
+        }
+    }
 }
 
 /// Paths of a command shown as locations at most (all are judged).
@@ -51,7 +67,14 @@ fn env(name: &str) -> Option<String> {
 
 /// Classifies `command` and judges the paths it names.
 pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invocation {
-    let c = infra::classify(command, ctx.cwd, &env);
+    let mut c = infra::classify(command, ctx.cwd, &env);
+    if !super::process::is_bash() && bash_only(command) {
+        // The parser reads bash; /bin/sh (dash) would read this differently.
+        c.tier = c.tier.max(Tier::Mutate);
+        c.prefixes = None;
+        c.opaque = true;
+        c.reasons.push("bash-only syntax run by /bin/sh (no bash on this host)".into());
+    }
     let mut invocation = Invocation::plain(title);
     let mut written = Vec::new();
     for (path, how) in &c.paths {
@@ -79,6 +102,13 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
         ..Gate::default()
     };
     invocation
+}
+
+/// Whether `command` holds syntax bash and `/bin/sh` (dash) read differently.
+fn bash_only(command: &str) -> bool {
+    ["$'", "&>", "[[", "((", "<<<", "<(", ">(", "${", "|&", "function "]
+        .iter()
+        .any(|token| command.contains(token))
 }
 
 /// Before a question about a mutation: what it acts on, and a terraform apply's or
@@ -118,6 +148,7 @@ pub(super) fn prepare(
     gate.content.push(planned.summary.render(&scope));
     gate.prepared = Some(planned.apply);
     gate.scratch = planned.scratch;
+    gate.shown_plan = Some(planned.shown);
     gate.terraform = None;
     // The plan file is ours: the model's own files are not what runs.
     gate.runs_code_in = vec![tf.dir];

@@ -46,6 +46,7 @@ pub use gate::{
 };
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use plan::remove_scratch;
+pub use process::{shell, shell_args};
 pub use target::{Target, judge};
 pub use update_plan::plan_of;
 

@@ -28,6 +28,8 @@ pub(super) struct Planned {
     pub apply: String,
     /// Files to remove when the call ends.
     pub scratch: Vec<PathBuf>,
+    /// The plan file and its bytes as summarised.
+    pub shown: (PathBuf, Vec<u8>),
 }
 
 /// `s` quoted for `/bin/sh`.
@@ -68,8 +70,15 @@ pub(super) fn plan(
             return Err(err);
         }
     };
+    let shown = match std::fs::read(&plan_file) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            remove_scratch(&scratch);
+            return Err(ToolError::Model(format!("cannot read the saved plan: {err}")));
+        }
+    };
     let apply = command(tf, "apply -input=false", &tf.apply_args, &quote(&path_text(&plan_file)));
-    Ok(Planned { summary, apply, scratch })
+    Ok(Planned { summary, apply, scratch, shown: (plan_file, shown) })
 }
 
 fn path_text(path: &Path) -> String {

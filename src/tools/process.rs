@@ -25,6 +25,29 @@ pub(super) fn command_env(marker: &str) -> [(&'static str, &str); 5] {
     ]
 }
 
+/// The shell a command runs in: bash, whose syntax the gate's parser reads (`shell/`), so
+/// what is judged is what runs; `/bin/sh` only on a host without bash, where the gate then
+/// trusts no bash-only syntax (`command_gate::describe`). Found once.
+pub fn shell() -> &'static str {
+    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        ["/bin/bash", "/usr/bin/bash"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).is_file())
+            .unwrap_or("/bin/sh")
+    })
+}
+
+/// Whether commands run in bash.
+pub fn is_bash() -> bool {
+    shell().ends_with("/bash")
+}
+
+/// The arguments that make [`shell`] run `command`: no start-up file is read.
+pub fn shell_args(command: &str) -> Vec<&str> {
+    if is_bash() { vec!["--noprofile", "--norc", "-c", command] } else { vec!["-c", command] }
+}
+
 /// How long `kill` waits for the tree to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 

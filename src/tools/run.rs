@@ -1,4 +1,4 @@
-//! Running one command for a tool call: `/bin/sh -c` under the supervisor in its own
+//! Running one command for a tool call: `bash -c` under the supervisor in its own
 //! process group, stdin closed, output piped and capped (head and tail kept) and streamed
 //! to the client while it runs. A cancel or a timeout kills the whole process tree. One
 //! thread per pipe and one for `wait`; the calling thread selects over them, the cancel
@@ -56,8 +56,10 @@ pub(super) fn execute(
 ) -> Result<Run, ToolError> {
     let marker = uuid::Uuid::new_v4().simple().to_string();
     let env = command_env(&marker);
-    let (mut supervised, pipes) = Supervised::spawn("/bin/sh", &["-c", command], ctx.cwd, &env)
-        .map_err(|err| ToolError::Model(format!("cannot start /bin/sh: {err}")))?;
+    let shell = super::process::shell();
+    let args = super::process::shell_args(command);
+    let (mut supervised, pipes) = Supervised::spawn(shell, &args, ctx.cwd, &env)
+        .map_err(|err| ToolError::Model(format!("cannot start {shell}: {err}")))?;
     let names =
         [super::process::pipe_name(&pipes.stdout), super::process::pipe_name(&pipes.stderr)];
     let tree = Tree { pgid: supervised.pid, marker, pipes: names.into_iter().flatten().collect() };
