@@ -363,3 +363,29 @@ fn over_http_the_editor_answers_on_post_and_the_plan_arrives_on_the_stream() {
         events.iter().filter(|e| e.data["params"]["update"]["sessionUpdate"] == "plan").count();
     assert_eq!(plans, 1, "the plan arrives on the stream");
 }
+
+#[test]
+fn a_link_to_a_name_that_is_not_utf8_is_a_tool_error_never_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let ws = Workspace::new("client-odd-name");
+    let odd = ws.project().join(std::ffi::OsStr::from_bytes(b"odd-\xff.tf"));
+    std::fs::write(&odd, "on disk\n").unwrap();
+    std::os::unix::fs::symlink(&odd, ws.project().join("link.tf")).unwrap();
+    let mut editor = Editor::new(&ws);
+    let (llm, mut acp, session) = session(
+        &ws,
+        vec![
+            ("read_file", json!({"path": "link.tf"})),
+            ("write_file", json!({"path": "link.tf", "content": "new\n"})),
+        ],
+    );
+    let id = acp.start_prompt(&session, "go");
+    let (_, response) = editor.drive(&mut acp, &id);
+    assert_eq!(response["result"]["stopReason"], "end_turn", "the turn goes on: {response}");
+    for n in [1, 2] {
+        let result = crate::tools::tool_result(&llm, n);
+        assert!(result.contains("odd-") && result.contains("not valid UTF-8"), "{result}");
+    }
+    assert!(editor.asked.is_empty(), "nothing reached the editor: {:?}", editor.asked);
+    assert_eq!(std::fs::read_to_string(&odd).unwrap(), "on disk\n");
+}

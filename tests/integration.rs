@@ -50,6 +50,8 @@ mod mcp;
 mod mcp_more;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
+// Which mode a loaded, imported or migrated session starts in; records checked on the way.
+mod mode_trust;
 // Nodes behind a real HAProxy (deploy/), failover without losing history.
 mod cluster;
 // Project rules checked over the source tree.

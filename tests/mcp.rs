@@ -461,16 +461,16 @@ fn no_server_process_outlives_its_session_or_the_agent() {
 }
 
 #[test]
-fn a_call_timeout_and_a_flood_fail_the_call_not_the_agent() {
-    let ws = Workspace::new("mcp-limits");
+fn a_call_timeout_fails_the_call_not_the_agent() {
+    let ws = Workspace::new("mcp-timeout");
     let script = Script::with_tools(vec![
         FakeTool::new("wait", Behaviour::Hang),
-        FakeTool::new("flood", Behaviour::Big(50 << 20)),
+        FakeTool::new("echo", Behaviour::Echo),
     ]);
     let (entry, server) = stdio_entry("lim", &script, ws.root());
     let llm = FakeLlm::start(vec![
         tool_reply("1", "mcp__lim__wait", json!({})),
-        tool_reply("2", "mcp__lim__flood", json!({})),
+        tool_reply("2", "mcp__lim__echo", json!({"text": "back again"})),
         text_reply("survived"),
     ]);
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_MCP_CALL_TIMEOUT", "4")]);
@@ -486,7 +486,27 @@ fn a_call_timeout_and_a_flood_fail_the_call_not_the_agent() {
     assert!(cancelled.is_some(), "the server is told to stop: {methods:?}");
     let inits = with_method(&server.received(), "initialize").len();
     assert_eq!(inits, 2, "a server that does not answer is failed, and restarted once");
-    assert!(results[1].contains("line over 16 MiB"), "{}", results[1]);
+    assert!(results[1].contains("back again"), "the restarted server answers: {}", results[1]);
+}
+
+#[test]
+fn a_flood_fails_the_call_at_the_line_cap_not_the_agent() {
+    // No call timeout that a slow machine could reach first (the default, 600 s, and the
+    // harness waits as long as it takes): the 16 MiB line cap alone ends the call.
+    let ws = Workspace::new("mcp-flood");
+    let script = Script::with_tools(vec![FakeTool::new("flood", Behaviour::Big(50 << 20))]);
+    let (entry, _server) = stdio_entry("lim", &script, ws.root());
+    let llm =
+        FakeLlm::start(vec![tool_reply("1", "mcp__lim__flood", json!({})), text_reply("survived")]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.set_timeout(Duration::from_secs(300));
+    acp.initialize();
+    let (session, _) = open(&mut acp, &ws.project(), json!([entry]));
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let (_, response) = acp.prompt(&session, "go");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let results = tool_results(&llm, 1);
+    assert!(results[0].contains("line over 16 MiB"), "{}", results[0]);
     let (msgs, _) = {
         llm.push(text_reply("ok"));
         acp.prompt(&session, "/mcp")

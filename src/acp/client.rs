@@ -40,6 +40,17 @@ impl ClientCaps {
     }
 }
 
+/// `path` as the client's methods take it (a JSON string), or why it cannot be sent: a
+/// name that is not UTF-8 (a link's target, say) is the model's error, never a panic.
+fn utf8(path: &Path) -> Result<&str, String> {
+    path.to_str().ok_or_else(|| {
+        format!(
+            "{} is not valid UTF-8: the editor's file system and terminals take UTF-8 paths only",
+            path.display()
+        )
+    })
+}
+
 /// The client's file system for one session.
 pub struct AcpFiles {
     pub outbox: Outbox,
@@ -100,7 +111,7 @@ impl ClientTools for AcpFiles {
     ) -> Result<String, String> {
         let mut params = Map::new();
         params.insert("sessionId".into(), json!(self.session_id));
-        params.insert("path".into(), json!(path));
+        params.insert("path".into(), json!(utf8(path)?));
         if let Some(line) = line {
             params.insert("line".into(), json!(line));
         }
@@ -115,7 +126,7 @@ impl ClientTools for AcpFiles {
     }
 
     fn write(&self, path: &Path, content: &str, cancel: &CancelToken) -> Result<(), String> {
-        let params = json!({"sessionId": self.session_id, "path": path, "content": content});
+        let params = json!({"sessionId": self.session_id, "path": utf8(path)?, "content": content});
         self.call("fs/write_text_file", params, cancel).map(|_| ())
     }
 
@@ -137,7 +148,7 @@ impl ClientTools for AcpFiles {
         }
         let (shell, args) = (tools::shell(), tools::shell_args(command));
         let params = json!({"sessionId": self.session_id, "command": shell, "args": args,
-                            "env": env, "cwd": cwd, "outputByteLimit": output_limit});
+                            "env": env, "cwd": utf8(cwd)?, "outputByteLimit": output_limit});
         let (id, reply) = self.outbox.request("terminal/create", &params, Some(&self.session_id));
         let created = select! {
             recv(reply) -> reply => match reply {

@@ -31,7 +31,9 @@ Usage:
   iac-code sessions export <ID>
                              one session as JSON lines: its metadata, then its
                              journal's records
-  iac-code sessions import   create a session from export's lines on stdin
+  iac-code sessions import [--keep-mode]
+                             create a session from export's lines on stdin
+                             (--keep-mode: in the mode they end in)
   iac-code sessions migrate --to <file|redis://HOST:PORT/DB>
                              copy every session into that store
   iac-code config path       print the settings file's path

@@ -95,8 +95,11 @@ pub enum SessionsCommand {
     Export {
         id: String,
     },
-    /// Create a session from `export`'s lines on stdin.
-    Import,
+    /// Create a session from `export`'s lines on stdin; with `keep_mode`, in the mode the
+    /// lines end in (otherwise a mode set elsewhere is history only).
+    Import {
+        keep_mode: bool,
+    },
     /// Copy every session into another store.
     Migrate {
         to: String,
@@ -188,9 +191,11 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
                 or 'migrate --to <STORE>'";
     let Some(action) = action(parser, try_)? else { return Ok(Command::Help) };
     let (mut id, mut cwd, mut json, mut to) = (None, None, false, None);
+    let mut keep_mode = false;
     while let Some(arg) = parser.next()? {
         match arg {
             Long("json") => json = true,
+            Long("keep-mode") if action == "import" => keep_mode = true,
             Long("cwd") => cwd = Some(parser.value()?.string()?),
             Long("to") => to = Some(parser.value()?.string()?),
             Value(value) if id.is_none() => id = Some(value.string()?),
@@ -210,7 +215,7 @@ pub(super) fn parse_sessions(parser: &mut lexopt::Parser) -> Result<Command> {
             Ok(Command::Sessions(SessionsCommand::Export { id: need_id(id)? }))
         }
         "import" if cwd.is_none() && !json && id.is_none() => {
-            Ok(Command::Sessions(SessionsCommand::Import))
+            Ok(Command::Sessions(SessionsCommand::Import { keep_mode }))
         }
         "migrate" if cwd.is_none() && !json && id.is_none() => match to {
             Some(to) => Ok(Command::Sessions(SessionsCommand::Migrate { to })),

@@ -84,7 +84,9 @@ fn run_inner(command: &SessionsCommand) -> Result<u8> {
             Ok(0)
         }
         SessionsCommand::Export { id } => super::transfer::export(store.as_ref(), id),
-        SessionsCommand::Import => super::transfer::import(store.as_ref()),
+        SessionsCommand::Import { keep_mode } => {
+            super::transfer::import(store.as_ref(), *keep_mode)
+        }
         SessionsCommand::Migrate { to } => super::transfer::migrate(store.as_ref(), &config, to),
         SessionsCommand::Delete { id } => {
             let id = SessionId::parse(id).map_err(|e| Error::Usage(e.to_string()))?;

@@ -1,7 +1,9 @@
 //! `iac-code sessions export|import|migrate`: sessions moved between stores without loss.
 //! The format is JSON lines: first `{"type":"meta", …the metadata…}`, then each journal
 //! record exactly as the store keeps it (the journal's own versioned lines), so what is
-//! imported replays as what was exported.
+//! imported replays as what was exported. Every line is checked as the journal reader reads
+//! it before anything is written (`Line::read`: one record per line, known types), and a
+//! mode set elsewhere stays history (`session/seal.rs`) unless `--keep-mode` restores it.
 
 use std::io::{BufRead, Write};
 
@@ -9,7 +11,9 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, Env, ProcessEnv};
 use crate::error::{Error, Result};
+use crate::permission::Mode;
 use crate::session::SessionId;
+use crate::session::record::{Line, Record};
 use crate::session::store::{self, Meta, SessionStore};
 use crate::sys;
 
@@ -26,6 +30,14 @@ pub fn export(store: &dyn SessionStore, id: &str) -> Result<u8> {
         _ => return Err(Error::Internal("cannot encode the session's metadata".into())),
     };
     head.insert("type".into(), Value::String("meta".into()));
+    // A record with a line break in it would come back as two.
+    if let Some(n) = lines.iter().position(|line| line.contains(&b'\n')) {
+        return Err(Error::Usage(format!(
+            "session {id}: record {}: a record holds a line break (one record per line); \
+             not exported",
+            n + 1
+        )));
+    }
     writeln!(out, "{}", Value::Object(head)).map_err(Error::Stream)?;
     for line in &lines {
         out.write_all(line).and_then(|()| out.write_all(b"\n")).map_err(Error::Stream)?;
@@ -34,31 +46,63 @@ pub fn export(store: &dyn SessionStore, id: &str) -> Result<u8> {
     Ok(0)
 }
 
-/// Creates a session in `store` from export lines on stdin.
-pub fn import(store: &dyn SessionStore) -> Result<u8> {
+/// Creates a session in `store` from export lines on stdin. With `keep_mode`, the session
+/// starts in the mode its lines end in (sealed here anew); otherwise a mode set elsewhere
+/// is history only, and what is not restored is said.
+pub fn import(store: &dyn SessionStore, keep_mode: bool) -> Result<u8> {
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let head = lines.next().transpose().map_err(Error::Stream)?.unwrap_or_default();
     let meta = meta_of(&head)?;
-    let mut records = Vec::new();
-    for line in lines {
+    let (mut records, mut last_mode) = (Vec::new(), None);
+    for (n, line) in lines.enumerate() {
         let line = line.map_err(Error::Stream)?;
         if line.trim().is_empty() {
             continue;
         }
-        if serde_json::from_str::<Value>(&line).map_or(true, |v| !v.is_object()) {
-            return Err(Error::Usage(format!(
-                "line {} of the input is not a journal record",
-                records.len() + 2
-            )));
+        let record = Line::read(line.as_bytes()).map_err(|why| {
+            Error::Usage(format!("line {} of the input: {why}; nothing imported", n + 2))
+        })?;
+        if let Record::Mode { mode } = record.record {
+            last_mode = Some(mode);
         }
         records.push(line.into_bytes());
     }
-    let id = meta.session_id.clone();
+    if keep_mode && let Some(mode) = last_mode.as_deref().filter(|m| Mode::from_id(m).is_none()) {
+        return Err(Error::Usage(format!("the input ends in an unknown mode '{mode}'")));
+    }
+    let id = SessionId::parse(&meta.session_id).map_err(|e| Error::Usage(e.to_string()))?;
     store.import(meta, &records)?;
+    let starts = store.peek(&id)?.and_then(|(_, rebuilt)| rebuilt.mode);
+    let mut said = format!("imported {id} ({} records)", records.len());
+    match last_mode.filter(|mode| Some(mode) != starts.as_ref()) {
+        Some(mode) if keep_mode => {
+            if let Err(err) = keep(store, &id, &mode) {
+                // Nothing half done: the session goes again.
+                let _ = store.delete(&id);
+                return Err(err);
+            }
+            said.push_str(&format!("; it starts in mode {mode} (--keep-mode)"));
+        }
+        Some(mode) => said.push_str(&format!(
+            "; its mode {mode} was not set here, so it is not restored: it starts in {} \
+             (--keep-mode restores it)",
+            starts.as_deref().unwrap_or("default")
+        )),
+        None => {}
+    }
     let mut out = sys::stdout().lock();
-    writeln!(out, "imported {id} ({} records)", records.len()).map_err(Error::Stream)?;
+    writeln!(out, "{said}").map_err(Error::Stream)?;
     Ok(0)
+}
+
+/// Records `mode` as the imported session's own (the store seals it).
+fn keep(store: &dyn SessionStore, id: &SessionId, mode: &str) -> Result<()> {
+    let (journal, _) = store
+        .open(id)?
+        .ok_or_else(|| Error::Internal(format!("session {id} vanished while imported")))?;
+    journal.append(&Record::Mode { mode: mode.to_string() })?;
+    journal.sync()
 }
 
 fn meta_of(head: &str) -> Result<Meta> {
@@ -93,7 +137,7 @@ pub fn migrate(from: &dyn SessionStore, config: &Config, to: &str) -> Result<u8>
         return Err(Error::Usage("--to names the store the sessions are in already".into()));
     }
     let target = store::open(&target_config)?;
-    let (mut copied, mut skipped, mut failed) = (0, 0, 0);
+    let (mut copied, mut skipped, mut failed, mut refused) = (0, 0, 0, 0);
     for meta in from.list()? {
         let Ok(id) = SessionId::parse(&meta.session_id) else { continue };
         if target.exists(&id) {
@@ -106,6 +150,13 @@ pub fn migrate(from: &dyn SessionStore, config: &Config, to: &str) -> Result<u8>
         });
         match moved {
             Ok(()) => copied += 1,
+            // A record that is not one journal record (`check_lines`): nothing is copied.
+            Err(Error::Usage(why)) => {
+                refused += 1;
+                crate::logging::stderr_line(&format!(
+                    "iac-code: error: session {id}: {why}; not copied"
+                ));
+            }
             Err(err) => {
                 failed += 1;
                 crate::logging::stderr_line(&format!("iac-code: error: session {id}: {err}"));
@@ -115,9 +166,10 @@ pub fn migrate(from: &dyn SessionStore, config: &Config, to: &str) -> Result<u8>
     let mut out = sys::stdout().lock();
     writeln!(
         out,
-        "copied {copied} sessions to {}, skipped {skipped} already there, {failed} failed",
+        "copied {copied} sessions to {}, skipped {skipped} already there, {failed} failed, \
+         {refused} refused",
         target.name()
     )
     .map_err(Error::Stream)?;
-    Ok(u8::from(failed > 0))
+    Ok(if refused > 0 { 2 } else { u8::from(failed > 0) })
 }

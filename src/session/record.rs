@@ -2,8 +2,13 @@
 //! line), and rebuilding a session from them. Internal types stay free of `Serialize`;
 //! these structs are the persisted format and change only with `VERSION`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
+use super::id::SessionId;
+use super::seal::Seal;
+use crate::error::{Error, Result};
 use crate::history::{ChatMessage, Image, SignedThinking, ToolUse, error_result};
 
 /// The journal format version written by this build.
@@ -20,9 +25,42 @@ pub struct Line {
     pub v: u32,
     /// When it was written (RFC 3339).
     pub ts: String,
+    /// A mode record's seal (`session/seal.rs`): this node's user set that mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
     /// What happened.
     #[serde(flatten)]
     pub record: Record,
+}
+
+impl Line {
+    /// `record` as the line at `index` (from 0) of session `id`'s journal, written now: a
+    /// mode record is sealed with `seal`.
+    pub fn encode(record: &Record, id: &SessionId, index: u64, seal: &Seal) -> Result<Vec<u8>> {
+        let seal = match record {
+            Record::Mode { mode } => seal.sign(id, index, mode),
+            _ => None,
+        };
+        let line =
+            Line { v: VERSION, ts: crate::time::now_rfc3339(), seal, record: record.clone() };
+        serde_json::to_vec(&line)
+            .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))
+    }
+
+    /// Reads one journal line as every reader does (a journal, a Redis entry, an import):
+    /// exactly one record of a known type, with no line break in it, in a format this build
+    /// reads. `Err`: why not.
+    pub fn read(bytes: &[u8]) -> std::result::Result<Line, String> {
+        if bytes.contains(&b'\n') {
+            return Err("a record holds a line break (one record per line)".into());
+        }
+        let line = serde_json::from_slice::<Line>(bytes)
+            .map_err(|err| format!("not a journal record: {err}"))?;
+        if line.v > VERSION {
+            return Err(format!("format v{} is newer than this build reads (v{VERSION})", line.v));
+        }
+        Ok(line)
+    }
 }
 
 /// What a journal line records.
@@ -230,7 +268,7 @@ pub struct Rebuilt {
     pub all: Vec<ChatMessage>,
     /// What the model sees next (after rewinds, clears and compactions).
     pub context: Vec<ChatMessage>,
-    /// The last mode set, if any.
+    /// The last mode set that this node's user sealed, or that widens nothing.
     pub mode: Option<String>,
     /// The last model set, if any.
     pub model: Option<String>,
@@ -238,16 +276,41 @@ pub struct Rebuilt {
     pub title: Option<String>,
     /// The last `Start` record: cwd, creation time, fork origin.
     pub start: Option<(String, String, Option<String>)>,
+    /// Lines read so far: the position of the next one (which a mode record's seal covers).
+    pub lines: u64,
+    /// Whose seals count: this node's key, for this session (`None`: nobody's).
+    trust: Option<(Arc<Seal>, SessionId)>,
 }
 
 impl Rebuilt {
-    /// Applies one journal line (a JSON `Line`); a line of a newer format or one that
-    /// cannot be read is skipped with a warning naming `at`.
+    /// An empty session whose mode records count when `seal` verifies them for `id`.
+    pub fn trusting(seal: &Arc<Seal>, id: &SessionId) -> Rebuilt {
+        Rebuilt { trust: Some((Arc::clone(seal), id.clone())), ..Rebuilt::default() }
+    }
+
+    /// Applies the next journal line (a JSON `Line`); a line of a newer format or one that
+    /// cannot be read is skipped with a warning naming `at`. A mode record that widens what
+    /// runs unasked (accept_edits, bypass_permissions) counts only with this node's seal for
+    /// this place in this session: anything else is history, never restored.
     pub fn apply_line(&mut self, bytes: &[u8], at: &dyn std::fmt::Display) {
-        match serde_json::from_slice::<Line>(bytes) {
-            Ok(line) if line.v <= VERSION => self.apply(&line.record),
-            Ok(line) => log::warn!("{at}: format v{} is newer; skipped", line.v),
-            Err(err) => log::warn!("{at}: unreadable record skipped: {err}"),
+        let index = self.lines;
+        self.lines += 1;
+        let line = match Line::read(bytes) {
+            Ok(line) => line,
+            Err(why) => return log::warn!("{at}: {why}; skipped"),
+        };
+        let Record::Mode { mode } = &line.record else { return self.apply(&line.record) };
+        let sealed = match (&self.trust, &line.seal) {
+            (Some((seal, id)), Some(tag)) => seal.verify(id, index, mode, tag),
+            _ => false,
+        };
+        if sealed || !widens(mode) {
+            self.mode = Some(mode.clone());
+        } else {
+            log::info!(
+                "{at}: mode {mode} was not set by this node's user (no seal of its key): kept \
+                 as history, not restored"
+            );
         }
     }
 
@@ -268,7 +331,9 @@ impl Rebuilt {
                     vec![ChatMessage::User { text: summary.clone(), images: Vec::new() }];
                 self.context.extend(kept);
             }
-            Record::Mode { mode } => self.mode = Some(mode.clone()),
+            // Unsealed: only a mode that widens nothing counts.
+            Record::Mode { mode } if !widens(mode) => self.mode = Some(mode.clone()),
+            Record::Mode { .. } => {}
             Record::Model { model } => self.model = Some(model.clone()),
             Record::Title { title } => self.title = Some(title.clone()),
             Record::Start { cwd, created_at, forked_from } => {
@@ -310,6 +375,12 @@ impl Rebuilt {
         crate::history::close_unanswered(&mut probe, INTERRUPTED);
         probe[before..].iter().map(Record::of).collect()
     }
+}
+
+/// Whether `mode` lets more run unasked than `default` (an unknown one counts as if it did).
+fn widens(mode: &str) -> bool {
+    use crate::permission::Mode;
+    !matches!(Mode::from_id(mode), Some(Mode::Default | Mode::Plan))
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ fn records_round_trip_and_rebuild() {
     ];
     let mut rebuilt = Rebuilt::default();
     for record in &records {
-        let line = Line { v: VERSION, ts: "t".into(), record: record.clone() };
+        let line = Line { v: VERSION, ts: "t".into(), seal: None, record: record.clone() };
         let text = serde_json::to_string(&line).expect("ok");
         let back: Line = serde_json::from_str(&text).expect("ok");
         assert_eq!(&back.record, record, "{text}");
@@ -83,4 +83,46 @@ fn records_round_trip_and_rebuild() {
             images: Vec::new(),
         }]
     );
+}
+
+#[test]
+fn a_mode_that_widens_counts_only_with_this_nodes_seal_for_its_place() {
+    let dir = std::env::temp_dir().join(format!("iac-record-seal-{}", std::process::id()));
+    let seal = Arc::new(Seal::new(&dir));
+    let (id, other) = (SessionId::random(), SessionId::random());
+    let mode = |m: &str| Record::Mode { mode: m.into() };
+    let sealed = |m: &str, at: u64| Line::encode(&mode(m), &id, at, &seal).expect("encoded");
+    let unsealed = |m: &str| Line::encode(&mode(m), &id, 0, &Seal::none()).expect("encoded");
+    let read = |lines: &[Vec<u8>], trust: Rebuilt| {
+        let mut rebuilt = trust;
+        for line in lines {
+            rebuilt.apply_line(line, &"test");
+        }
+        rebuilt.mode
+    };
+    let mine = || Rebuilt::trusting(&seal, &id);
+    let bypass = "bypass_permissions";
+    assert_eq!(read(&[sealed(bypass, 0)], mine()).as_deref(), Some(bypass));
+    assert_eq!(read(&[unsealed(bypass)], mine()), None, "no seal");
+    assert_eq!(read(&[sealed(bypass, 0)], Rebuilt::default()), None, "nobody's seal counts");
+    assert_eq!(read(&[sealed(bypass, 0)], Rebuilt::trusting(&seal, &other)), None, "copied");
+    let moved = [sealed("plan", 0), sealed(bypass, 0)];
+    assert_eq!(read(&moved, mine()).as_deref(), Some("plan"), "replayed at another place");
+    let lowered = [sealed(bypass, 0), unsealed("default")];
+    assert_eq!(read(&lowered, mine()).as_deref(), Some("default"), "narrowing needs no seal");
+    let forged = [sealed("plan", 0), unsealed("accept_edits")];
+    assert_eq!(read(&forged, mine()).as_deref(), Some("plan"), "history only");
+    // A reader's checks: one record per line, known types, a format it reads.
+    assert!(Line::read(br#"{"v":1,"ts":"t","type":"clear"}"#).is_ok());
+    for bad in [
+        &br#"{"v":1,"ts":"t","type":"clear"}
+{"v":1,"ts":"t","type":"clear"}"#[..],
+        br#"{"v":1,"ts":"t","type":"shell","command":"x"}"#,
+        br#"{"type":"mode","mode":"bypass_permissions"}"#,
+        br#"{"v":9,"ts":"t","type":"clear"}"#,
+        b"[]",
+    ] {
+        assert!(Line::read(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

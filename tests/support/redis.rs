@@ -86,6 +86,23 @@ impl Redis {
         Some(reply)
     }
 
+    /// Sends one command as a RESP array (binary-safe arguments, quotes and line breaks
+    /// included); the first line of the reply.
+    pub fn call(&self, args: &[&[u8]]) -> Option<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let mut frame = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            frame.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            frame.extend_from_slice(arg);
+            frame.extend_from_slice(b"\r\n");
+        }
+        stream.write_all(&frame).ok()?;
+        let mut reply = String::new();
+        BufReader::new(stream).read_line(&mut reply).ok()?;
+        Some(reply)
+    }
+
     /// The keys matching `pattern`.
     pub fn keys(&self, pattern: &str) -> usize {
         let reply = self.command(&format!("KEYS {pattern}")).unwrap_or_default();

@@ -12,7 +12,7 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::owned::check_owned;
 use super::{Journal, Meta, SessionStore};
@@ -20,19 +20,25 @@ use crate::error::{Error, IoContext, Result};
 use crate::session::files::{JOURNAL, LOCK, META};
 use crate::session::id::SessionId;
 use crate::session::meta::{meta_or_rebuilt, read_meta, write_meta_file};
-use crate::session::record::{Line, Rebuilt, Record, VERSION};
+use crate::session::record::{Line, Rebuilt, Record};
+use crate::session::seal::Seal;
 
 /// The sessions directory.
 #[derive(Debug, Clone)]
 pub struct FileStore {
     dir: PathBuf,
+    /// Seals the mode records written here, and verifies those read.
+    seal: Arc<Seal>,
 }
 
 /// A session opened for writing: its journal, its metadata and its lock.
 #[derive(Debug)]
 pub struct FileJournal {
     dir: PathBuf,
-    file: Mutex<File>,
+    id: SessionId,
+    seal: Arc<Seal>,
+    /// The journal and how many lines it holds (the position of the next).
+    file: Mutex<(File, u64)>,
     meta: Mutex<Meta>,
     _lock: File,
 }
@@ -40,7 +46,30 @@ pub struct FileJournal {
 impl FileStore {
     /// The store under `config_dir`.
     pub fn new(config_dir: &Path) -> FileStore {
-        FileStore { dir: config_dir.join("sessions") }
+        FileStore { dir: config_dir.join("sessions"), seal: Arc::new(Seal::new(config_dir)) }
+    }
+
+    fn journal(
+        &self,
+        dir: PathBuf,
+        id: &SessionId,
+        file: (File, u64),
+        meta: Meta,
+        lock: File,
+    ) -> FileJournal {
+        FileJournal {
+            dir,
+            id: id.clone(),
+            seal: Arc::clone(&self.seal),
+            file: Mutex::new(file),
+            meta: Mutex::new(meta),
+            _lock: lock,
+        }
+    }
+
+    /// An empty history whose mode records count when sealed here for `id`.
+    fn trusting(&self, id: &SessionId) -> Rebuilt {
+        Rebuilt::trusting(&self.seal, id)
     }
 
     fn session_dir(&self, id: &SessionId) -> PathBuf {
@@ -62,7 +91,7 @@ impl SessionStore for FileStore {
             created_at: meta.created_at.clone(),
             forked_from: meta.forked_from.clone(),
         };
-        let journal = FileJournal::new(dir, file, meta, lock);
+        let journal = self.journal(dir, &id, (file, 0), meta, lock);
         journal.append(&start)?;
         journal.write_meta(true)?;
         Ok(Box::new(journal))
@@ -78,12 +107,12 @@ impl SessionStore for FileStore {
         }
         check_owned(&dir)?;
         let lock = take_lock(&dir, id.as_str())?;
-        let rebuilt = read_journal(&dir, true)?;
+        let rebuilt = read_journal(&dir, true, self.trusting(id))?;
         let Some(mut meta) = meta_or_rebuilt(&dir, id.as_str(), &rebuilt) else { return Ok(None) };
         meta.title = rebuilt.title.clone().or(meta.title);
         meta.messages = rebuilt.all.len() as u64;
         let file = open_journal(&dir)?;
-        let journal = FileJournal::new(dir, file, meta, lock);
+        let journal = self.journal(dir, id, (file, rebuilt.lines), meta, lock);
         journal.write_meta(false)?;
         Ok(Some((Box::new(journal), rebuilt)))
     }
@@ -101,12 +130,13 @@ impl SessionStore for FileStore {
             return Ok(None);
         }
         check_owned(&dir)?;
-        let rebuilt = read_journal(&dir, false)?;
+        let rebuilt = read_journal(&dir, false, self.trusting(id))?;
         Ok(meta_or_rebuilt(&dir, id.as_str(), &rebuilt).map(|meta| (meta, rebuilt)))
     }
 
-    /// Copies session `from` as `to` (complete journal lines only), records `forkedFrom`,
-    /// and opens the copy. `None` if `from` does not exist.
+    /// Copies session `from` as `to` (complete journal lines only), records `forkedFrom`
+    /// and the mode `from` would start in (sealed anew: the copied seals are `from`'s), and
+    /// opens the copy. `None` if `from` does not exist.
     fn fork(
         &self,
         from: &SessionId,
@@ -124,7 +154,7 @@ impl SessionStore for FileStore {
             Err(err) => return Err(err).at(&path),
         };
         bytes.truncate(bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1));
-        let Some((source_meta, _)) = self.peek(from)? else { return Ok(None) };
+        let Some((source_meta, source)) = self.peek(from)? else { return Ok(None) };
         let now = crate::time::now_rfc3339();
         let meta = Meta {
             v: 1,
@@ -141,16 +171,20 @@ impl SessionStore for FileStore {
         let lock = take_lock(&dir, to.as_str())?;
         let mut file = open_journal(&dir)?;
         file.write_all(&bytes).at(&dir.join(JOURNAL))?;
-        let journal = FileJournal::new(dir.clone(), file, meta, lock);
+        let lines = complete_lines(&bytes).count() as u64;
+        let journal = self.journal(dir.clone(), to, (file, lines), meta, lock);
         let start = Record::Start {
             cwd: cwd.to_string(),
             created_at: now,
             forked_from: Some(from.to_string()),
         };
         journal.append(&start)?;
+        if let Some(mode) = source.mode {
+            journal.append(&Record::Mode { mode })?;
+        }
         journal.sync()?;
         journal.write_meta(true)?;
-        Ok(Some((Box::new(journal), read_journal(&dir, false)?)))
+        Ok(Some((Box::new(journal), read_journal(&dir, false, self.trusting(to))?)))
     }
 
     /// Every session's metadata (unreadable ones are skipped with a warning).
@@ -168,7 +202,7 @@ impl SessionStore for FileStore {
                 // A lost or damaged meta.json: rebuild it from the journal.
                 Ok(None) | Err(_) => {
                     let id = dir.file_name()?.to_string_lossy().into_owned();
-                    let rebuilt = read_journal(dir, false).ok()?;
+                    let rebuilt = read_journal(dir, false, Rebuilt::default()).ok()?;
                     let meta = meta_or_rebuilt(dir, &id, &rebuilt);
                     if meta.is_none() {
                         log::warn!("skipping {}: no readable metadata or journal", dir.display());
@@ -185,17 +219,14 @@ impl SessionStore for FileStore {
         let path = self.session_dir(id).join(JOURNAL);
         let bytes = fs::read(&path).at(&path)?;
         let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        let lines = bytes[..complete]
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-            .map(<[u8]>::to_vec)
-            .collect();
-        Ok(Some((meta, lines)))
+        Ok(Some((meta, complete_lines(&bytes[..complete]).map(<[u8]>::to_vec).collect())))
     }
 
-    /// Writes an exported session's files (its directory must not exist yet).
+    /// Writes an exported session's files (its directory must not exist yet), once every
+    /// line reads as a journal record.
     fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()> {
         let id = SessionId::parse(&meta.session_id)?;
+        super::check_lines(lines)?;
         let dir = self.session_dir(&id);
         fs::create_dir_all(&self.dir).at(&self.dir)?;
         match fs::DirBuilder::new().mode(0o700).create(&dir) {
@@ -213,7 +244,7 @@ impl SessionStore for FileStore {
             text.push(b'\n');
         }
         file.write_all(&text).at(&dir.join(JOURNAL))?;
-        let journal = FileJournal::new(dir, file, meta, lock);
+        let journal = self.journal(dir, &id, (file, lines.len() as u64), meta, lock);
         journal.sync()?;
         journal.write_meta(true)
     }
@@ -235,10 +266,6 @@ impl SessionStore for FileStore {
 }
 
 impl FileJournal {
-    fn new(dir: PathBuf, file: File, meta: Meta, lock: File) -> FileJournal {
-        FileJournal { dir, file: Mutex::new(file), meta: Mutex::new(meta), _lock: lock }
-    }
-
     /// Writes the metadata file; the lock is held from the copy through the rename, so
     /// two threads never interleave.
     fn write_meta(&self, durable: bool) -> Result<()> {
@@ -248,21 +275,22 @@ impl FileJournal {
 }
 
 impl Journal for FileJournal {
-    /// Appends one record (one write on an append-only file). A failed write is cut back
-    /// off, so that it cannot glue itself to the next record.
+    /// Appends one record (one write on an append-only file; a mode record sealed for its
+    /// place). A failed write is cut back off, so that it cannot glue itself to the next
+    /// record.
     fn append(&self, record: &Record) -> Result<()> {
-        let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
-        let mut text = serde_json::to_string(&line)
-            .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
-        text.push('\n');
         let path = self.dir.join(JOURNAL);
         {
-            let mut file = crate::sync::lock(&self.file);
+            let mut guard = crate::sync::lock(&self.file);
+            let (file, lines) = &mut *guard;
+            let mut text = Line::encode(record, &self.id, *lines, &self.seal)?;
+            text.push(b'\n');
             let before = file.metadata().at(&path)?.len();
-            if let Err(err) = file.write_all(text.as_bytes()) {
+            if let Err(err) = file.write_all(&text) {
                 let _ = file.set_len(before);
                 return Err(err).at(&path);
             }
+            *lines += 1;
         }
         if matches!(
             record,
@@ -275,7 +303,7 @@ impl Journal for FileJournal {
 
     /// Forces the journal to disk.
     fn sync(&self) -> Result<()> {
-        crate::sync::lock(&self.file).sync_data().at(&self.dir.join(JOURNAL))
+        crate::sync::lock(&self.file).0.sync_data().at(&self.dir.join(JOURNAL))
     }
 
     /// The current metadata.
@@ -331,8 +359,13 @@ fn take_lock(dir: &Path, id: &str) -> Result<File> {
     }
 }
 
-/// Reads a journal; with `repair`, cuts a torn last line off the file.
-fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
+/// The records of a journal's complete lines (blank ones are no records).
+fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+}
+
+/// Reads a journal into `rebuilt`; with `repair`, cuts a torn last line off the file.
+fn read_journal(dir: &Path, repair: bool, mut rebuilt: Rebuilt) -> Result<Rebuilt> {
     let path = dir.join(JOURNAL);
     let bytes = match fs::read(&path) {
         Ok(bytes) => bytes,
@@ -354,7 +387,6 @@ fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
                 .at(&path)?;
         }
     }
-    let mut rebuilt = Rebuilt::default();
     for (n, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;

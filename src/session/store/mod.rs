@@ -16,8 +16,8 @@ pub use file::FileStore;
 pub use redis::RedisStore;
 
 use super::id::SessionId;
-use super::record::{Rebuilt, Record};
-use crate::error::Result;
+use super::record::{Line, Rebuilt, Record};
+use crate::error::{Error, Result};
 
 /// A journal opened for writing and the session's metadata, held (locked) by this process
 /// while it drives the session.
@@ -52,11 +52,21 @@ pub fn open(config: &crate::config::Config) -> Result<Box<dyn SessionStore>> {
                 })?),
                 None => None,
             };
-            let store = RedisStore::new(url, prefix, &config.node_id, config.lease_ttl, ca)?;
+            let store = RedisStore::new(url, prefix, &config.node_id, config.lease_ttl, ca)?
+                .sealed_by(super::seal::Seal::new(&config.config_dir));
             log::info!("node {}: sessions in {}", config.node_id, store.name());
             Ok(Box::new(store))
         }
     }
+}
+
+/// Checks exported journal lines as the journal reader reads them, before anything is
+/// written: an error (a usage error, exit 2) naming the first that is not one record.
+pub fn check_lines(lines: &[Vec<u8>]) -> Result<()> {
+    for (n, line) in lines.iter().enumerate() {
+        Line::read(line).map_err(|why| Error::Usage(format!("record {}: {why}", n + 1)))?;
+    }
+    Ok(())
 }
 
 /// Changes `journal`'s metadata with a one-shot closure.
@@ -97,7 +107,8 @@ pub trait SessionStore: Send + Sync {
     /// `iac-code sessions export` and `migrate`). `None`: no such session.
     fn export(&self, id: &SessionId) -> Result<Option<(Meta, Vec<Vec<u8>>)>>;
     /// Creates a session from exported metadata and journal lines (refused if the id
-    /// exists). Nothing is left behind on failure but what `delete` removes.
+    /// exists, or if a line is not one journal record: `check_lines`). Nothing is left
+    /// behind on failure but what `delete` removes.
     fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()>;
     /// Whether the store answers (its round trip), or why not.
     fn health(&self) -> std::result::Result<std::time::Duration, String> {

@@ -19,10 +19,13 @@ use super::{Finding, Journal, Meta, SessionStore};
 use crate::error::{Error, Result};
 use crate::session::id::SessionId;
 use crate::session::record::{Rebuilt, Record};
+use crate::session::seal::Seal;
 
 /// The shared store.
 pub struct RedisStore {
     db: Arc<Db>,
+    /// Seals the mode records written here, and verifies those read.
+    seal: Arc<Seal>,
 }
 
 impl RedisStore {
@@ -35,7 +38,12 @@ impl RedisStore {
         ttl: Duration,
         ca: Option<Vec<u8>>,
     ) -> Result<RedisStore> {
-        Ok(RedisStore { db: Db::new(url, prefix, node, ttl, ca)? })
+        Ok(RedisStore { db: Db::new(url, prefix, node, ttl, ca)?, seal: Arc::new(Seal::none()) })
+    }
+
+    /// The store with this node's seal (without one, no mode that widens is restored).
+    pub fn sealed_by(self, seal: Seal) -> RedisStore {
+        RedisStore { seal: Arc::new(seal), ..self }
     }
 
     /// Takes `id`'s lease for this node: the value written with it.
@@ -91,7 +99,7 @@ impl RedisStore {
     }
 
     fn journal(&self, id: &SessionId, lease: String, seq: u64, meta: Meta) -> RedisJournal {
-        RedisJournal::new(&self.db, id, lease, seq, meta)
+        RedisJournal::new(&self.db, id, lease, seq, meta, &self.seal)
     }
 
     /// Whether `id` exists, or why that cannot be told.
@@ -121,7 +129,7 @@ impl RedisStore {
     /// The history of `id`, rebuilt from its stream.
     fn rebuilt(&self, id: &SessionId) -> Result<(Rebuilt, usize)> {
         let lines = self.lines(id)?;
-        let mut rebuilt = Rebuilt::default();
+        let mut rebuilt = Rebuilt::trusting(&self.seal, id);
         for (n, line) in lines.iter().enumerate() {
             rebuilt.apply_line(line, &format_args!("session {id}, record {}", n + 1));
         }
@@ -239,7 +247,7 @@ impl SessionStore for RedisStore {
         to: &SessionId,
         cwd: &str,
     ) -> Result<Option<(Box<dyn Journal>, Rebuilt)>> {
-        let Some((source, _)) = self.peek(from)? else { return Ok(None) };
+        let Some((source, history)) = self.peek(from)? else { return Ok(None) };
         let lines = self.lines(from)?;
         let lease = self.acquire(to)?;
         let now = crate::time::now_rfc3339();
@@ -262,6 +270,10 @@ impl SessionStore for RedisStore {
             created_at: now,
             forked_from: Some(from.to_string()),
         })?;
+        // The copied seals are `from`'s: the mode it would start in is sealed anew.
+        if let Some(mode) = history.mode {
+            journal.append(&Record::Mode { mode })?;
+        }
         journal.write_meta()?;
         let (rebuilt, _) = self.rebuilt(to)?;
         Ok(Some((Box::new(journal), rebuilt)))
@@ -274,6 +286,7 @@ impl SessionStore for RedisStore {
 
     fn import(&self, meta: Meta, lines: &[Vec<u8>]) -> Result<()> {
         let id = SessionId::parse(&meta.session_id)?;
+        super::check_lines(lines)?;
         if self.exists_checked(&id)? {
             return Err(Error::Usage(format!("session {id} exists already")));
         }

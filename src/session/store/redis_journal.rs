@@ -8,7 +8,8 @@ use super::redis_db::{Db, Lost};
 use super::{Journal, Meta};
 use crate::error::{Error, Result};
 use crate::session::id::SessionId;
-use crate::session::record::{Line, Record, VERSION};
+use crate::session::record::{Line, Record};
+use crate::session::seal::Seal;
 use crate::sync::lock;
 
 /// A session this node drives: its lease, the next sequence number, its metadata.
@@ -21,6 +22,7 @@ pub(super) struct RedisJournal {
     seq: Mutex<u64>,
     meta: Mutex<Meta>,
     lost: Arc<Lost>,
+    seal: Arc<Seal>,
 }
 
 impl RedisJournal {
@@ -30,6 +32,7 @@ impl RedisJournal {
         lease: String,
         seq: u64,
         meta: Meta,
+        seal: &Arc<Seal>,
     ) -> RedisJournal {
         let lost = Arc::new(Lost::default());
         db.hold(id, &lease, &lost);
@@ -40,6 +43,7 @@ impl RedisJournal {
             seq: Mutex::new(seq),
             meta: Mutex::new(meta),
             lost,
+            seal: Arc::clone(seal),
         }
     }
 }
@@ -70,10 +74,17 @@ impl RedisJournal {
 
     /// Appends one encoded line, fenced by the lease, written once however often retried.
     pub(super) fn append_line(&self, line: &[u8], message: bool) -> Result<()> {
+        self.push(&|_| Ok(line.to_vec()), message)
+    }
+
+    /// Appends the line `encode` makes for its place in the stream (the number of entries
+    /// before it), under the sequence lock so that the place is the one it gets.
+    fn push(&self, encode: &dyn Fn(u64) -> Result<Vec<u8>>, message: bool) -> Result<()> {
         self.check()?;
         let db = &self.db;
         let keys = [db.skey(&self.id, "lease"), db.skey(&self.id, "j"), db.skey(&self.id, "m")];
         let mut seq = lock(&self.seq);
+        let line = encode(*seq)?;
         let next = *seq + 1;
         let flag = if message { "1" } else { "0" };
         db.run(&mut |con| {
@@ -83,7 +94,7 @@ impl RedisJournal {
                 .key(&keys[1])
                 .key(&keys[2])
                 .arg(&self.lease)
-                .arg(line)
+                .arg(&line)
                 .arg(flag)
                 .arg(next)
                 .invoke(con)
@@ -136,14 +147,11 @@ impl Journal for RedisJournal {
     }
 
     fn append(&self, record: &Record) -> Result<()> {
-        let line = Line { v: VERSION, ts: crate::time::now_rfc3339(), record: record.clone() };
-        let text = serde_json::to_vec(&line)
-            .map_err(|err| Error::Internal(format!("cannot encode a journal record: {err}")))?;
         let message = matches!(
             record,
             Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. }
         );
-        self.append_line(&text, message)?;
+        self.push(&|index| Line::encode(record, &self.id, index, &self.seal), message)?;
         if message {
             lock(&self.meta).messages += 1;
         }
