@@ -29,6 +29,9 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
     let mut config = Config::from_env(&Flags { args, env: &ProcessEnv })?;
     config.with_rule_flags(&args.allowed_tools, &args.disallowed_tools)?;
     if args.transport == Transport::Http {
+        // A token holder is not the user at the keyboard: what the client's MCP entries
+        // may start and reach defaults to less than over stdio.
+        config.mcp.over_http();
         transport::http::check_bind(
             &args.host,
             args.port,

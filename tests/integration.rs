@@ -48,6 +48,8 @@ mod security;
 mod mcp;
 // MCP over HTTP, ACP over HTTP, reopened sessions, settings and project files, `iac-code mcp`.
 mod mcp_more;
+// What MCP entries may make the node do: approved programs, internal URLs, a client's stdio.
+mod mcp_trust;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
 // Which mode a loaded, imported or migrated session starts in; records checked on the way.

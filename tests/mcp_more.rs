@@ -116,7 +116,8 @@ fn deleting_an_http_connection_ends_its_servers() {
     let ws = Workspace::new("mcp-acp-http");
     let script = Script::with_tools(vec![FakeTool::new("echo", Behaviour::Echo)]);
     let (entry, handles) = stdio_entry("proc", &script, ws.root());
-    let server = HttpServer::spawn(&ws, None, &[], &[]);
+    // Over HTTP a client's programs start only where the node allows them.
+    let server = HttpServer::spawn(&ws, None, &[], &[("IAC_CODE_CLIENT_MCP", "stdio")]);
     let conn = server.initialize();
     let sse = server.stream(&conn, None, None);
     let cwd = ws.project();

@@ -136,7 +136,7 @@ fn run_inner(command: &McpCommand) -> Result<u8> {
             }
             crate::logging::stderr_line(&format!(
                 "approved {}: its servers start with the next session here (a change to the \
-                 file asks again)",
+                 file, or to a program it runs, asks again)",
                 file.path.display()
             ));
         }

@@ -5,11 +5,22 @@
 //! small, needs approving again, and no crafted content can pass for approved (as a short
 //! hash could). A project file is opened once, without following a link or blocking on a
 //! FIFO, must be a regular file, and is read to at most 1 MiB.
+//!
+//! An approval of something that starts programs (`.mcp.json`) also keeps what it runs:
+//! the SHA-256 of each program file and of each project file its arguments name
+//! (`Runs`). When one of them changes, the approval no longer holds (`Standing::Changed`),
+//! and the file tools' judge names those files (`MCP.runner_of`) so that a write to one
+//! asks like a write to `.envrc`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::Path;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::sync::lock;
 
 /// The largest project file read.
 pub const MAX_SIZE: u64 = 1 << 20;
@@ -47,6 +58,24 @@ pub fn read_project_file(path: &Path) -> Result<Option<String>, String> {
     Ok(Some(text))
 }
 
+/// The approvals of projects' `.mcp.json` files.
+pub const MCP: Approvals = Approvals::new("mcp-approvals.json");
+
+/// What an approved file runs: each file's path (real, or as named when there is none)
+/// and its fingerprint (`fingerprint`).
+pub type Runs = BTreeMap<String, String>;
+
+/// How the approval of a file that runs programs stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// This content, with the files it runs as they were.
+    Approved,
+    /// Never approved, or approved with other content (or before what it runs was kept).
+    Unapproved,
+    /// This content was approved, but these files it runs changed since.
+    Changed(Vec<String>),
+}
+
 /// One kind of approval, kept in `<config dir>/<file>`.
 #[derive(Debug, Clone, Copy)]
 pub struct Approvals {
@@ -66,24 +95,94 @@ impl Approvals {
 
     /// Whether exactly `text` was approved for the file at `real_path`.
     pub fn approved(&self, config_dir: &Path, real_path: &Path, text: &str) -> bool {
-        self.read(config_dir).get(&*real_path.to_string_lossy()).is_some_and(|a| a == text)
+        let all = self.read(config_dir);
+        all.get(&*real_path.to_string_lossy()).is_some_and(|a| text_of(a) == Some(text))
     }
 
     /// Remembers `text` as approved for the file at `real_path`.
     pub fn approve(&self, config_dir: &Path, real_path: &Path, text: &str) -> std::io::Result<()> {
         let mut all = self.read(config_dir);
-        all.insert(real_path.to_string_lossy().into_owned(), text.to_string());
+        all.insert(real_path.to_string_lossy().into_owned(), Value::String(text.to_string()));
         self.write(config_dir, &all)
     }
 
-    fn read(&self, config_dir: &Path) -> BTreeMap<String, String> {
+    /// How the approval of `text`, running `runs` now, stands for the file at `real_path`.
+    pub fn standing(
+        &self,
+        config_dir: &Path,
+        real_path: &Path,
+        text: &str,
+        runs: &Runs,
+    ) -> Standing {
+        let all = self.read(config_dir);
+        let Some(entry) = all.get(&*real_path.to_string_lossy()) else {
+            return Standing::Unapproved;
+        };
+        let Some(kept) = entry.get("runs").and_then(Value::as_object) else {
+            return Standing::Unapproved;
+        };
+        if text_of(entry) != Some(text) {
+            return Standing::Unapproved;
+        }
+        let mut changed: Vec<String> = runs
+            .iter()
+            .filter(|(path, now)| kept.get(*path).and_then(Value::as_str) != Some(now.as_str()))
+            .map(|(path, _)| path.clone())
+            .collect();
+        changed.extend(kept.keys().filter(|path| !runs.contains_key(*path)).cloned());
+        if changed.is_empty() { Standing::Approved } else { Standing::Changed(changed) }
+    }
+
+    /// Remembers `text` as approved for the file at `real_path`, running `runs`.
+    pub fn approve_running(
+        &self,
+        config_dir: &Path,
+        real_path: &Path,
+        text: &str,
+        runs: &Runs,
+    ) -> std::io::Result<()> {
+        let mut all = self.read(config_dir);
+        let entry = json!({ "text": text, "runs": runs });
+        all.insert(real_path.to_string_lossy().into_owned(), entry);
+        self.write(config_dir, &all)
+    }
+
+    /// The approved file that runs `path` (a real path, or one that does not exist), if
+    /// one does: a write to it changes what that file's approval started.
+    pub fn runner_of(&self, config_dir: &Path, path: &Path) -> Option<PathBuf> {
+        if config_dir.as_os_str().is_empty() {
+            return None;
+        }
+        let file = self.path(config_dir);
+        let meta = std::fs::metadata(&file).ok()?;
+        let stamp = stamp(&meta);
+        static RUN: Mutex<Option<(PathBuf, Stamp, RunnerOf)>> = Mutex::new(None);
+        let cached = match &*lock(&RUN) {
+            Some((at, seen, map)) if *at == file && *seen == stamp => Some(Arc::clone(map)),
+            _ => None,
+        };
+        let map = cached.unwrap_or_else(|| {
+            let mut map = HashMap::new();
+            for (approved, entry) in self.read(config_dir) {
+                for run in entry.get("runs").and_then(Value::as_object).into_iter().flatten() {
+                    map.insert(run.0.clone(), approved.clone());
+                }
+            }
+            let map = Arc::new(map);
+            *lock(&RUN) = Some((file, stamp, Arc::clone(&map)));
+            map
+        });
+        map.get(&*path.to_string_lossy()).map(PathBuf::from)
+    }
+
+    fn read(&self, config_dir: &Path) -> BTreeMap<String, Value> {
         std::fs::read_to_string(self.path(config_dir))
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default()
     }
 
-    fn write(&self, config_dir: &Path, all: &BTreeMap<String, String>) -> std::io::Result<()> {
+    fn write(&self, config_dir: &Path, all: &BTreeMap<String, Value>) -> std::io::Result<()> {
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(config_dir)?;
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -105,6 +204,63 @@ impl Approvals {
         }
         written
     }
+}
+
+/// Each file that an approved file runs, and that approved file.
+type RunnerOf = Arc<HashMap<String, String>>;
+
+/// The approved text of an entry: the text itself (as first kept), or its `text`.
+fn text_of(entry: &Value) -> Option<&str> {
+    entry.as_str().or_else(|| entry.get("text").and_then(Value::as_str))
+}
+
+/// What identifies a file's version without reading it: device, inode, size, and the
+/// modification and change times (the change time moves with every write).
+type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+
+fn stamp(m: &std::fs::Metadata) -> Stamp {
+    (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
+}
+
+/// The fingerprint of the file at `path` (followed if it is a link: a program is often
+/// one): `sha256:<hex>` of its bytes, `absent`, or `not a regular file`. Remembered per
+/// path while its device, inode, size and times stay the same, so a big interpreter is
+/// read once per process.
+pub fn fingerprint(path: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(path) else { return "absent".to_string() };
+    if !meta.is_file() {
+        return "not a regular file".to_string();
+    }
+    static SEEN: Mutex<Option<HashMap<PathBuf, (Stamp, String)>>> = Mutex::new(None);
+    let now = stamp(&meta);
+    if let Some((seen, digest)) = lock(&SEEN).get_or_insert_default().get(path)
+        && *seen == now
+    {
+        return digest.clone();
+    }
+    let read = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .and_then(|mut file| {
+            let mut context = ring::digest::Context::new(&ring::digest::SHA256);
+            let mut buffer = vec![0u8; 64 << 10];
+            loop {
+                match file.read(&mut buffer)? {
+                    0 => break,
+                    n => context.update(&buffer[..n]),
+                }
+            }
+            Ok((context.finish(), file.metadata()?))
+        });
+    let Ok((digest, after)) = read else { return "unreadable".to_string() };
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let digest = format!("sha256:{hex}");
+    // Changed while it was read: not remembered, and the next look reads it again.
+    if stamp(&after) == now {
+        lock(&SEEN).get_or_insert_default().insert(path.to_path_buf(), (now, digest.clone()));
+    }
+    digest
 }
 
 #[cfg(test)]
@@ -135,6 +291,40 @@ mod tests {
         assert!(err.contains("symbolic link"), "{err}");
         let err = read_project_file(&dir).unwrap_err();
         assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_approval_keeps_what_it_runs() {
+        let dir = std::env::temp_dir().join(format!("iac-approval-runs-{}", std::process::id()));
+        let config = dir.join("config");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(".mcp.json");
+        let script = dir.join("server.py");
+        std::fs::write(&script, "print(1)").unwrap();
+        let store = Approvals::new("test-runs.json");
+        let runs = |p: &Path| Runs::from([(p.display().to_string(), fingerprint(p))]);
+        let before = runs(&script);
+        assert!(before.values().all(|v| v.starts_with("sha256:") && v.len() == 71), "{before:?}");
+        assert_eq!(store.standing(&config, &file, "{}", &before), Standing::Unapproved);
+        store.approve_running(&config, &file, "{}", &before).unwrap();
+        assert_eq!(store.standing(&config, &file, "{}", &before), Standing::Approved);
+        assert!(store.approved(&config, &file, "{}"), "the text alone is approved too");
+        assert_eq!(store.runner_of(&config, &script), Some(file.clone()));
+        assert_eq!(store.runner_of(&config, &dir.join("other.py")), None);
+        std::fs::write(&script, "print(2)").unwrap();
+        let shown = script.display().to_string();
+        assert_eq!(
+            store.standing(&config, &file, "{}", &runs(&script)),
+            Standing::Changed(vec![shown])
+        );
+        assert_eq!(store.standing(&config, &file, "{} ", &before), Standing::Unapproved);
+        // An approval kept before what it runs was recorded does not hold for a program.
+        store.approve(&config, &file, "{}").unwrap();
+        assert_eq!(store.standing(&config, &file, "{}", &before), Standing::Unapproved);
+        assert_eq!(store.runner_of(&config, &script), None);
+        assert_eq!(fingerprint(&dir.join("none")), "absent");
+        assert_eq!(fingerprint(&dir), "not a regular file");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -337,6 +337,8 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
                 ("images", _) => (Some("false".into()), "default"),
                 ("webFetch", _) => (Some(config.limits.web_fetch.name().into()), "default"),
                 ("clientTools", _) => (Some("auto".into()), "default"),
+                ("clientMcp", _) => (Some("http over HTTP, stdio over stdio".into()), "default"),
+                ("mcpInternal", _) => (Some("deny over HTTP, allow over stdio".into()), "default"),
                 _ => (None, "unset"),
             }
         };

@@ -48,6 +48,12 @@ pub struct McpConfig {
     pub call_timeout: Duration,
     /// The site CA for HTTP servers (`IAC_CODE_CA_FILE`).
     pub tls: Option<ureq::tls::TlsConfig>,
+    /// Which of a client's entries the node starts (`IAC_CODE_CLIENT_MCP`); `None`: not
+    /// set, so the transport decides (`over_http`; stdio's default otherwise).
+    pub client: Option<ClientMcp>,
+    /// Whether a client's MCP URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`);
+    /// `None`: not set, so the transport decides.
+    pub internal: Option<bool>,
 }
 
 /// Limits of one prompt turn.
@@ -73,7 +79,7 @@ mod presets;
 pub mod settings;
 mod store;
 
-pub use policy::WebFetch;
+pub use policy::{ClientMcp, WebFetch};
 pub use presets::preset_names;
 use presets::{find_preset, infer_preset};
 pub use store::{StoreConfig, redacted};
@@ -207,6 +213,8 @@ impl Config {
             connect_timeout: seconds(env, "IAC_CODE_MCP_CONNECT_TIMEOUT", 10.0)?,
             call_timeout: seconds(env, "IAC_CODE_MCP_CALL_TIMEOUT", 600.0)?,
             tls: tls(env)?,
+            client: policy::client_mcp(env)?,
+            internal: policy::mcp_internal(env)?,
         };
         Ok(Config {
             config_dir,

@@ -41,6 +41,8 @@ pub(super) const PROVIDER_KEYS: &[(&str, &str)] = &[
 pub(super) const TOP_KEYS: &[(&str, &str)] = &[
     ("webFetch", "IAC_CODE_WEB_FETCH"),
     ("clientTools", "IAC_CODE_CLIENT_TOOLS"),
+    ("clientMcp", "IAC_CODE_CLIENT_MCP"),
+    ("mcpInternal", "IAC_CODE_MCP_INTERNAL"),
     ("sessionStore", "IAC_CODE_SESSION_STORE"),
     ("redisPrefix", "IAC_CODE_REDIS_PREFIX"),
     ("nodeId", "IAC_CODE_NODE_ID"),
@@ -123,7 +125,8 @@ pub(super) fn from_value<'a>(
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
-                 clientTools, sessionStore, redisPrefix, nodeId, leaseTtl, mcpServers, permissions)"
+                 clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
+                 leaseTtl, mcpServers, permissions)"
             )));
         }
     }

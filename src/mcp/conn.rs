@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::http::{HttpSetup, StreamableLink};
 use super::peer::{CallError, Link, Peer};
+use super::reach;
 use super::spec::{ServerSpec, Transport};
 use super::sse::SseLink;
 use super::stdio;
@@ -36,6 +37,11 @@ pub struct Setup {
     pub call_timeout: Duration,
     /// The agent for HTTP servers (site CA, proxy).
     pub agent: ureq::Agent,
+    /// Whether a client's URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`).
+    pub client_internal: bool,
+    /// The config dir whose approvals a project's server needs at every start; `None`:
+    /// the caller checked.
+    pub approvals: Option<std::path::PathBuf>,
 }
 
 /// A tool as the server describes it.
@@ -89,26 +95,20 @@ impl Drop for Conn {
 /// Connects to `spec` and reads its tools.
 pub fn connect(spec: &ServerSpec, setup: &Setup) -> Result<(Conn, Vec<RemoteTool>), String> {
     let deadline = Instant::now() + setup.connect_timeout;
+    reach::may_start(spec, setup)?;
     let peer = Peer::new(&spec.name, setup.cwd.clone());
     let link: Arc<dyn Link> = match &spec.transport {
         Transport::Stdio { command, args, env } => {
             stdio::start(command, args, env, Path::new(&setup.cwd), &peer)?
         }
-        Transport::Http { url, headers } => {
-            let http = HttpSetup {
-                agent: setup.agent.clone(),
-                url: url.clone(),
-                headers: headers.clone(),
-            };
-            StreamableLink::new(http, &peer)
-        }
-        Transport::Sse { url, headers } => {
-            let http = HttpSetup {
-                agent: setup.agent.clone(),
-                url: url.clone(),
-                headers: headers.clone(),
-            };
-            SseLink::start(http, &peer, setup.connect_timeout)?
+        Transport::Http { url, headers } | Transport::Sse { url, headers } => {
+            let agent = reach::agent_for(spec, url, setup, deadline)?;
+            let http = HttpSetup { agent, url: url.clone(), headers: headers.clone() };
+            peer.quiet();
+            match &spec.transport {
+                Transport::Sse { .. } => SseLink::start(http, &peer, setup.connect_timeout)?,
+                _ => StreamableLink::new(http, &peer),
+            }
         }
     };
     peer.attach(Arc::clone(&link));

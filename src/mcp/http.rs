@@ -5,8 +5,9 @@
 //! is in; `Mcp-Session-Id` from the `initialize` answer and `MCP-Protocol-Version` go on
 //! every later request with the entry's headers; an optional GET stream carries what the
 //! server says unprompted; closing DELETEs the session. An error status answers that
-//! request with a JSON-RPC error; a connection that fails or breaks mid-answer fails the
-//! server, so nothing waits for a reply that cannot come. Notifications are bounded by
+//! request with a JSON-RPC error naming the status (never the body: the URL may be a
+//! client's); a connection that fails or breaks mid-answer fails the server, so nothing
+//! waits for a reply that cannot come. Notifications are bounded by
 //! `NOTIFY_WAIT`; a cancel's notification is sent from its own thread.
 
 use std::io::{BufRead, BufReader, Read};
@@ -130,10 +131,8 @@ impl StreamableLink {
             return Err(Failure::Broken("the server ended the MCP session (HTTP 404)".into()));
         }
         if !(200..300).contains(&status) {
-            let mut body = response.into_body();
-            let text = body.with_config().limit(4096).read_to_string().unwrap_or_default();
-            let text = crate::text::one_line(&text, " ", 200);
-            return Err(Failure::Refused(format!("HTTP {status}: {text}")));
+            // The status only: the body of whatever answered stays out of errors.
+            return Err(Failure::Refused(format!("HTTP {status}")));
         }
         let Some(id) = id.filter(|_| status != 202) else { return Ok(()) };
         let event_stream = response

@@ -11,6 +11,7 @@ mod http;
 mod names;
 mod peer;
 pub mod project;
+mod reach;
 mod servers;
 mod set;
 pub mod spec;
@@ -19,6 +20,8 @@ mod stdio;
 mod tool;
 
 use std::time::Duration;
+
+use crate::config::ClientMcp;
 
 pub use conn::{Conn, RemoteTool, Setup, VERSIONS, connect};
 pub use names::tool_name;
@@ -38,7 +41,43 @@ pub fn setup(
         connect_timeout,
         call_timeout,
         agent: http::agent(tls, call_timeout),
+        client_internal: true,
+        approvals: None,
     }
+}
+
+/// A client's `mcpServers` as this node takes them (`IAC_CODE_CLIENT_MCP`): under `http`
+/// a program to start is an entry refused on its own, under `none` every entry is.
+pub fn from_client(
+    entries: &serde_json::Value,
+    policy: ClientMcp,
+) -> Vec<Result<ServerSpec, BadEntry>> {
+    let refuse = |name: String, why: &str| BadEntry {
+        name,
+        reason: format!(
+            "refused: {why} (IAC_CODE_CLIENT_MCP={}); the node's operator may allow it \
+             (IAC_CODE_CLIENT_MCP, clientMcp in settings.json) or configure the server in \
+             settings.json",
+            policy.name()
+        ),
+    };
+    let programs = "this node does not start programs a client names; a client's MCP \
+                    servers must be reached by URL (http or sse)";
+    spec::parse_servers(entries, Origin::Client)
+        .into_iter()
+        .map(|entry| match (entry, policy) {
+            (Ok(spec), ClientMcp::None) => {
+                Err(refuse(spec.name, "this node takes no MCP servers from its clients"))
+            }
+            (Err(bad), ClientMcp::None) => {
+                Err(refuse(bad.name, "this node takes no MCP servers from its clients"))
+            }
+            (Ok(spec), ClientMcp::Http) if matches!(spec.transport, Transport::Stdio { .. }) => {
+                Err(refuse(spec.name, programs))
+            }
+            (entry, _) => entry,
+        })
+        .collect()
 }
 
 /// The entries of a session: the client's first, then the settings' and the project's
@@ -60,4 +99,31 @@ pub fn merge(layers: Vec<Vec<Result<ServerSpec, BadEntry>>>) -> Vec<Result<Serve
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clients_entries_are_taken_as_the_node_allows() {
+        let entries = serde_json::json!([{"name": "run", "command": "/bin/true"},
+            {"name": "web", "type": "http", "url": "https://h/mcp"}]);
+        let kept = |policy| -> Vec<String> {
+            let out = from_client(&entries, policy);
+            out.iter()
+                .map(|e| match e {
+                    Ok(spec) => format!("{} ok", spec.name),
+                    Err(bad) => format!("{} {}", bad.name, bad.reason),
+                })
+                .collect()
+        };
+        assert_eq!(kept(ClientMcp::Stdio), ["run ok", "web ok"]);
+        let http = kept(ClientMcp::Http);
+        assert!(http[0].starts_with("run refused: this node does not start programs"), "{http:?}");
+        assert!(http[0].contains("IAC_CODE_CLIENT_MCP=http"), "{http:?}");
+        assert_eq!(http[1], "web ok");
+        let none = kept(ClientMcp::None);
+        assert!(none.iter().all(|e| e.contains("IAC_CODE_CLIENT_MCP=none")), "{none:?}");
+    }
 }

@@ -80,6 +80,8 @@ pub(super) struct Peer {
     broken: Mutex<Option<String>>,
     /// The server said its tool list changed; the next listing reads it again.
     pub(super) stale: AtomicBool,
+    /// What it sends is never quoted in an error (an HTTP server: whatever answers a URL).
+    quiet: AtomicBool,
 }
 
 impl Peer {
@@ -92,7 +94,13 @@ impl Peer {
             next_id: AtomicI64::new(1),
             broken: Mutex::new(None),
             stale: AtomicBool::new(false),
+            quiet: AtomicBool::new(false),
         })
+    }
+
+    /// From now on, what the server sends is never quoted in an error.
+    pub(super) fn quiet(&self) {
+        self.quiet.store(true, Ordering::SeqCst);
     }
 
     /// Attaches the transport (once it exists: it needs the peer to deliver to).
@@ -194,10 +202,16 @@ impl Peer {
             }
             Ok(Message::Notification(note)) => self.notification(&note.method, &note.params),
             Err((_, error)) => {
-                let shown: String = trimmed.chars().take(120).collect();
-                let detail = error.data.and_then(|d| d.as_str().map(str::to_string));
-                let detail = detail.unwrap_or(error.message);
-                self.fail(format!("sent something that is not JSON-RPC ({detail}): {shown}"));
+                // A quiet peer's errors quote nothing it sent, not even in the detail.
+                let detail = match self.quiet.load(Ordering::SeqCst) {
+                    true => format!("{})", error.message),
+                    false => {
+                        let detail = error.data.and_then(|d| d.as_str().map(str::to_string));
+                        let shown: String = trimmed.chars().take(120).collect();
+                        format!("{}): {shown}", detail.unwrap_or(error.message))
+                    }
+                };
+                self.fail(format!("sent something that is not JSON-RPC ({detail}"));
             }
         }
     }

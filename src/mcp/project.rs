@@ -7,17 +7,22 @@
 //! file, say) is never read, and it is opened once, without following links or blocking
 //! on a FIFO, and read to at most 1 MiB (`config::approval`, shared with the project's
 //! permission rules).
+//!
+//! The approval also keeps what the file runs (`runs`): the SHA-256 of each stdio
+//! server's program (found as the child would find it: a path with a slash from the
+//! project, else along `PATH`) and of each project file an argument names (`server.py`,
+//! `--config=srv.toml`). When one changes, its servers do not start until the user
+//! approves again; a write to one asks (the file tools' judge knows them).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::spec::{BadEntry, Origin, ServerSpec, Transport, parse_servers};
-use crate::config::approval::{Approvals, read_project_file};
+use crate::config::approval::{MCP as APPROVALS, Runs, Standing, fingerprint, read_project_file};
 
 /// The project file's name.
 pub const FILE: &str = ".mcp.json";
-const APPROVALS: Approvals = Approvals::new("mcp-approvals.json");
 
 /// A project's MCP file as read now.
 #[derive(Debug, Clone)]
@@ -77,15 +82,87 @@ impl ProjectFile {
             .collect()
     }
 
-    /// Whether exactly this content was approved.
+    /// Whether exactly this content was approved, with the files it runs as they are now.
     pub fn approved(&self, config_dir: &Path) -> bool {
-        APPROVALS.approved(config_dir, &self.path, &self.text)
+        self.standing(config_dir) == Standing::Approved
     }
 
-    /// Remembers this content as approved.
-    pub fn approve(&self, config_dir: &Path) -> std::io::Result<()> {
-        APPROVALS.approve(config_dir, &self.path, &self.text)
+    /// How its approval stands: approved, not approved, or approved but a file it runs
+    /// changed since.
+    pub fn standing(&self, config_dir: &Path) -> Standing {
+        APPROVALS.standing(config_dir, &self.path, &self.text, &self.runs())
     }
+
+    /// Remembers this content as approved, with the files it runs as they are now.
+    pub fn approve(&self, config_dir: &Path) -> std::io::Result<()> {
+        APPROVALS.approve_running(config_dir, &self.path, &self.text, &self.runs())
+    }
+
+    /// What its stdio servers run: each program file and each project file an argument
+    /// names, with its fingerprint.
+    pub fn runs(&self) -> Runs {
+        let root = self.path.parent().unwrap_or(Path::new("/"));
+        let mut runs = Runs::new();
+        for spec in self.servers().into_iter().flatten() {
+            let Transport::Stdio { command, args, env } = &spec.transport else { continue };
+            let path_var = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
+            let program = program_file(command, root, path_var);
+            let key = program.as_ref().map_or_else(|| command.clone(), |p| p.display().to_string());
+            runs.insert(key, program.as_deref().map_or_else(|| "absent".into(), fingerprint));
+            for file in args.iter().filter_map(|arg| project_file(arg, root)) {
+                let digest = fingerprint(&file);
+                runs.insert(file.display().to_string(), digest);
+            }
+        }
+        runs
+    }
+}
+
+/// Whether the project file in `cwd` is approved as it is now, with what it runs; else
+/// why its servers do not start.
+pub(super) fn still_approved(cwd: &Path, config_dir: &Path) -> Result<(), String> {
+    let again = "approve it again to start them";
+    match ProjectFile::find(cwd).map(|file| file.standing(config_dir)) {
+        Some(Standing::Approved) => Ok(()),
+        Some(Standing::Changed(files)) => Err(format!(
+            "not started: {} changed since {FILE} was approved ({again})",
+            files.join(", ")
+        )),
+        _ => Err(format!("not started: {FILE} is not approved as it is now ({again})")),
+    }
+}
+
+/// The file `command` starts, as the child would find it (a path with a slash from the
+/// project, else the first executable along the entry's `PATH` or ours), made real.
+fn program_file(command: &str, root: &Path, path_var: Option<String>) -> Option<PathBuf> {
+    if command.contains('/') {
+        // `components` drops the `.`s: the path as the judge of a write resolves it.
+        let path: PathBuf = root.join(command).components().collect();
+        return Some(std::fs::canonicalize(&path).unwrap_or(path));
+    }
+    let path_var = path_var.or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
+    path_var.split(':').filter(|dir| !dir.is_empty()).find_map(|dir| {
+        let candidate = root.join(dir).join(command);
+        let meta = std::fs::metadata(&candidate).ok()?;
+        use std::os::unix::fs::PermissionsExt;
+        (meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            .then(|| std::fs::canonicalize(&candidate).unwrap_or(candidate))
+    })
+}
+
+/// The project file an argument names (`server.py`, `--config=srv.toml`), if it names an
+/// existing regular file whose real path lies in the project.
+fn project_file(arg: &str, root: &Path) -> Option<PathBuf> {
+    let named = match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with('-') => value,
+        _ => arg,
+    };
+    if named.is_empty() || named.starts_with('-') {
+        return None;
+    }
+    let real = std::fs::canonicalize(root.join(named)).ok()?;
+    let root = std::fs::canonicalize(root).ok()?;
+    (real.starts_with(&root) && real.is_file()).then_some(real)
 }
 
 #[cfg(test)]
@@ -111,6 +188,42 @@ mod tests {
         std::os::unix::fs::symlink(dir.join(FILE), other.join(FILE)).unwrap();
         ProjectFile::find(&dir).unwrap().approve(&config).unwrap();
         assert!(ProjectFile::find(&other).is_none(), "a link is never read");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn what_it_runs_is_the_program_and_the_project_files_named() {
+        let dir = std::env::temp_dir().join(format!("iac-mcp-runs-{}", std::process::id()));
+        let config = dir.join("config");
+        std::fs::create_dir_all(dir.join("mcp")).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        std::fs::write(dir.join("mcp/server.py"), "print(1)").unwrap();
+        std::fs::write(dir.join("srv.toml"), "a = 1").unwrap();
+        let entry = r#"{"mcpServers":{"a":{"command":"sh","args":["mcp/server.py",
+            "--config=srv.toml","-v","/etc/hostname","missing.py"]},
+            "b":{"command":"./run.sh"}}}"#;
+        std::fs::write(dir.join(FILE), entry).unwrap();
+        let file = ProjectFile::find(&dir).unwrap();
+        let runs = file.runs();
+        let keys: Vec<&str> = runs.keys().map(String::as_str).collect();
+        let sh = program_file("sh", &dir, None).unwrap();
+        let mut want = vec![
+            sh.to_str().unwrap().to_string(),
+            dir.join("mcp/server.py").display().to_string(),
+            dir.join("srv.toml").display().to_string(),
+            dir.join("run.sh").display().to_string(),
+        ];
+        want.sort();
+        assert_eq!(keys, want, "the program, the project files named, the missing ./run.sh");
+        assert_eq!(runs[&dir.join("run.sh").display().to_string()], "absent");
+        file.approve(&config).unwrap();
+        assert!(file.approved(&config));
+        std::fs::write(dir.join("mcp/server.py"), "print(2)").unwrap();
+        let standing = ProjectFile::find(&dir).unwrap().standing(&config);
+        let changed = vec![dir.join("mcp/server.py").display().to_string()];
+        assert_eq!(standing, Standing::Changed(changed), "a changed script asks again");
+        std::fs::write(dir.join("run.sh"), "#!/bin/sh").unwrap();
+        assert!(!ProjectFile::find(&dir).unwrap().approved(&config), "so does a new program");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

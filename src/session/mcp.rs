@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::{Manager, PromptIo, Services, Session};
 use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
 use crate::cancel::CancelToken;
+use crate::config::approval::Standing;
 use crate::mcp::project::ProjectFile;
 use crate::mcp::spec::parse_servers;
 use crate::mcp::{self, BadEntry, Origin, ServerSpec};
@@ -29,7 +30,7 @@ impl Manager {
             *attached = Some(entries.to_vec());
         }
         let config = &self.services.config;
-        let client = parse_servers(&Value::Array(entries.to_vec()), Origin::Client);
+        let client = mcp::from_client(&Value::Array(entries.to_vec()), config.mcp.client_mcp());
         let settings = parse_servers(&config.mcp.servers, Origin::Settings);
         let project = match ProjectFile::find(&session.root) {
             Some(file) if file.approved(&config.config_dir) => file.servers(),
@@ -64,8 +65,10 @@ fn start(
     fresh: bool,
 ) {
     let config = &services.config.mcp;
-    let setup =
+    let mut setup =
         mcp::setup(&session.root, config.connect_timeout, config.call_timeout, config.tls.as_ref());
+    setup.client_internal = config.client_internal();
+    setup.approvals = Some(services.config.config_dir.clone());
     if fresh {
         session.mcp.start(entries, &setup);
     } else {
@@ -87,9 +90,10 @@ pub(super) fn before_turn(
     if let Some(file) = ProjectFile::find(&session.root) {
         let config_dir = &services.config.config_dir;
         let asked = lock(&session.mcp_project_asked).as_deref() == Some(file.text.as_str());
-        if !asked && !file.approved(config_dir) {
+        let standing = if asked { Standing::Approved } else { file.standing(config_dir) };
+        if standing != Standing::Approved {
             *lock(&session.mcp_project_asked) = Some(file.text.clone());
-            if ask_project(&file, io, cancel) {
+            if ask_project(&file, &standing, io, cancel) {
                 if let Err(err) = file.approve(config_dir) {
                     log::error!("cannot remember the approval of {}: {err}", file.path.display());
                 }
@@ -119,14 +123,22 @@ pub(super) fn before_turn(
 }
 
 /// Asks whether to start the servers of a project file; true if approved.
-fn ask_project(file: &ProjectFile, io: &PromptIo, cancel: &CancelToken) -> bool {
+fn ask_project(
+    file: &ProjectFile,
+    standing: &Standing,
+    io: &PromptIo,
+    cancel: &CancelToken,
+) -> bool {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let names = file.names();
-    let title = format!(
+    let mut title = format!(
         "Start the MCP servers of {} ({})? They run programs of this project.",
         file.path.display(),
         names.join(", ")
     );
+    if let Standing::Changed(files) = standing {
+        title.push_str(&format!(" Changed since it was approved: {}.", files.join(", ")));
+    }
     let input = json!({ "path": file.path, "servers": names });
     let locations = vec![(file.path.clone(), None)];
     io.sink.emit(AgentEvent::ToolCall(ToolCallStart {

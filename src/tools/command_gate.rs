@@ -78,8 +78,9 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
     let mut invocation = Invocation::plain(title);
     let mut written = Vec::new();
     for (path, how) in &c.paths {
-        let target = judge(path, ctx.cwd, ctx.config_dir);
+        let mut target = judge(path, ctx.cwd, ctx.config_dir);
         if *how == PathUse::Write {
+            target = target.writing();
             written.push(target.real.clone().unwrap_or_else(|| path.clone()));
         }
         if invocation.locations.len() < MAX_LOCATIONS {

@@ -48,7 +48,7 @@ impl Tool for EditFile {
         Access::Write
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
-        let mut invocation = describe_path("Edit", args, ctx, None);
+        let mut invocation = describe_path("Edit", args, ctx, None).writing();
         super::state_files::refuse(&mut invocation);
         invocation
     }

@@ -1,7 +1,7 @@
 //! The `Tool` trait, the registry, and what tools return. One tool per file. Tools never
 //! import `agent` or `acp`; they see a `ToolContext` and return `ToolOutput`/`ToolError`.
 
-mod address;
+pub mod address;
 mod agent;
 mod bash;
 mod command_gate;
@@ -156,6 +156,14 @@ impl Invocation {
             targets: Vec::new(),
             gate: Gate::default(),
         }
+    }
+
+    /// The invocation of a call that writes its targets: one that an approved program
+    /// runs asks like a sensitive file (`Target::writing`).
+    pub(crate) fn writing(mut self) -> Invocation {
+        self.targets = self.targets.into_iter().map(Target::writing).collect();
+        self.sensitive = self.targets.iter().find_map(|t| t.sensitive.clone());
+        self
     }
 }
 

@@ -6,6 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::paths;
+use crate::config::approval;
 
 /// A path as the permission gate judged it, before the call runs.
 #[derive(Debug, Clone)]
@@ -20,6 +21,9 @@ pub struct Target {
     pub sensitive: Option<String>,
     /// Device and inode of `real` when it existed.
     pub id: Option<(u64, u64)>,
+    /// Why writing it changes what starts (an approved project's MCP server runs it), if
+    /// it does: a write asks like a write to a sensitive file (`writing`).
+    pub runs: Option<String>,
 }
 
 impl Target {
@@ -27,6 +31,14 @@ impl Target {
     /// sensitive).
     pub fn asked(&self) -> bool {
         !self.inside || self.sensitive.is_some()
+    }
+
+    /// The target of a write: one that an approved program runs is sensitive.
+    pub fn writing(mut self) -> Target {
+        if self.sensitive.is_none() {
+            self.sensitive = self.runs.clone();
+        }
+        self
     }
 
     /// Why reaching it takes a question, for the question's title.
@@ -53,5 +65,16 @@ pub fn judge(path: &Path, cwd: &Path, config_dir: &Path) -> Target {
         .or_else(|| real.as_deref().and_then(paths::sensitive_content));
     let id =
         real.as_deref().and_then(|r| std::fs::symlink_metadata(r).ok()).map(|m| (m.dev(), m.ino()));
-    Target { path: path.to_path_buf(), real, inside, sensitive, id }
+    let runs = [Some(path), real.as_deref()]
+        .into_iter()
+        .flatten()
+        .find_map(|p| approval::MCP.runner_of(config_dir, p))
+        .map(|file| {
+            format!(
+                "the MCP servers of {} run it: once it changes, they start only when approved \
+                 again",
+                file.display()
+            )
+        });
+    Target { path: path.to_path_buf(), real, inside, sensitive, id, runs }
 }

@@ -9,17 +9,15 @@
 //! the connection goes only to the addresses judged.
 
 use std::io::Read;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::select;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use ureq::ResponseExt;
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
-use super::address::{internal_name, internal_reason};
+use super::address::{self, Judged, Unjudged};
 use super::parse_args;
 use super::{
     Access, HostReach, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, html,
@@ -173,93 +171,20 @@ fn join(from: &Target, location: &str) -> String {
     format!("{}{dir}{location}", from.origin)
 }
 
-/// What one hop resolved to, and whether that is internal.
-struct Judged {
-    addrs: Vec<SocketAddr>,
-    internal: Option<String>,
-}
-
 /// Resolves the hop's host once (cancellable, within the deadline) and judges the name and
 /// every address it resolved to; the fetch then connects only to those addresses.
 fn judge(target: &Target, ctx: &ToolContext, deadline: Instant) -> Result<Judged, ToolError> {
-    let by_name = internal_name(&target.host);
-    let addrs = if let Ok(ip) = target.host.parse::<IpAddr>() {
-        vec![SocketAddr::new(ip, target.port)]
-    } else {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let query = (target.host.clone(), target.port);
-        std::thread::Builder::new()
-            .name("web-fetch-dns".into())
-            .spawn(move || {
-                let _ = tx.send(query.to_socket_addrs().map(|a| a.collect::<Vec<_>>()));
-            })
-            .map_err(|err| ToolError::Fatal(format!("cannot start the resolver thread: {err}")))?;
-        let resolved = select! {
-            recv(rx) -> answer => answer.ok(),
-            recv(ctx.cancel.channel()) -> _ => {
-                return Err(ToolError::Model("Fetch cancelled.".to_string()));
+    address::judge(&target.host, target.port, deadline, ctx.cancel.channel(), "web-fetch-dns")
+        .map_err(|why| match why {
+            Unjudged::Cancelled => ToolError::Model("Fetch cancelled.".to_string()),
+            Unjudged::Unresolved => ToolError::Model(format!(
+                "cannot fetch: {} does not resolve (is this machine offline?)",
+                target.host
+            )),
+            Unjudged::NoThread(err) => {
+                ToolError::Fatal(format!("cannot start the resolver thread: {err}"))
             }
-            recv(crossbeam_channel::at(deadline)) -> _ => None,
-        };
-        match resolved {
-            Some(Ok(addrs)) if !addrs.is_empty() => addrs,
-            // Through a proxy the proxy resolves the name: judged by the name alone.
-            _ if proxied() => Vec::new(),
-            _ => {
-                return Err(ToolError::Model(format!(
-                    "cannot fetch: {} does not resolve (is this machine offline?)",
-                    target.host
-                )));
-            }
-        }
-    };
-    let by_addr = addrs.iter().find_map(|a| internal_reason(a.ip()).map(|why| (a.ip(), why)));
-    let literal = target.host.parse::<IpAddr>().is_ok();
-    let internal = by_name.map(str::to_string).or_else(|| {
-        by_addr.map(|(ip, why)| if literal { why.to_string() } else { format!("{why} ({ip})") })
-    });
-    // A name only the proxy resolves cannot be judged here: it asks like an internal one.
-    let internal = internal.or_else(|| {
-        (addrs.is_empty() && !literal)
-            .then(|| "a name only the HTTP proxy resolves (it cannot be checked here)".into())
-    });
-    Ok(Judged { addrs, internal })
-}
-
-/// Whether an HTTP proxy is configured for fetches.
-fn proxied() -> bool {
-    ureq::Proxy::try_from_env().is_some()
-}
-
-/// A resolver that answers with the addresses already judged for the hop's host, so the
-/// connection goes where the judgement looked (no second lookup: DNS rebinding). Other
-/// names (a proxy) resolve as usual.
-#[derive(Debug)]
-struct Pinned {
-    host: String,
-    addrs: Vec<SocketAddr>,
-}
-
-impl Resolver for Pinned {
-    fn resolve(
-        &self,
-        uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
-        if host.eq_ignore_ascii_case(&self.host) {
-            if self.addrs.is_empty() {
-                return Err(ureq::Error::HostNotFound);
-            }
-            let mut out = self.empty();
-            for addr in self.addrs.iter().take(16) {
-                out.push(*addr);
-            }
-            return Ok(out);
-        }
-        DefaultResolver::default().resolve(uri, config, timeout)
-    }
+        })
 }
 
 /// GETs `url` (one hop, no redirect followed) connecting only to `addrs`, on its own
@@ -282,8 +207,7 @@ fn fetch_pinned(
         .http_status_as_error(false)
         .user_agent(concat!("iac-code/", env!("CARGO_PKG_VERSION")))
         .build();
-    let pinned = Pinned { host: target.host.clone(), addrs };
-    let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), pinned);
+    let agent = address::pinned(config, &target.host, addrs);
     let (tx, rx) = crossbeam_channel::bounded(1);
     let worker_agent = agent.clone();
     let worker_url = url.to_string();

@@ -43,7 +43,7 @@ impl Tool for WriteFile {
         Access::Write
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
-        let mut invocation = describe_path("Write", args, ctx, None);
+        let mut invocation = describe_path("Write", args, ctx, None).writing();
         super::state_files::refuse(&mut invocation);
         invocation
     }

@@ -1,8 +1,9 @@
-//! A tiny HTTP/1.1 server on loopback serving fixed routes, for `web_fetch` tests. One
-//! thread per connection; every response closes the connection.
+//! A tiny HTTP/1.1 server on loopback serving fixed routes, for `web_fetch` tests (and MCP
+//! URLs that answer something else). One thread per connection; every response closes the
+//! connection.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -82,12 +83,20 @@ fn serve(stream: TcpStream, routes: &HashMap<String, Route>, seen: &Mutex<Vec<St
         return;
     }
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut length = 0;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
             break;
         }
+        if let Some((name, value)) = header.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
     }
+    // A request's body (a POST) is read before the answer, so closing never resets it.
+    let _ = std::io::copy(&mut (&mut reader).take(length), &mut std::io::sink());
     seen.lock().unwrap().push(path.clone());
     let route = routes.get(&path).cloned().unwrap_or_else(|| Route::status(404, "not found"));
     let mut out = stream;
