@@ -1,4 +1,4 @@
-//! `bash`: runs `/bin/sh -c` in its own process group with stdin closed and its output
+//! `bash`: runs `bash -c` in its own process group with stdin closed and its output
 //! piped, capped (head and tail kept) and streamed to the client while it runs (`run.rs`).
 //! A cancel or a timeout kills the whole process tree. Whether it may run is the
 //! infrastructure gate's question (`command_gate.rs`).
@@ -33,7 +33,7 @@ impl Tool for Bash {
         "bash"
     }
     fn description(&self) -> &'static str {
-        "Execute a shell command with /bin/sh in the working directory. Use this for running \
+        "Execute a shell command with bash in the working directory. Use this for running \
          programs, terraform/kubectl/ansible commands, tests and git operations. stdin is \
          closed (commands must not wait for input). Commands time out after 120 seconds by \
          default (timeout parameter, at most 600). Output is returned with the exit code; very \

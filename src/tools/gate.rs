@@ -86,7 +86,7 @@ pub trait ClientTools: Send + Sync {
     fn terminals(&self) -> bool {
         false
     }
-    /// Runs `/bin/sh -c command` in a client terminal in `cwd` with `env` added, calling
+    /// Runs `bash -c command` (`tools::shell`) in a client terminal in `cwd` with `env` added, calling
     /// `started` with the terminal id at once; kills it at `timeout` or a cancel, and always
     /// releases it. `Err` for a client failure, or "cancelled".
     fn run(
@@ -131,7 +131,7 @@ impl ClientTools for NoClientTools {
 /// A command to run in the client's terminal.
 #[derive(Debug)]
 pub struct TerminalCommand<'a> {
-    /// For `/bin/sh -c`.
+    /// For `bash -c`.
     pub command: &'a str,
     pub cwd: &'a std::path::Path,
     /// Added to the terminal's environment.

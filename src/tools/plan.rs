@@ -32,7 +32,7 @@ pub(super) struct Planned {
     pub shown: (PathBuf, Vec<u8>),
 }
 
-/// `s` quoted for `/bin/sh`.
+/// `s` quoted for the shell (bash or `/bin/sh`).
 pub(super) fn quote(s: &str) -> String {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:@,+%".contains(&b)) {
         return s.to_string();
