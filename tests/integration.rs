@@ -48,6 +48,12 @@ mod security;
 mod mcp;
 // MCP over HTTP, ACP over HTTP, reopened sessions, settings and project files, `iac-code mcp`.
 mod mcp_more;
+// `/health` without the token: the status, never the host or the pid.
+mod health;
+// What one MCP server can cost a session: definitions, names, images, logs, streams.
+mod mcp_caps;
+// Titles the client gets: one printable bounded line, whose claim it is first.
+mod titles;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
 // Nodes behind a real HAProxy (deploy/), failover without losing history.

@@ -337,6 +337,9 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
                 ("images", _) => (Some("false".into()), "default"),
                 ("webFetch", _) => (Some(config.limits.web_fetch.name().into()), "default"),
                 ("clientTools", _) => (Some("auto".into()), "default"),
+                ("mcpToolsMaxBytes", _) => {
+                    (Some(config.mcp.tools_max_bytes.to_string()), "default")
+                }
                 _ => (None, "unset"),
             }
         };

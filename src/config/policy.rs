@@ -1,5 +1,6 @@
 //! Settings that are policies rather than provider details: what `web_fetch` may do with
-//! public hosts, and whether tools use what the client offers.
+//! public hosts, whether tools use what the client offers, and how many bytes of MCP tool
+//! definitions a session offers the model.
 
 use super::Env;
 use crate::error::{Error, Result};
@@ -62,4 +63,20 @@ pub(super) fn client_tools(env: &dyn Env) -> Result<bool> {
             "IAC_CODE_CLIENT_TOOLS (clientTools) must be auto or off, not '{other}'"
         ))),
     }
+}
+
+/// `McpConfig::tools_max_bytes` unless configured.
+pub const MCP_TOOLS_MAX_BYTES: usize = 256 << 10;
+
+/// `IAC_CODE_MCP_TOOLS_MAX_BYTES` (`mcpToolsMaxBytes`): bytes of MCP tool definitions a
+/// session offers the model together, 0 to 64 MiB.
+pub(super) fn mcp_tools_max_bytes(env: &dyn Env) -> Result<usize> {
+    let max = super::number(
+        env,
+        "IAC_CODE_MCP_TOOLS_MAX_BYTES",
+        MCP_TOOLS_MAX_BYTES as u64,
+        0,
+        64 << 20,
+    )?;
+    Ok(max as usize)
 }

@@ -45,6 +45,7 @@ pub(super) const TOP_KEYS: &[(&str, &str)] = &[
     ("redisPrefix", "IAC_CODE_REDIS_PREFIX"),
     ("nodeId", "IAC_CODE_NODE_ID"),
     ("leaseTtl", "IAC_CODE_LEASE_TTL"),
+    ("mcpToolsMaxBytes", "IAC_CODE_MCP_TOOLS_MAX_BYTES"),
 ];
 
 /// The MCP servers' key (an object keyed by name, kept as JSON).
@@ -123,7 +124,8 @@ pub(super) fn from_value<'a>(
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
-                 clientTools, sessionStore, redisPrefix, nodeId, leaseTtl, mcpServers, permissions)"
+                 clientTools, sessionStore, redisPrefix, nodeId, leaseTtl, mcpToolsMaxBytes, \
+                 mcpServers, permissions)"
             )));
         }
     }

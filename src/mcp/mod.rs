@@ -8,6 +8,7 @@
 
 mod conn;
 mod http;
+mod logs;
 mod names;
 mod peer;
 pub mod project;
@@ -20,7 +21,9 @@ mod tool;
 
 use std::time::Duration;
 
-pub use conn::{Conn, RemoteTool, Setup, VERSIONS, connect};
+pub use conn::{
+    Conn, DEFAULT_TOOLS_MAX_BYTES, MAX_TOOL_NAME, RemoteTool, Setup, VERSIONS, connect,
+};
 pub use names::tool_name;
 pub use servers::Status;
 pub use set::Servers;
@@ -38,6 +41,7 @@ pub fn setup(
         connect_timeout,
         call_timeout,
         agent: http::agent(tls, call_timeout),
+        tools_max_bytes: conn::DEFAULT_TOOLS_MAX_BYTES,
     }
 }
 
