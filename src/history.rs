@@ -1,5 +1,7 @@
 //! The conversation as the agent keeps it: internal types, not wire types and not
-//! `Serialize` (persisted records get their own versioned structs).
+//! `Serialize` (persisted records get their own versioned structs). An `Image` is checked
+//! before it enters (type, size, base64, and its bytes' signature), and a request carries
+//! only the most recent images (`recent_images`): older ones become a note.
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +50,11 @@ pub const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "imag
 /// The largest image sent, in characters of base64: Anthropic refuses more than 5 MiB of
 /// base64 (about 3.75 MiB of image).
 pub const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+/// Base64 characters of images one request carries at most: the most recent images of the
+/// conversation (they would otherwise be sent again with every request).
+pub const MAX_SENT_IMAGES_BASE64: usize = 10 * 1024 * 1024;
+/// Images one request carries at most.
+pub const MAX_SENT_IMAGES: usize = 20;
 
 impl Image {
     /// An image both provider APIs accept (type, size, base64), or why it is not one. A
@@ -78,8 +85,113 @@ impl Image {
         if !data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
             return Err("its data is not base64".into());
         }
-        Ok(Image { mime, data: data.to_string() })
+        match sniff(&head_bytes(data)) {
+            Some(found) if found == mime => Ok(Image { mime, data: data.to_string() }),
+            Some(found) => Err(format!("it says {mime}, but its bytes are {found}")),
+            None => Err(format!("its bytes are not {mime} (no {mime} signature)")),
+        }
     }
+
+    /// Its size in KiB of image (not of base64).
+    fn kib(&self) -> usize {
+        (self.data.len() / 4 * 3).div_ceil(1024)
+    }
+}
+
+/// The first bytes (at most 12) of base64 `data`.
+fn head_bytes(data: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for b in data.bytes().take(16) {
+        let value = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => break,
+        };
+        acc = (acc << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
+/// The image type whose signature `bytes` start with (PNG, JPEG, GIF, WebP).
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// `messages` as a request carries them: the most recent images, up to
+/// `MAX_SENT_IMAGES` of them and `MAX_SENT_IMAGES_BASE64` characters; each older one is
+/// replaced by a note in its message's text. Borrowed when nothing is left out.
+pub fn recent_images(messages: &[ChatMessage]) -> std::borrow::Cow<'_, [ChatMessage]> {
+    fn images(message: &ChatMessage) -> &[Image] {
+        match message {
+            ChatMessage::User { images, .. } | ChatMessage::ToolResult { images, .. } => images,
+            ChatMessage::Assistant { .. } => &[],
+        }
+    }
+    let (mut count, mut size) = (0usize, 0usize);
+    // How many of each message's images (its last ones) are kept, from the end.
+    let mut keep = vec![usize::MAX; messages.len()];
+    let mut cut = false;
+    for (at, message) in messages.iter().enumerate().rev() {
+        let list = images(message);
+        let mut kept = 0;
+        for image in list.iter().rev() {
+            if count < MAX_SENT_IMAGES && size + image.data.len() <= MAX_SENT_IMAGES_BASE64 {
+                (count, size, kept) = (count + 1, size + image.data.len(), kept + 1);
+            } else {
+                // Older images are left out even when a smaller one would still fit.
+                (count, size) = (MAX_SENT_IMAGES, MAX_SENT_IMAGES_BASE64);
+            }
+        }
+        if kept < list.len() {
+            keep[at] = kept;
+            cut = true;
+        }
+    }
+    if !cut {
+        return std::borrow::Cow::Borrowed(messages);
+    }
+    let mut out = messages.to_vec();
+    for (message, keep) in out.iter_mut().zip(keep) {
+        let (ChatMessage::User { text, images }
+        | ChatMessage::ToolResult { content: text, images, .. }) = message
+        else {
+            continue;
+        };
+        if keep >= images.len() {
+            continue;
+        }
+        let dropped: Vec<Image> = images.drain(..images.len() - keep).collect();
+        for image in dropped {
+            text.push_str(&format!(
+                "\n[image ({}, {} KiB) no longer sent: a request carries only the most recent \
+                 {MAX_SENT_IMAGES} images and {} MiB of them]",
+                image.mime,
+                image.kib(),
+                MAX_SENT_IMAGES_BASE64 >> 20
+            ));
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// One block of reasoning as the provider signed it.
@@ -193,5 +305,40 @@ mod tests {
             })
         );
         assert_eq!(close_unanswered(&mut history, "cancelled"), 0);
+    }
+
+    #[test]
+    fn an_image_is_what_it_says_and_old_images_are_not_sent_again() {
+        let png = "iVBORw0KGgo=";
+        assert_eq!(Image::checked("image/png", png).map(|i| i.mime), Ok("image/png".into()));
+        assert!(Image::checked("image/jpeg", "/9j/4AAQSkZJRg==").is_ok());
+        assert!(Image::checked("image/gif", "R0lGODlhAQABAAAAACw=").is_ok());
+        assert!(Image::checked("image/webp", "UklGRiQAAABXRUJQVlA4IBgAAAAw").is_ok());
+        let lie = Image::checked("image/jpeg", png).unwrap_err();
+        assert_eq!(lie, "it says image/jpeg, but its bytes are image/png");
+        let text = Image::checked("image/png", "PHN2Zz4=").unwrap_err();
+        assert!(text.contains("not image/png"), "{text}");
+        // Four big images per result, three results: only the most recent go again.
+        let big = Image { mime: "image/png".into(), data: "A".repeat(MAX_IMAGE_BASE64 - 8) };
+        let shot = |id: &str| ChatMessage::ToolResult {
+            call_id: id.into(),
+            content: "shot".into(),
+            is_error: false,
+            images: vec![big.clone(); 4],
+        };
+        let history = vec![user("go"), calls(&["a"]), shot("a"), calls(&["b"]), shot("b")];
+        let sent = recent_images(&history);
+        let kept: Vec<usize> = sent
+            .iter()
+            .map(|m| match m {
+                ChatMessage::ToolResult { images, .. } => images.len(),
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(kept, [0, 0, 0, 0, 2], "the newest two of 5 MiB fit in 10 MiB");
+        let ChatMessage::ToolResult { content, .. } = &sent[2] else { panic!() };
+        assert_eq!(content.matches("no longer sent").count(), 4, "{content}");
+        let small = [user("go"), calls(&["a"]), shot("a")];
+        assert!(matches!(recent_images(&small[..2]), std::borrow::Cow::Borrowed(_)));
     }
 }

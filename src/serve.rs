@@ -95,8 +95,8 @@ impl Env for Flags<'_> {
 /// ACP engines over shared services, for the HTTP transport.
 struct AcpEngines {
     services: Arc<Services>,
-    /// The last `/health` answer and when it was made.
-    health: std::sync::Mutex<Option<(std::time::Instant, (u16, String))>>,
+    /// The last full `/health` answer and when it was made.
+    health: std::sync::Mutex<Option<(std::time::Instant, (u16, serde_json::Value))>>,
 }
 
 impl Engines for AcpEngines {
@@ -116,23 +116,35 @@ impl Engines for AcpEngines {
         }
     }
 
-    fn health(&self) -> (u16, String) {
+    fn health(&self, full: bool) -> (u16, String) {
         // `/health` needs no token: answered from a cache at most a second old, so that it
         // never opens a store connection per request.
-        let mut cached = crate::sync::lock(&self.health);
-        if let Some((at, answer)) = cached.as_ref()
-            && at.elapsed() < Duration::from_secs(1)
-        {
-            return answer.clone();
+        let (status, body) = {
+            let mut cached = crate::sync::lock(&self.health);
+            match cached.as_ref() {
+                Some((at, answer)) if at.elapsed() < Duration::from_secs(1) => answer.clone(),
+                _ => {
+                    let answer = self.check_health();
+                    *cached = Some((std::time::Instant::now(), answer.clone()));
+                    answer
+                }
+            }
+        };
+        if full {
+            return (status, body.to_string());
         }
-        let answer = self.check_health();
-        *cached = Some((std::time::Instant::now(), answer.clone()));
-        answer
+        // Without the token: the status, and the node's name only if the operator gave it
+        // (the default name holds the host name and the pid).
+        let mut brief = serde_json::json!({ "status": body["status"] });
+        if self.services.config.node_named {
+            brief["node"] = body["node"].clone();
+        }
+        (status, brief.to_string())
     }
 }
 
 impl AcpEngines {
-    fn check_health(&self) -> (u16, String) {
+    fn check_health(&self) -> (u16, serde_json::Value) {
         let services = &self.services;
         // The kind only: `/health` needs no token, so the store's address stays out of it.
         let store = if services.store.name() == "file" { "file" } else { "redis" };
@@ -144,7 +156,7 @@ impl AcpEngines {
                 "store": {"kind": store, "ok": false, "error": why}}),
         };
         let status = if body["status"] == "ok" { 200 } else { 503 };
-        (status, body.to_string())
+        (status, body)
     }
 }
 

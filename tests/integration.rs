@@ -50,6 +50,12 @@ mod mcp;
 mod mcp_more;
 // What MCP entries may make the node do: approved programs, internal URLs, a client's stdio.
 mod mcp_trust;
+// `/health` without the token: the status, never the host or the pid.
+mod health;
+// What one MCP server can cost a session: definitions, names, images, logs, streams.
+mod mcp_caps;
+// Titles the client gets: one printable bounded line, whose claim it is first.
+mod titles;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
 // Which mode a loaded, imported or migrated session starts in; records checked on the way.

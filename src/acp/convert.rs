@@ -1,5 +1,7 @@
 //! The one place internal agent events become ACP wire updates, and the ACP side of the
-//! permission question. Implements `EventSink` and `Asker` over the `Outbox`.
+//! permission question. Implements `EventSink` and `Asker` over the `Outbox`. Every title
+//! that leaves (a tool call's, a question's, an option's) is made a `text::Title` here,
+//! whoever composed it.
 
 use std::sync::OnceLock;
 
@@ -16,6 +18,7 @@ use crate::cancel::CancelToken;
 use crate::infra::Tier;
 use crate::jsonrpc::{Outbox, Template};
 use crate::permission::{Answer, Asker, Mode, Question};
+use crate::text::Title;
 use crate::tools;
 
 /// Sends a session's events to the client as `session/update` notifications.
@@ -102,7 +105,7 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
         AgentEvent::Thought(t) => SessionUpdate::AgentThoughtChunk { content: text(t) },
         AgentEvent::ToolCall(call) => SessionUpdate::ToolCall {
             tool_call_id: call.id,
-            title: call.title,
+            title: Title::new(None, &call.title),
             kind: kind_of(call.kind),
             status: ToolCallStatus::Pending,
             raw_input: call.input,
@@ -246,11 +249,14 @@ impl Asker for AcpAsker {
             .iter()
             .map(|(id, answer)| PermissionOption {
                 option_id: id,
-                name: question
-                    .choices
-                    .iter()
-                    .find(|(choice, _, _)| choice == id)
-                    .map_or_else(|| label(*answer, question), |(_, name, _)| name.clone()),
+                name: Title::new(
+                    None,
+                    &question
+                        .choices
+                        .iter()
+                        .find(|(choice, _, _)| choice == id)
+                        .map_or_else(|| label(*answer, question), |(_, name, _)| name.clone()),
+                ),
                 kind: kind_of_answer(*answer),
             })
             .collect();
@@ -258,7 +264,7 @@ impl Asker for AcpAsker {
             session_id: &self.session_id,
             tool_call: PermissionToolCall {
                 tool_call_id: question.tool_call_id.clone(),
-                title: question.title.clone(),
+                title: Title::new(None, &question.title),
                 kind: kind_of(question.kind),
                 status: ToolCallStatus::Pending,
                 raw_input: question.input.clone(),

@@ -122,8 +122,12 @@ fn mcp_meta(session: &Session) -> Option<Value> {
     let servers: Vec<Value> = servers
         .into_iter()
         .map(|s| {
-            json!({"name": s.name, "transport": s.transport, "status": s.state,
-                   "tools": s.tools, "error": s.error, "origin": s.origin})
+            let mut server = json!({"name": s.name, "transport": s.transport, "status": s.state,
+                   "tools": s.tools, "error": s.error, "origin": s.origin});
+            if !s.left_out.is_empty() {
+                server["leftOut"] = json!(s.left_out);
+            }
+            server
         })
         .collect();
     Some(json!({ "iacCode": { "mcpServers": servers } }))

@@ -20,7 +20,9 @@ pub(super) fn request_completion(
 ) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
     let tools = turn.offered();
-    let request = turn.request(&model, history, &tools);
+    // Only the most recent images go again with every request.
+    let messages = crate::history::recent_images(history);
+    let request = turn.request(&model, &messages, &tools);
     let mut partial_text = String::new();
     let mut partial_thinking = String::new();
     // Pieces that arrive together leave together: one hand-off to the client per burst.

@@ -30,6 +30,9 @@ pub struct Config {
     pub store: StoreConfig,
     /// This node's name (logs, leases, `/health`).
     pub node_id: String,
+    /// Whether the operator named the node (`--node-id`, `IAC_CODE_NODE_ID`, `nodeId`):
+    /// only then does `/health` tell its name to a caller without the token.
+    pub node_named: bool,
     /// How long a node holds a session without renewing its lease (Redis store).
     pub lease_ttl: Duration,
     /// Permission rules of `settings.json`, the environment and the flags (a project's
@@ -54,6 +57,9 @@ pub struct McpConfig {
     /// Whether a client's MCP URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`);
     /// `None`: not set, so the transport decides.
     pub internal: Option<bool>,
+    /// Bytes of MCP tool definitions a session offers the model at most
+    /// (`IAC_CODE_MCP_TOOLS_MAX_BYTES`, `mcpToolsMaxBytes`; 256 KiB).
+    pub tools_max_bytes: usize,
 }
 
 /// Limits of one prompt turn.
@@ -79,7 +85,7 @@ mod presets;
 pub mod settings;
 mod store;
 
-pub use policy::{ClientMcp, WebFetch};
+pub use policy::{ClientMcp, MCP_TOOLS_MAX_BYTES, WebFetch};
 pub use presets::preset_names;
 use presets::{find_preset, infer_preset};
 pub use store::{StoreConfig, redacted};
@@ -215,6 +221,7 @@ impl Config {
             tls: tls(env)?,
             client: policy::client_mcp(env)?,
             internal: policy::mcp_internal(env)?,
+            tools_max_bytes: policy::mcp_tools_max_bytes(env)?,
         };
         Ok(Config {
             config_dir,
@@ -226,6 +233,7 @@ impl Config {
             mcp,
             store: store::store(env)?,
             node_id: store::node_id(env)?,
+            node_named: env.get("IAC_CODE_NODE_ID").is_some(),
             lease_ttl: store::lease_ttl(env)?,
             permissions: Arc::default(),
         })

@@ -1,6 +1,7 @@
 //! Settings that are policies rather than provider details: what `web_fetch` may do with
 //! public hosts, whether tools use what the client offers, which MCP servers a client may
-//! have the node start, and whether a client's MCP URLs may reach internal addresses.
+//! have the node start, whether a client's MCP URLs may reach internal addresses, and how
+//! many bytes of MCP tool definitions a session offers the model.
 
 use super::{Env, McpConfig};
 use crate::error::{Error, Result};
@@ -134,4 +135,20 @@ impl McpConfig {
     pub fn client_internal(&self) -> bool {
         self.internal.unwrap_or(true)
     }
+}
+
+/// `McpConfig::tools_max_bytes` unless configured.
+pub const MCP_TOOLS_MAX_BYTES: usize = 256 << 10;
+
+/// `IAC_CODE_MCP_TOOLS_MAX_BYTES` (`mcpToolsMaxBytes`): bytes of MCP tool definitions a
+/// session offers the model together, 0 to 64 MiB.
+pub(super) fn mcp_tools_max_bytes(env: &dyn Env) -> Result<usize> {
+    let max = super::number(
+        env,
+        "IAC_CODE_MCP_TOOLS_MAX_BYTES",
+        MCP_TOOLS_MAX_BYTES as u64,
+        0,
+        64 << 20,
+    )?;
+    Ok(max as usize)
 }

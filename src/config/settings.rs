@@ -47,6 +47,7 @@ pub(super) const TOP_KEYS: &[(&str, &str)] = &[
     ("redisPrefix", "IAC_CODE_REDIS_PREFIX"),
     ("nodeId", "IAC_CODE_NODE_ID"),
     ("leaseTtl", "IAC_CODE_LEASE_TTL"),
+    ("mcpToolsMaxBytes", "IAC_CODE_MCP_TOOLS_MAX_BYTES"),
 ];
 
 /// The MCP servers' key (an object keyed by name, kept as JSON).
@@ -126,7 +127,7 @@ pub(super) fn from_value<'a>(
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
                  clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
-                 leaseTtl, mcpServers, permissions)"
+                 leaseTtl, mcpToolsMaxBytes, mcpServers, permissions)"
             )));
         }
     }

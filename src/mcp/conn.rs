@@ -25,6 +25,9 @@ const MAX_TOOLS: usize = 500;
 const MAX_DESCRIPTION: usize = 2048;
 /// An input schema larger than this (as JSON) is not passed on.
 const MAX_SCHEMA: usize = 32 << 10;
+/// A tool name longer than this (bytes) is left out: the model gets any name hashed to 64
+/// characters (`names.rs`), but the server gets it back as it is with every call.
+pub const MAX_TOOL_NAME: usize = 1024;
 
 /// What opening a connection needs besides the entry.
 #[derive(Clone)]
@@ -42,7 +45,13 @@ pub struct Setup {
     /// The config dir whose approvals a project's server needs at every start; `None`:
     /// the caller checked.
     pub approvals: Option<std::path::PathBuf>,
+    /// Bytes of tool definitions (name, description, schema) a session's servers may offer
+    /// together (`IAC_CODE_MCP_TOOLS_MAX_BYTES`): they go with every LLM request.
+    pub tools_max_bytes: usize,
 }
+
+/// `Setup::tools_max_bytes` unless configured.
+pub const DEFAULT_TOOLS_MAX_BYTES: usize = crate::config::MCP_TOOLS_MAX_BYTES;
 
 /// A tool as the server describes it.
 #[derive(Debug, Clone)]
@@ -65,6 +74,8 @@ pub struct Conn {
     pub version: String,
     /// `serverInfo` as "name version".
     pub server_info: String,
+    /// What its tool list held that is not offered, and why (told in `/mcp` and the log).
+    pub left_out: Vec<String>,
 }
 
 impl Conn {
@@ -102,8 +113,12 @@ pub fn connect(spec: &ServerSpec, setup: &Setup) -> Result<(Conn, Vec<RemoteTool
             stdio::start(command, args, env, Path::new(&setup.cwd), &peer)?
         }
         Transport::Http { url, headers } | Transport::Sse { url, headers } => {
-            let agent = reach::agent_for(spec, url, setup, deadline)?;
-            let http = HttpSetup { agent, url: url.clone(), headers: headers.clone() };
+            // Its own agent (pinned to the judged addresses for a client's URL), shut down
+            // on close: silent streams end at once.
+            let http = match reach::agent_for(spec, url, setup, deadline)? {
+                Some(agent) => HttpSetup { agent, url: url.clone(), headers: headers.clone() },
+                None => HttpSetup::own(&setup.agent, url, headers),
+            };
             peer.quiet();
             match &spec.transport {
                 Transport::Sse { .. } => SseLink::start(http, &peer, setup.connect_timeout)?,
@@ -113,7 +128,8 @@ pub fn connect(spec: &ServerSpec, setup: &Setup) -> Result<(Conn, Vec<RemoteTool
     };
     peer.attach(Arc::clone(&link));
     // From here on the connection closes with `conn` if anything fails.
-    let mut conn = Conn { peer, version: String::new(), server_info: String::new() };
+    let mut conn =
+        Conn { peer, version: String::new(), server_info: String::new(), left_out: Vec::new() };
     let left = || deadline.saturating_duration_since(Instant::now());
     let params = json!({
         "protocolVersion": VERSIONS[0],
@@ -147,8 +163,9 @@ pub fn connect(spec: &ServerSpec, setup: &Setup) -> Result<(Conn, Vec<RemoteTool
     if answer.pointer("/capabilities/tools").is_none() {
         return Ok((conn, Vec::new()));
     }
-    let tools = list_tools(&conn, left()).map_err(|err| during("tools/list", err))?;
-    Ok((conn, tools))
+    let listing = list_tools(&conn, left()).map_err(|err| during("tools/list", err))?;
+    conn.left_out = listing.left_out;
+    Ok((conn, listing.tools))
 }
 
 fn during(step: &str, err: CallError) -> String {
@@ -160,10 +177,21 @@ fn during(step: &str, err: CallError) -> String {
     }
 }
 
-/// Every page of `tools/list`.
-pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Vec<RemoteTool>, CallError> {
+/// A server's tool list as read: what is offered, and what is not and why.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub tools: Vec<RemoteTool>,
+    /// One line per reason, naming the tools (or how many) it left out.
+    pub left_out: Vec<String>,
+}
+
+/// Every page of `tools/list`. A tool that cannot be offered (no name, a name over
+/// `MAX_TOOL_NAME`, past `MAX_TOOLS`) is left out and said so, never dropped silently.
+pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, CallError> {
     let deadline = Instant::now() + timeout;
     let mut tools = Vec::new();
+    let mut unnamed = 0usize;
+    let mut long_names = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
         let params = match &cursor {
@@ -173,8 +201,10 @@ pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Vec<RemoteTool>, Cal
         let left = deadline.saturating_duration_since(Instant::now());
         let page = conn.peer.request("tools/list", params, left, None, &|_| {})?;
         for tool in page.get("tools").and_then(Value::as_array).into_iter().flatten() {
-            if let Some(tool) = remote_tool(tool) {
-                tools.push(tool);
+            match remote_tool(tool) {
+                Ok(tool) => tools.push(tool),
+                Err(None) => unnamed += 1,
+                Err(Some(name)) => long_names.push(name),
             }
         }
         cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_string);
@@ -182,14 +212,41 @@ pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Vec<RemoteTool>, Cal
             break;
         }
     }
+    // Pages not read (past the tools taken, or past `MAX_PAGES`) are said to exist.
+    let unread = if cursor.is_some() { " or more (pages not read)" } else { "" };
+    let mut left_out = Vec::new();
+    if unnamed > 0 {
+        left_out.push(format!("{unnamed} tool(s) without a name"));
+    }
+    if !long_names.is_empty() {
+        let shown: Vec<String> = long_names
+            .iter()
+            .map(|n| format!("'{}' ({} bytes)", crate::text::Title::bounded(None, n, 40), n.len()))
+            .collect();
+        left_out.push(format!(
+            "{} tool(s) named with more than {MAX_TOOL_NAME} bytes: {}",
+            long_names.len(),
+            shown.join(", ")
+        ));
+    }
+    if tools.len() > MAX_TOOLS || !unread.is_empty() {
+        left_out.push(format!(
+            "{}{unread} tool(s) past the first {} read",
+            tools.len().saturating_sub(MAX_TOOLS),
+            tools.len().min(MAX_TOOLS)
+        ));
+    }
     tools.truncate(MAX_TOOLS);
-    Ok(tools)
+    Ok(Listing { tools, left_out })
 }
 
-fn remote_tool(tool: &Value) -> Option<RemoteTool> {
-    // A name is sent back as it is: one that cannot be a sane name is left out.
-    let name =
-        tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty() && n.len() <= 256)?;
+/// The tool as offered, or why not: `Err(None)` without a name, `Err(Some(name))` for a
+/// name over `MAX_TOOL_NAME` (a name is sent back as it is, so it must be bounded).
+fn remote_tool(tool: &Value) -> Result<RemoteTool, Option<String>> {
+    let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).ok_or(None)?;
+    if name.len() > MAX_TOOL_NAME {
+        return Err(Some(name.to_string()));
+    }
     let hint = |key: &str| tool.pointer(&format!("/annotations/{key}")).and_then(Value::as_bool);
     let title = tool
         .pointer("/annotations/title")
@@ -202,7 +259,7 @@ fn remote_tool(tool: &Value) -> Option<RemoteTool> {
     let size = schema.to_string().len();
     let schema =
         if size > MAX_SCHEMA { Value::String(format!("{} KiB", size >> 10)) } else { schema };
-    Some(RemoteTool {
+    Ok(RemoteTool {
         name: name.to_string(),
         description: crate::text::clip(description, MAX_DESCRIPTION),
         schema,

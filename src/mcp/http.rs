@@ -29,9 +29,35 @@ pub(super) const NOTIFY_WAIT: Duration = Duration::from_secs(10);
 /// A connection's HTTP settings.
 #[derive(Clone)]
 pub(super) struct HttpSetup {
+    /// This connection's own agent (its own pool): closing the connection shuts it down,
+    /// which ends every stream and answer still being read at once (`close_streams`).
     pub(super) agent: ureq::Agent,
     pub(super) url: String,
     pub(super) headers: Vec<(String, String)>,
+}
+
+impl HttpSetup {
+    /// The settings of one connection to `url`, with an agent of its own configured like
+    /// `agent`.
+    pub(super) fn own(agent: &ureq::Agent, url: &str, headers: &[(String, String)]) -> HttpSetup {
+        HttpSetup {
+            agent: ureq::Agent::new_with_config(agent.config().clone()),
+            url: url.to_string(),
+            headers: headers.to_vec(),
+        }
+    }
+
+    /// Ends every request of this connection still open (a silent GET stream, a call's
+    /// answer), closing their sockets: their threads return at once.
+    pub(super) fn close_streams(&self) {
+        self.agent.clone().shutdown();
+    }
+
+    /// A fresh agent configured like this connection's, for what is sent after
+    /// `close_streams` (the DELETE that ends the session).
+    fn fresh_agent(&self) -> ureq::Agent {
+        ureq::Agent::new_with_config(self.agent.config().clone())
+    }
 }
 
 /// The agent every MCP HTTP connection uses: the site CA (if any) and proxy as for the
@@ -239,8 +265,10 @@ impl Link for StreamableLink {
         if self.closed.swap(true, Ordering::SeqCst) {
             return;
         }
+        // A silent GET stream (or a hung answer) must not keep a thread and a socket.
+        self.setup.close_streams();
         if lock(&self.session).is_some() {
-            let mut request = self.setup.agent.delete(&self.setup.url);
+            let mut request = self.setup.fresh_agent().delete(&self.setup.url);
             for (name, value) in self.headers() {
                 request = request.header(name, value);
             }

@@ -8,6 +8,7 @@
 
 mod conn;
 mod http;
+mod logs;
 mod names;
 mod peer;
 pub mod project;
@@ -23,7 +24,9 @@ use std::time::Duration;
 
 use crate::config::ClientMcp;
 
-pub use conn::{Conn, RemoteTool, Setup, VERSIONS, connect};
+pub use conn::{
+    Conn, DEFAULT_TOOLS_MAX_BYTES, MAX_TOOL_NAME, RemoteTool, Setup, VERSIONS, connect,
+};
 pub use names::tool_name;
 pub use servers::Status;
 pub use set::Servers;
@@ -43,6 +46,7 @@ pub fn setup(
         agent: http::agent(tls, call_timeout),
         client_internal: true,
         approvals: None,
+        tools_max_bytes: conn::DEFAULT_TOOLS_MAX_BYTES,
     }
 }
 

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use serde_json::{Value, json};
 
+use super::logs::ServerLog;
 use crate::cancel::CancelToken;
 use crate::jsonrpc::{self, Message, RequestId};
 use crate::sync::lock;
@@ -82,6 +83,8 @@ pub(super) struct Peer {
     pub(super) stale: AtomicBool,
     /// What it sends is never quoted in an error (an HTTP server: whatever answers a URL).
     quiet: AtomicBool,
+    /// Its log messages, rate-limited.
+    log: ServerLog,
 }
 
 impl Peer {
@@ -95,6 +98,7 @@ impl Peer {
             broken: Mutex::new(None),
             stale: AtomicBool::new(false),
             quiet: AtomicBool::new(false),
+            log: ServerLog::new(name),
         })
     }
 
@@ -138,6 +142,7 @@ impl Peer {
                 *broken = Some(reason.clone());
             }
         }
+        self.log.flush();
         let waiting: Vec<Waiter> = lock(&self.waiting).drain().map(|(_, w)| w).collect();
         for waiter in waiting {
             let _ = waiter.done.try_send(Err(CallError::Broken(reason.clone())));
@@ -169,7 +174,12 @@ impl Peer {
             }
             return;
         }
-        match jsonrpc::parse(trimmed.as_bytes()) {
+        let parsed = jsonrpc::parse(trimmed.as_bytes());
+        // What its log dropped is told before anything else it says is acted on.
+        if !matches!(&parsed, Ok(Message::Notification(n)) if n.method == "notifications/message") {
+            self.log.flush();
+        }
+        match parsed {
             Ok(Message::Response(response)) => {
                 let waiter = match response.id {
                     RequestId::Num(id) => lock(&self.waiting).remove(&id),
@@ -241,23 +251,8 @@ impl Peer {
                     let _ = waiter.progress.try_send(text);
                 }
             }
-            "notifications/message" => {
-                let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
-                let data = match params.get("data") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                };
-                let data: String = data.chars().take(2000).collect();
-                let name = &self.name;
-                match level {
-                    "debug" => log::debug!("MCP server {name}: {data}"),
-                    "info" | "notice" => log::info!("MCP server {name}: {data}"),
-                    "warning" => log::warn!("MCP server {name}: {data}"),
-                    _ => log::error!("MCP server {name} ({level}): {data}"),
-                }
-            }
-            _ => log::debug!("MCP server {}: notification {method} ignored", self.name),
+            "notifications/message" => self.log.message(params),
+            _ => self.log.ignored(method),
         }
     }
 

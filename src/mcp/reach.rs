@@ -14,16 +14,17 @@ use super::project;
 use super::spec::{Origin, ServerSpec};
 use crate::tools::address::{self, Judged, Unjudged};
 
-/// The agent for the HTTP server of `spec` at `url`: the session's, or for a client's URL
-/// under `IAC_CODE_MCP_INTERNAL=deny`, one pinned to the public addresses judged.
+/// A pinned agent for the HTTP server of `spec` at `url`: `None` (the session's config will
+/// do) unless it is a client's URL
+/// under `IAC_CODE_MCP_INTERNAL=deny`, then one pinned to the public addresses judged.
 pub(super) fn agent_for(
     spec: &ServerSpec,
     url: &str,
     setup: &Setup,
     deadline: Instant,
-) -> Result<ureq::Agent, String> {
+) -> Result<Option<ureq::Agent>, String> {
     if spec.origin != Origin::Client || setup.client_internal {
-        return Ok(setup.agent.clone());
+        return Ok(None);
     }
     let shown = spec.transport.describe();
     let uri: ureq::http::Uri = url.parse().map_err(|_| format!("'{shown}' is not a valid URL"))?;
@@ -50,7 +51,7 @@ pub(super) fn agent_for(
              mcpInternal in settings.json)"
         ));
     }
-    Ok(address::pinned(setup.agent.config().clone(), &host, judged.addrs))
+    Ok(Some(address::pinned(setup.agent.config().clone(), &host, judged.addrs)))
 }
 
 /// Whether `spec` may start now: a project's server only while its file's approval holds.

@@ -40,6 +40,8 @@ pub struct Status {
     pub error: Option<String>,
     /// `client`, `settings` or `project`.
     pub origin: &'static str,
+    /// Tools it lists that are not offered, and why (one line per reason).
+    pub left_out: Vec<String>,
 }
 
 enum State {
@@ -65,6 +67,8 @@ pub struct Server {
     changed: Condvar,
     restarted: std::sync::atomic::AtomicBool,
     shared: Arc<Shared>,
+    /// What its last tool list held that is not offered, and why.
+    left_out: Mutex<Vec<String>>,
 }
 
 impl Server {
@@ -112,6 +116,7 @@ impl Server {
                     started.elapsed().as_millis(),
                     tools.len()
                 );
+                self.left_out(conn.left_out.clone());
                 State::Ready { conn: Arc::new(conn), tools }
             }
             Err(reason) => State::Failed { reason, last: None },
@@ -147,7 +152,8 @@ impl Server {
         }
         if conn.peer.stale.swap(false, Ordering::SeqCst) {
             match conn::list_tools(&conn, self.setup.connect_timeout) {
-                Ok(tools) => {
+                Ok(conn::Listing { tools, left_out }) => {
+                    self.left_out(left_out);
                     if let State::Ready { tools: current, .. } = &mut *lock(&self.state) {
                         log::info!(
                             "MCP server {}: tool list changed ({} tools)",
@@ -163,6 +169,14 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// Keeps (and logs) what the server's tool list held that is not offered.
+    fn left_out(&self, left_out: Vec<String>) {
+        for why in &left_out {
+            log::warn!("MCP server {}: left out {why}", self.name);
+        }
+        *lock(&self.left_out) = left_out;
     }
 
     /// The connection `conn` broke (or hangs): it is closed, and a stdio server not
@@ -222,7 +236,8 @@ impl Server {
             }
             State::Closed => ("closed", 0, None),
         };
-        Status { name: self.name.clone(), transport, state, tools, error, origin }
+        let left_out = lock(&self.left_out).clone();
+        Status { name: self.name.clone(), transport, state, tools, error, origin, left_out }
     }
 
     pub(super) fn close(&self) {
@@ -290,6 +305,7 @@ impl Server {
             changed: Condvar::new(),
             restarted: Default::default(),
             shared: Arc::clone(shared),
+            left_out: Mutex::default(),
         });
         match state {
             State::Connecting => {

@@ -20,6 +20,8 @@ pub(super) struct SseLink {
     /// Messages for the posting thread, in order; taken on close.
     input: Mutex<Option<Sender<Vec<u8>>>>,
     closed: Arc<AtomicBool>,
+    /// The connection's HTTP settings, whose agent `close` shuts down.
+    streams: HttpSetup,
 }
 
 /// Messages waiting to be POSTed, at most; a send waits `NOTIFY_WAIT` for room.
@@ -33,6 +35,7 @@ impl SseLink {
         wait: Duration,
     ) -> Result<Arc<SseLink>, String> {
         let closed = Arc::new(AtomicBool::new(false));
+        let streams = setup.clone();
         let (found_tx, found) = crossbeam_channel::bounded::<Result<String, String>>(1);
         let weak = Arc::downgrade(peer);
         let stream_closed = Arc::clone(&closed);
@@ -45,6 +48,7 @@ impl SseLink {
             Ok(found) => found?,
             Err(_) => {
                 closed.store(true, Ordering::SeqCst);
+                streams.close_streams();
                 return Err(format!("no endpoint event within {} s", wait.as_secs()));
             }
         };
@@ -67,7 +71,7 @@ impl SseLink {
                 }
             })
             .map_err(|err| err.to_string())?;
-        Ok(Arc::new(SseLink { input: Mutex::new(Some(input)), closed }))
+        Ok(Arc::new(SseLink { input: Mutex::new(Some(input)), closed, streams }))
     }
 }
 
@@ -152,9 +156,10 @@ impl Link for SseLink {
     }
 
     fn close(&self) {
-        // The stream's thread stops at the server's next event or when it closes.
+        // The stream's thread stops at once: its socket is shut down.
         self.closed.store(true, Ordering::SeqCst);
         lock(&self.input).take();
+        self.streams.close_streams();
     }
 }
 

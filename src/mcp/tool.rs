@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::conn::RemoteTool;
 use crate::history::Image;
+use crate::text::Title;
 use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 
 /// Images of one result passed on to the model at most.
@@ -86,9 +87,11 @@ impl Tool for McpTool {
         std::borrow::Cow::Owned(format!("mcp\0{}\0{}", self.server.server(), self.remote.name))
     }
 
+    /// Whose claim it is comes first: "MCP server x: <its title>" (`text::Title`).
     fn describe(&self, _args: &Value, _ctx: &ToolContext) -> Invocation {
         let shown = self.remote.title.as_deref().unwrap_or(&self.remote.name);
-        Invocation::plain(format!("{shown} (MCP server {})", self.server.server()))
+        let claimant = format!("MCP server {}", self.server.server());
+        Invocation::plain(Title::new(Some(&claimant), shown).into_string())
     }
 
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -242,7 +245,8 @@ mod tests {
     fn results_become_text() {
         let result = json!({"content": [
             {"type": "text", "text": "one"},
-            {"type": "image", "data": "A".repeat(4096), "mimeType": "image/png"},
+            {"type": "image", "data": format!("iVBORw0KGgo{}", "A".repeat(4085)), "mimeType": "image/png"},
+            {"type": "image", "data": "R0lGODlhAQABAAAAACw=", "mimeType": "image/png"},
             {"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"},
             {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
             {"type": "resource_link", "uri": "file:///b", "name": "b", "description": "the b"}
@@ -260,13 +264,14 @@ mod tests {
                 "[image (image/svg+xml, 1 KiB) returned by the tool; not shown: the type"
             )
         );
+        assert!(shown.contains("not shown: it says image/png, but its bytes are image/gif"));
         assert!(text.contains("[resource file:///a]\nbody"), "{text}");
         assert!(text.contains("[resource link: b <file:///b>] the b"), "{text}");
         let structured = json!({"content": [], "structuredContent": {"answer": 42}});
         assert!(result_content(&structured, false).0.contains("\"answer\": 42"));
         let raw = without_blobs(result);
         assert_eq!(raw["content"][1]["data"], "<4096 base64 characters>");
-        assert_eq!(raw["content"][2]["data"], "PHN2Zz4=", "short data stays");
+        assert_eq!(raw["content"][3]["data"], "PHN2Zz4=", "short data stays");
     }
 
     #[test]

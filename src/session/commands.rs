@@ -132,6 +132,9 @@ fn mcp_status(session: &Session) -> String {
         if let Some(error) = s.error {
             text.push_str(&format!("; last error: {error}"));
         }
+        for why in &s.left_out {
+            text.push_str(&format!("; left out: {why}"));
+        }
         text.push('\n');
     }
     text

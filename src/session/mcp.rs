@@ -15,6 +15,7 @@ use crate::mcp::spec::parse_servers;
 use crate::mcp::{self, BadEntry, Origin, ServerSpec};
 use crate::permission::{Answer, Question};
 use crate::sync::lock;
+use crate::text::Title;
 use crate::tools::ToolKind;
 
 impl Manager {
@@ -69,6 +70,7 @@ fn start(
         mcp::setup(&session.root, config.connect_timeout, config.call_timeout, config.tls.as_ref());
     setup.client_internal = config.client_internal();
     setup.approvals = Some(services.config.config_dir.clone());
+    setup.tools_max_bytes = config.tools_max_bytes;
     if fresh {
         session.mcp.start(entries, &setup);
     } else {
@@ -122,6 +124,46 @@ pub(super) fn before_turn(
     }
 }
 
+/// Characters of one server in the project file's question title.
+const SERVER_CHARS: usize = 200;
+
+/// The project file's question: its title names each server first with exactly what it
+/// runs ("MCP server x: python3 srv.py; sets TOKEN"), each bounded, so that no padding
+/// pushes a command out of sight; the content lists them all in full.
+fn project_question(file: &ProjectFile) -> (String, Vec<String>) {
+    let servers: Vec<(String, String)> = file
+        .servers()
+        .into_iter()
+        .map(|entry| match entry {
+            Ok(spec) => {
+                let mut runs = spec.transport.describe();
+                if let mcp::Transport::Stdio { env, .. } = &spec.transport
+                    && !env.is_empty()
+                {
+                    let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+                    runs.push_str(&format!("; sets {}", names.join(", ")));
+                }
+                (format!("MCP server {}", spec.name), runs)
+            }
+            Err(bad) => (format!("MCP server {}", bad.name), format!("unusable: {}", bad.reason)),
+        })
+        .collect();
+    let shown: Vec<String> = servers
+        .iter()
+        .map(|(who, runs)| Title::bounded(Some(who), runs, SERVER_CHARS).into_string())
+        .collect();
+    let title = format!(
+        "{} — start the MCP servers of {}? They run programs of this project.",
+        shown.join("; "),
+        file.path.display()
+    );
+    let listed: Vec<String> = servers
+        .iter()
+        .map(|(who, runs)| format!("- {}", Title::bounded(Some(who), runs, 4096)))
+        .collect();
+    (Title::new(None, &title).into_string(), vec![listed.join("\n")])
+}
+
 /// Asks whether to start the servers of a project file; true if approved.
 fn ask_project(
     file: &ProjectFile,
@@ -131,11 +173,7 @@ fn ask_project(
 ) -> bool {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let names = file.names();
-    let mut title = format!(
-        "Start the MCP servers of {} ({})? They run programs of this project.",
-        file.path.display(),
-        names.join(", ")
-    );
+    let (mut title, content) = project_question(file);
     if let Standing::Changed(files) = standing {
         title.push_str(&format!(" Changed since it was approved: {}.", files.join(", ")));
     }
@@ -155,7 +193,7 @@ fn ask_project(
         tool: "mcp_project".to_string(),
         title,
         kind: ToolKind::Other,
-        content: Vec::new(),
+        content,
         tier: None,
         input,
         locations,

@@ -17,8 +17,6 @@ use super::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutp
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest timeout a call may ask for.
 const MAX_TIMEOUT: Duration = Duration::from_secs(600);
-/// Characters of the command shown in the title.
-const MAX_TITLE_CHARS: usize = 500;
 
 pub struct Bash;
 
@@ -63,8 +61,9 @@ impl Tool for Bash {
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
         let command = args.get("command").and_then(Value::as_str).unwrap_or("").trim();
-        // The whole command, so that a client showing only the title shows all of it.
-        let title = crate::text::one_line(command, " ⏎ ", MAX_TITLE_CHARS);
+        // The command itself, so that a client showing only the title shows what runs: one
+        // printable line, a long one as its head and its tail (`text::Title`).
+        let title = crate::text::Title::new(None, command).into_string();
         let title = if title.is_empty() { "bash".to_string() } else { title };
         super::command_gate::describe(title, command, ctx)
     }

@@ -4,6 +4,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::text::Title;
+
+/// A title goes on the wire as its text.
+impl Serialize for Title {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// `session/update` params.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,7 +46,8 @@ pub enum SessionUpdate {
     ToolCall {
         /// Id, unique in the session.
         tool_call_id: String,
-        title: String,
+        /// Only a sanitised `Title` can be sent.
+        title: Title,
         kind: ToolKind,
         status: ToolCallStatus,
         /// Arguments.
@@ -209,7 +219,8 @@ pub struct RequestPermissionRequest<'a> {
 pub struct PermissionToolCall {
     /// Id of the announced call.
     pub tool_call_id: String,
-    pub title: String,
+    /// Only a sanitised `Title` can be sent.
+    pub title: Title,
     pub kind: ToolKind,
     pub status: ToolCallStatus,
     /// Arguments.
@@ -231,7 +242,7 @@ pub struct PermissionOption {
     /// Id (we use the kind's name).
     pub option_id: &'static str,
     /// Label.
-    pub name: String,
+    pub name: Title,
     pub kind: &'static str,
 }
 

@@ -71,8 +71,10 @@ pub trait Engines: Send + Sync {
     /// `Acp-Session-Id`): its canonical id, or the HTTP status and why not.
     fn session_scope(&self, raw: &str, owner: u64) -> Result<String, (u16, String)>;
     /// `GET /health`: whether this node can serve (its session store answers), as a
-    /// status (200 or 503) and a JSON body.
-    fn health(&self) -> (u16, String) {
+    /// status (200 or 503) and a JSON body: with `full` (the caller holds the token, or
+    /// none is needed) everything, else only what a balancer needs (the status, the node's
+    /// name when the operator gave one), never the host name or the pid.
+    fn health(&self, _full: bool) -> (u16, String) {
         (200, r#"{"status":"ok"}"#.to_string())
     }
 }

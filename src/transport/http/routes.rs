@@ -59,7 +59,8 @@ pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
         ("/acp", "GET") => get(hub, stream, &req),
         ("/acp", "DELETE") => delete(hub, stream, &req),
         _ => {
-            let (status, body) = hub.engines.health();
+            // Without the token, only the status (the balancer's check needs no more).
+            let (status, body) = hub.engines.health(hub.authorized(&req));
             let headers = [("Content-Type", "application/json"), ("Cache-Control", "no-store")];
             let ok = response::send(stream, status, &headers, body.as_bytes(), keep);
             done(ok.is_ok(), keep)

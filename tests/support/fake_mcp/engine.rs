@@ -196,6 +196,19 @@ impl Engine {
                 ));
                 answer(script::text_result("logged"))
             }
+            Behaviour::LogFlood(count) => {
+                for n in 0..*count {
+                    peer.notify(notification(
+                        "notifications/message",
+                        json!({
+                            "level": "warning",
+                            "logger": script::SERVER_NAME,
+                            "data": format!("{} {n:08} {}", script::FLOOD_LINE, ".".repeat(400)),
+                        }),
+                    ));
+                }
+                answer(script::text_result("flooded"))
+            }
             Behaviour::AskRoots => {
                 let answered = peer.request(self.server_request("roots/list", json!({})));
                 answer(match answered {

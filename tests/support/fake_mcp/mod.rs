@@ -27,8 +27,8 @@ mod tests;
 // The API for the tests to come: not all of it is used yet.
 #[allow(unused_imports)]
 pub use script::{
-    BIG_HEAD, BIG_TAIL, Behaviour, DEFAULT_PROTOCOL_VERSION, FakeTool, SERVER_NAME, Script,
-    TINY_PNG_BASE64,
+    BIG_HEAD, BIG_TAIL, Behaviour, DEFAULT_PROTOCOL_VERSION, FLOOD_LINE, FakeTool, SERVER_NAME,
+    Script, TINY_PNG_BASE64,
 };
 #[allow(unused_imports)]
 pub use server::{HttpKind, HttpMcp, TEST_TOKEN};

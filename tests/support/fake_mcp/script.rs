@@ -18,6 +18,8 @@ pub const TINY_PNG_BASE64: &str = concat!(
 pub const BIG_HEAD: &str = "BIG-HEAD";
 /// Last line of a [`Behaviour::Big`] text.
 pub const BIG_TAIL: &str = "BIG-TAIL";
+/// What each log message of a [`Behaviour::LogFlood`] starts with.
+pub const FLOOD_LINE: &str = "fake flood line";
 /// The `serverInfo.name` the fake answers `initialize` with.
 pub const SERVER_NAME: &str = "fake-mcp";
 
@@ -46,6 +48,9 @@ pub struct Script {
     pub sse_responses: bool,
     /// Streamable HTTP only: accept `GET /mcp` as a standing SSE stream (405 otherwise).
     pub get_stream: bool,
+    /// Streamable HTTP only: answer `DELETE` 200 but end nothing (the session's standing
+    /// streams stay open and silent until the client closes them).
+    pub ignore_delete: bool,
 }
 
 impl Script {
@@ -149,6 +154,9 @@ pub enum Behaviour {
     Log,
     /// Answers with exactly this result.
     Raw(Value),
+    /// Sends this many `notifications/message` (level "warning", data `FLOOD_LINE`, a
+    /// number and 400 dots), then answers "flooded".
+    LogFlood(usize),
 }
 
 /// The result of `initialize` for `params` (the client's).

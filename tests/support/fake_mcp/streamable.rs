@@ -45,6 +45,10 @@ pub(super) fn serve(
             Err(code) => refuse(stream, code),
         },
         "DELETE" => match shared.check_session(session) {
+            Ok(_) if shared.engine.script.ignore_delete => {
+                write_full(stream, 200, &[], None, b"")?;
+                Ok(true)
+            }
             Ok(session) => {
                 shared.end_session(&session, true);
                 write_full(stream, 200, &[], None, b"")?;
