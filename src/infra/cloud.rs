@@ -1,18 +1,11 @@
-//! Cloud CLIs (aws, gcloud, az) and ansible: the operation or verb decides (describe/list
-//! read, delete destroys, the rest mutates); ansible-playbook reads with `--check` and runs
-//! the code of its playbooks' directories. Knows no other program.
+//! gcloud, az, gsutil and ansible (aws has its own file): the verb decides (describe/list
+//! read, delete destroys, the rest mutates), a few print tokens or secrets; ansible-playbook
+//! reads with `--check` and runs the code of the project and its playbooks' directories.
+//! Knows no other program.
 
 use super::Tier;
 use super::judge::{Cmd, Out};
 use super::word::{is_option, listed};
-
-/// aws options that take the next word when written apart.
-const AWS_VALUES: &str = "--profile --region --output --endpoint-url --query --cli-read-timeout \
-    --cli-connect-timeout --ca-bundle --color --cli-binary-format";
-
-/// aws options that stand alone.
-const AWS_FLAGS: &str = "--debug --no-verify-ssl --no-paginate --no-sign-request --no-cli-pager \
-    --cli-auto-prompt --no-cli-auto-prompt --version --help";
 
 /// gcloud and az options that take the next word when written apart.
 const VERB_VALUES: &str = "--project --account --configuration --format --verbosity \
@@ -22,88 +15,12 @@ const VERB_VALUES: &str = "--project --account --configuration --format --verbos
 /// Judges one command of the family; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
     match cmd.name {
-        "aws" => aws(cmd, out),
         "gcloud" | "az" => verbs(cmd, out),
+        "gsutil" => gsutil(cmd, out),
         "ansible-playbook" => playbook(cmd, out),
         name => ansible(name, cmd, out),
     }
     true
-}
-
-/// `aws [options] SERVICE OPERATION`: the operation decides.
-fn aws(cmd: &Cmd, out: &mut Out) {
-    let at = match cmd.lead(AWS_VALUES, AWS_FLAGS) {
-        Ok(Some(at)) => at,
-        Ok(None) => return,
-        Err(option) => {
-            out.raise(Tier::Mutate, format!("unknown aws option before the service: {option}"));
-            let Some((at, _)) = cmd.positionals().next() else { return };
-            at
-        }
-    };
-    let service = cmd.args[at].as_str();
-    let rest = cmd.after(at);
-    let op_at = rest.lead(AWS_VALUES, AWS_FLAGS).ok().flatten();
-    let op = op_at.map_or("", |i| rest.args[i].as_str());
-    if cmd.dynamic(at) || op_at.is_some_and(|i| rest.dynamic(i)) {
-        out.opaque(format!("the aws operation is hidden: {service} {op}"));
-        return;
-    }
-    out.prefix(&["aws", service, op]);
-    for word in rest.args {
-        if let Some(file) = word.strip_prefix("fileb://").or_else(|| word.strip_prefix("file://")) {
-            let path = rest.resolve(out, file);
-            out.read(path);
-        }
-    }
-    let (tier, reason) = aws_tier(service, op, &rest);
-    if tier == Tier::Read {
-        return;
-    }
-    if service == "s3" && matches!(op, "cp" | "mv" | "sync") {
-        let words: Vec<(usize, &str)> = rest.positionals().skip(1).take(2).collect();
-        for (k, &(i, word)) in words.iter().enumerate() {
-            if !word.starts_with("s3://") && !rest.hidden(i) {
-                let how = if k == 0 { super::PathUse::Read } else { super::PathUse::Write };
-                out.word(&rest, i, how);
-            }
-        }
-    }
-    match tier == Tier::Mutate && service == "ec2" && rest.has("--dry-run") {
-        true => out.raise(Tier::Plan, format!("aws ec2 {op} --dry-run only checks the change")),
-        false => out.raise(tier, format!("aws {service} {op} {reason}")),
-    }
-}
-
-/// The tier of an aws operation, and why.
-fn aws_tier(service: &str, op: &str, rest: &Cmd) -> (Tier, &'static str) {
-    let read = [
-        "describe-",
-        "list-",
-        "get-",
-        "head-",
-        "lookup-",
-        "search-",
-        "batch-get-",
-        "filter-",
-        "validate-",
-        "estimate-",
-    ];
-    let destroy = ["terminate-", "remove-", "deregister-", "purge-", "destroy-"];
-    match (service, op) {
-        ("configure", "list" | "get" | "list-profiles") | (_, "") => (Tier::Read, ""),
-        ("configure", _) => (Tier::Mutate, "writes the aws configuration"),
-        ("s3", "ls" | "presign") => (Tier::Read, ""),
-        ("s3", "rm" | "rb") => (Tier::Destroy, "deletes objects"),
-        ("s3", "sync") if rest.has("--delete") => (Tier::Destroy, "--delete deletes objects"),
-        (_, "scan" | "query" | "tail" | "wait" | "help") => (Tier::Read, ""),
-        _ if op.contains("delete") || op == "schedule-key-deletion" => {
-            (Tier::Destroy, "deletes resources")
-        }
-        _ if destroy.iter().any(|p| op.starts_with(p)) => (Tier::Destroy, "deletes resources"),
-        _ if read.iter().any(|p| op.starts_with(p)) => (Tier::Read, ""),
-        _ => (Tier::Mutate, "changes cloud resources"),
-    }
 }
 
 /// The tier of a gcloud/az command word, when it is a verb.
@@ -113,7 +30,7 @@ fn verb_tier(word: &str) -> Option<Tier> {
         disable submit run apply patch move restore rollback upgrade init execute call publish \
         cancel undelete promote switch failover invoke swap assign grant scale connect install \
         add remove attach detach";
-    if word == "delete" || word.starts_with("delete-") || word == "purge" {
+    if matches!(word, "delete" | "purge" | "destroy" | "rm" | "rb") || word.starts_with("delete-") {
         return Some(Tier::Destroy);
     }
     if word == "what-if" {
@@ -138,6 +55,9 @@ fn verb_tier(word: &str) -> Option<Tier> {
             | "get"
             | "help"
             | "check-name"
+            | "ls"
+            | "du"
+            | "access"
     );
     (read || ["list-", "describe-", "show-", "get-", "print-"].iter().any(|p| word.starts_with(p)))
         .then_some(Tier::Read)
@@ -175,6 +95,18 @@ fn verbs(cmd: &Cmd, out: &mut Out) {
     prefix.extend(&words[..end]);
     out.prefix(&prefix);
     let path = words[..end].join(" ");
+    let complete = cmd.value("--mode").is_some_and(|m| m.eq_ignore_ascii_case("complete"));
+    let unmatched = cmd.has("--delete-unmatched-destination-objects");
+    if complete || unmatched {
+        out.raise(Tier::Destroy, format!("{name} {path} deletes what the source does not have"));
+    }
+    if let Some(reason) = verb_secret(name, &words) {
+        out.secret(reason);
+    }
+    if name == "gcloud" && matches!(words.get(..2), Some(["storage", "cp" | "mv" | "rsync"])) {
+        let words = cmd.words(VERB_VALUES);
+        super::aws::download(cmd, words.get(2..).unwrap_or_default(), out);
+    }
     match tier {
         None if words.is_empty() => {}
         Some(Tier::Read) => {}
@@ -194,10 +126,10 @@ const PLAYBOOK_VALUES: &str = "-i --inventory -e --extra-vars -l --limit -t --ta
     --scp-extra-args --sftp-extra-args --become-method";
 
 /// `ansible-playbook`: `--check` reads, `--check --diff` plans, the rest mutates; every form
-/// runs the code beside its playbooks (roles, plugins, inventory scripts).
+/// runs the code of the project and beside its playbooks (roles, plugins, inventory scripts).
 fn playbook(cmd: &Cmd, out: &mut Out) {
     out.prefix(&["ansible-playbook"]);
-    out.runs(cmd.cwd.to_path_buf());
+    out.runs_project(cmd.cwd);
     let mut i = 0;
     while let Some(arg) = cmd.args.get(i) {
         if listed(PLAYBOOK_VALUES, arg.as_str()) {
@@ -228,28 +160,69 @@ fn playbook(cmd: &Cmd, out: &mut Out) {
 fn ansible(name: &str, cmd: &Cmd, out: &mut Out) {
     let words: Vec<&str> = cmd.positionals().map(|(_, w)| w).collect();
     out.prefix(&[name, words.first().copied().unwrap_or("")]);
+    out.runs_project(cmd.cwd);
+    // `ansible-galaxy [collection|role] VERB`.
+    let grouped = matches!(words.first(), Some(&("collection" | "role")));
+    let verb = words.get(usize::from(grouped)).copied().unwrap_or("");
     match name {
         "ansible" if cmd.has_any("--list-hosts --version") => {}
         "ansible" => {
-            out.runs(cmd.cwd.to_path_buf());
             out.raise(Tier::Mutate, "ansible runs a module on hosts");
             out.no_prefix();
         }
         "ansible-lint" if cmd.has_any("--fix --write") => {
             out.write_file(cmd.cwd.to_path_buf(), "ansible-lint --fix rewrites files".to_string())
         }
-        "ansible-lint" | "ansible-inventory" => {
-            out.runs(cmd.cwd.to_path_buf());
-            out.operands(cmd, 0, false);
-        }
+        "ansible-lint" | "ansible-inventory" => out.operands(cmd, 0, false),
         "ansible-doc" | "ansible-config" => {}
-        "ansible-galaxy"
-            if words.iter().any(|w| matches!(*w, "list" | "info" | "search" | "verify")) => {}
+        "ansible-galaxy" if matches!(verb, "list" | "info" | "search" | "verify") => {}
         "ansible-vault"
             if words.first().is_some_and(|w| matches!(*w, "view" | "encrypt_string")) =>
         {
             out.operands(cmd, 1, false)
         }
         _ => out.raise(Tier::Mutate, format!("{name} changes files or hosts")),
+    }
+}
+
+/// gcloud and az commands that print tokens or secret values.
+fn verb_secret(name: &str, words: &[&str]) -> Option<String> {
+    let has = |w: &str| words.contains(&w);
+    let token = words
+        .iter()
+        .any(|w| matches!(*w, "print-access-token" | "print-identity-token" | "get-access-token"));
+    if token {
+        return Some(format!("{name} prints an access token"));
+    }
+    let secret = match name {
+        "gcloud" => has("secrets") && has("access") || has("generate-login-token"),
+        _ => {
+            has("keyvault") && has("secret") && (has("show") || has("download"))
+                || has("keys") && has("list")
+                || has("show-connection-string")
+                || has("acr") && has("login")
+        }
+    };
+    secret.then(|| format!("{name} prints secret values or keys"))
+}
+
+/// `gsutil [-m] COMMAND`: ls, cat, du and stat read; rm, rb and `rsync -d` destroy.
+fn gsutil(cmd: &Cmd, out: &mut Out) {
+    let words = cmd.words("-o -h -u -i -p");
+    let Some(&(at, sub)) = words.first() else { return };
+    out.prefix(&["gsutil", sub]);
+    let rest = cmd.after(at);
+    match sub {
+        "ls" | "cat" | "du" | "stat" | "hash" | "version" | "help" => {}
+        "rm" | "rb" => out.raise(Tier::Destroy, format!("gsutil {sub} deletes objects")),
+        "rsync" if rest.short("d") => {
+            out.raise(Tier::Destroy, "gsutil rsync -d deletes what the source does not have")
+        }
+        _ => {
+            out.raise(Tier::Mutate, format!("gsutil {sub} changes objects or files"));
+            if matches!(sub, "cp" | "mv" | "rsync") {
+                super::aws::download(&rest, &rest.words("-a -j -L -s -z -x"), out);
+            }
+        }
     }
 }

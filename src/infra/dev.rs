@@ -72,7 +72,8 @@ const TOOLS: &[(&str, &str, &str)] = &[
     ("serverless", "info print package help", "remove"),
     ("packer", "validate inspect fmt version console", ""),
     ("vagrant", "status global-status ssh-config version box", "destroy"),
-    ("gh", "status browse search help", ""),
+    ("gh", "status browse search help", "delete"),
+    ("cdktf", "diff synth synthesize list output help debug", "destroy deploy apply"),
 ];
 
 /// Groups whose action follows (`docker volume rm`, `docker compose down`).
@@ -84,9 +85,6 @@ const RUNNERS: &str = "pytest py.test jest vitest mocha tox nox rspec phpunit ba
     cucumber ava karma playwright cypress make gmake cmake ninja gradle gradlew mvn mvnw ant just \
     task bazel bazelisk meson scons rake invoke nx turbo lerna earthly terratest pre-commit hatch \
     rye";
-
-/// Programs that fetch and run a package.
-const FETCH_RUN: &str = "npx pnpx bunx uvx";
 
 /// Judges one command when it runs code; false for any other program.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
@@ -102,10 +100,6 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
         tool(cmd, reads, deletes, out);
     } else if listed(RUNNERS, name) {
         runner(cmd, out);
-    } else if listed(FETCH_RUN, name) {
-        let package = cmd.positionals().next().map_or("", |(_, w)| w);
-        out.prefix(&[name, package]);
-        out.raise(Tier::Mutate, format!("{name} fetches and runs {package}"));
     } else {
         return interpreter(cmd, out);
     }
@@ -141,6 +135,10 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
     prefix.retain(|w| !w.is_empty());
     out.prefix(&prefix);
     let all = prefix[1..].join(" ");
+    if let Some(reason) = unprefixed(name, sub, &cmd.after(at)) {
+        out.raise(Tier::Mutate, reason);
+        out.no_prefix();
+    }
     if sub.is_empty() || listed(reads, sub) {
         if listed("synth synthesize diff template build render lint check vet", sub) {
             out.runs(cmd.cwd.to_path_buf());
@@ -150,8 +148,12 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
     out.runs(cmd.cwd.to_path_buf());
     let volumes = cmd.has_any("-v --volumes");
     let compose = matches!(name, "docker" | "docker-compose" | "podman" | "nerdctl");
+    let anything = matches!(name, "yarn" | "pnpm" | "bun") || sub == "run";
+    let verb = anything.then(|| super::scan::deleting_word(&cmd.args[at + 1..])).flatten();
     if listed(deletes, sub) && (sub != "down" || volumes || !compose) {
         out.raise(Tier::Destroy, format!("{name} {all} deletes resources or data"));
+    } else if let Some(verb) = verb {
+        out.raise(Tier::Destroy, format!("{name} {all} runs a program asked to {verb}"));
     } else if sub == "eval" || name == "bun" && cmd.has("-e") {
         out.opaque(format!("{name} {sub} runs inline code"));
     } else {
@@ -173,6 +175,14 @@ fn runner(cmd: &Cmd, out: &mut Out) {
         out.runs(parent(&cmd.resolve(out, cmd.program)));
     }
     let target = cmd.words(values).into_iter().find(|(i, w)| !w.contains('=') && !cmd.dynamic(*i));
+    let file = ["-f", "--file", "--makefile", "--justfile", "--taskfile", "--rakefile"]
+        .iter()
+        .find_map(|o| cmd.value(o));
+    if let Some(file) = file {
+        out.read(cmd.resolve(out, file));
+    }
+    let other_code = cmd.has_any("--eval -E -I --include-dir --init-script --build-file -b")
+        || build_tool(name) && cmd.words(values).iter().any(|(_, w)| w.contains('='));
     let build = [
         "make", "gmake", "just", "task", "rake", "invoke", "gradle", "gradlew", "mvn", "mvnw",
         "ant", "nx", "turbo", "lerna",
@@ -182,6 +192,9 @@ fn runner(cmd: &Cmd, out: &mut Out) {
         None => out.prefix(&[name]),
     }
     out.raise(Tier::Mutate, format!("{name} runs the project's code"));
+    if file.is_some() || other_code {
+        out.no_prefix();
+    }
 }
 
 /// An interpreter: inline code is opaque, a script runs its directory's code; false for a
@@ -242,4 +255,31 @@ fn interpreter(cmd: &Cmd, out: &mut Out) -> bool {
         None => out.opaque(format!("{name} reads its program from stdin")),
     }
     true
+}
+
+/// Whether a runner is make or its kin, where `NAME=value` words change what the build runs.
+fn build_tool(name: &str) -> bool {
+    matches!(name, "make" | "gmake" | "just" | "rake")
+}
+
+/// Why a tool's subcommand may not be remembered by "always" (it runs what its words say, or
+/// with the host's privileges); `None` when it may.
+fn unprefixed(name: &str, sub: &str, rest: &Cmd) -> Option<String> {
+    let container = matches!(name, "docker" | "podman" | "nerdctl");
+    if container && matches!(sub, "exec" | "attach" | "debug" | "cp") {
+        return Some(format!("{name} {sub} runs or copies into a container"));
+    }
+    let host = "-v --volume --mount --privileged --pid --network --net --cap-add --device \
+        --userns --security-opt --ipc --uts --volumes-from";
+    if container && matches!(sub, "run" | "create") && (rest.has_any(host) || rest.short("v")) {
+        return Some(format!("{name} {sub} reaches the host (volumes, privileges)"));
+    }
+    if name == "go" && sub == "env" && rest.has_any("-w -u") {
+        return Some("go env -w changes go's configuration".to_string());
+    }
+    let code = "-toolexec -vettool -exec -overlay --toolexec --vettool --exec";
+    if name == "go" && rest.has_any(code) {
+        return Some(format!("go {sub} runs a program its options name"));
+    }
+    None
 }

@@ -3,8 +3,10 @@
 //! not), terraform state as a target, `find` (its `-exec` payload judged as a command), and
 //! archives, permissions and in-place editors.
 
+use super::glob::may_name_state;
 use super::judge::{Cmd, Out};
 use super::path::{build_output, glob_dir, state_file};
+use super::word::listed;
 use super::{PathUse, Tier, judge_payload};
 
 /// Judges one command when it changes files; false for any other program.
@@ -22,6 +24,9 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
         }
         "chmod" | "chown" | "chgrp" => chmod(cmd, out),
         "find" => find(cmd, out),
+        "sort" if cmd.has("--compress-program") => {
+            out.opaque("sort --compress-program runs a program")
+        }
         "sort" => {
             let skip = output(cmd, out, "--output");
             let values = "-o --output -k -t -S -T --key --field-separator";
@@ -94,7 +99,8 @@ pub(super) fn output(cmd: &Cmd, out: &mut Out, long: &str) -> Option<usize> {
     }
 }
 
-/// A file-only write of `args[i]`; terraform state destroys, a hidden path mutates.
+/// A file-only write of `args[i]`; terraform state destroys, a hidden path mutates, a pattern
+/// is not file-only.
 fn write(cmd: &Cmd, i: usize, out: &mut Out, what: &str) {
     let word = cmd.args[i].as_str();
     if cmd.hidden(i) {
@@ -102,10 +108,25 @@ fn write(cmd: &Cmd, i: usize, out: &mut Out, what: &str) {
     } else if state_file(word) {
         out.raise(Tier::Destroy, format!("{what} terraform state: {word}"));
         out.word(cmd, i, PathUse::Write);
+    } else if cmd.dynamic(i) {
+        pattern(cmd, i, out, what);
     } else {
-        let path = cmd.resolve(out, if cmd.dynamic(i) { glob_dir(word) } else { word });
-        out.write_file(path, format!("{what} {word}"));
+        out.write_file(cmd.resolve(out, word), format!("{what} {word}"));
     }
+}
+
+/// A pattern (`*`, `*.log`) given to a command that changes the files it names: which files
+/// those are is not known here, so it is never file-only; one that may name terraform state
+/// (`*`, `terraform.tfstat*`) destroys, unless it is in build output.
+pub(super) fn pattern(cmd: &Cmd, i: usize, out: &mut Out, what: &str) {
+    let word = cmd.args[i].as_str();
+    let path = cmd.resolve(out, glob_dir(word));
+    if may_name_state(word) && !build_output(&path, out.root) {
+        out.raise(Tier::Destroy, format!("{what} a pattern that may name terraform state: {word}"));
+    } else {
+        out.raise(Tier::Mutate, format!("{what} the files of a pattern: {word}"));
+    }
+    out.write(path);
 }
 
 /// `rm`: recursive removal outside build output destroys, removing state destroys, the rest
@@ -125,6 +146,8 @@ fn rm(cmd: &Cmd, out: &mut Out) {
         if state_file(word) {
             out.raise(Tier::Destroy, format!("removes terraform state: {word}"));
             out.write(path);
+        } else if !recursive && cmd.dynamic(i) {
+            pattern(cmd, i, out, &format!("{} removes", cmd.name));
         } else if !recursive {
             out.write_file(path, format!("{} removes {word}", cmd.name));
         } else if build_output(&path, out.root) {
@@ -231,27 +254,105 @@ fn find(cmd: &Cmd, out: &mut Out) {
     }
 }
 
-/// `tar`: listing reads, creating writes the archive, extracting writes hidden paths.
+/// tar's short options that take a value (the rest of the cluster, or the next word).
+const TAR_VALUES: &str = "bCfFgHIKLNTVX";
+
+/// tar's long options that take a value, when written apart.
+const TAR_LONG_VALUES: &str = "--file --directory --use-compress-program --to-command \
+    --info-script --new-volume-script --rsh-command --rmt-command --exclude --exclude-from \
+    --files-from --listed-incremental --index-file --volno-file --owner --group --mode --mtime \
+    --transform --blocking-factor --record-size --tape-length --label --newer --after-date \
+    --suffix --format --starting-file --newer-mtime";
+
+/// tar options that run a program.
+const TAR_RUNS: &str = "--checkpoint-action --use-compress-program --info-script \
+    --new-volume-script --rsh-command --rmt-command --to-command -I -F";
+
+/// `tar`: options that run programs are opaque; listing reads, creating writes the archive,
+/// extracting writes hidden paths.
 fn tar(cmd: &Cmd, out: &mut Out) {
-    let first = cmd.args.first().map_or("", String::as_str);
-    let bundle = if first.starts_with("--") { "" } else { first.trim_start_matches('-') };
-    let mode = |short: char, long: &str| bundle.contains(short) || cmd.has(long);
-    let archive = cmd.value("-f").or_else(|| cmd.value("--file")).or_else(|| {
-        (bundle.contains('f') && !first.starts_with('-'))
-            .then(|| cmd.args.get(1).map(String::as_str))
-            .flatten()
-    });
-    if mode('t', "--list") {
+    let (mut modes, mut values) = (String::new(), Vec::new());
+    let mut pending = String::new();
+    let mut i = 0;
+    while let Some(arg) = cmd.args.get(i) {
+        i += 1;
+        if let Some(long) = arg.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            let option = &arg[..name.len() + 2];
+            let value = match value {
+                Some(v) => Some(v),
+                None if listed(TAR_LONG_VALUES, option) => {
+                    i += 1;
+                    cmd.args.get(i - 1).map(String::as_str)
+                }
+                None => None,
+            };
+            values.push((option.to_string(), value.unwrap_or("")));
+            continue;
+        }
+        let (letters, old) = match arg.strip_prefix('-') {
+            Some(l) => (l, false),
+            None if i == 1 => (arg.as_str(), true),
+            None if !pending.is_empty() => {
+                values.push((format!("-{}", pending.remove(0)), arg.as_str()));
+                continue;
+            }
+            None => continue,
+        };
+        for (k, c) in letters.char_indices() {
+            if !TAR_VALUES.contains(c) {
+                modes.push(c);
+            } else if old {
+                pending.push(c);
+            } else {
+                let rest = &letters[k + 1..];
+                let value = match rest.is_empty() {
+                    true => cmd.args.get(i).inspect(|_| i += 1).map_or("", String::as_str),
+                    false => rest,
+                };
+                values.push((format!("-{c}"), value));
+                break;
+            }
+        }
+    }
+    let value = |names: &[&str]| values.iter().rev().find(|(o, _)| names.contains(&o.as_str()));
+    if let Some((option, _)) = values.iter().find(|(o, _)| listed(TAR_RUNS, o)) {
+        out.opaque(format!("tar {option} runs a program"));
+    }
+    let archive = value(&["-f", "--file"]).map(|(_, v)| *v);
+    let local = values.iter().any(|(o, _)| o == "--force-local");
+    if archive.is_some_and(|a| !local && a.split('/').next().is_some_and(|h| h.contains(':'))) {
+        out.raise(Tier::Mutate, "tar opens a remote archive through a remote shell");
+    }
+    let mode = |short: char, long: &str| modes.contains(short) || cmd.has(long);
+    if mode('t', "--list") || mode('d', "--diff") || cmd.has("--compare") {
         out.operands(cmd, 0, true);
     } else if mode('x', "--extract") || cmd.has("--get") {
         out.raise(Tier::Mutate, "tar extracts files");
-        if let Some(dir) = cmd.value("-C").or_else(|| cmd.value("--directory")) {
+        if let Some((_, dir)) = value(&["-C", "--directory"]) {
             out.write(cmd.resolve(out, dir));
         }
-    } else if let Some(file) = archive.filter(|_| mode('c', "--create") || mode('r', "--append")) {
-        let path = cmd.resolve(out, file);
-        out.write_file(path, format!("tar writes {file}"));
+    } else if let Some(file) = archive.filter(|_| {
+        mode('c', "--create")
+            || mode('r', "--append")
+            || mode('u', "--update")
+            || mode('A', "--catenate")
+    }) {
+        match file {
+            "-" => {}
+            f if f.contains(['$', '`', '*', '?', '[']) => {
+                out.raise(Tier::Mutate, format!("tar writes a hidden path: {f}"))
+            }
+            f if state_file(f) => {
+                out.raise(Tier::Destroy, format!("tar writes terraform state: {f}"));
+                out.write(cmd.resolve(out, f));
+            }
+            f => out.write_file(cmd.resolve(out, f), format!("tar writes {f}")),
+        }
     } else {
         out.raise(Tier::Mutate, "tar changes files");
+    }
+    for (_, file) in values.iter().filter(|(o, _)| listed("--index-file --volno-file", o)) {
+        out.write(cmd.resolve(out, file));
     }
 }

@@ -2,7 +2,10 @@
 //! work destroy. `-c` keys that name programs and unknown subcommands (aliases) are opaque.
 //! Knows no other program.
 
+use std::path::Path;
+
 use super::judge::{Cmd, Out};
+use super::path::exists;
 use super::word::{is_option, listed};
 use super::{PathUse, Tier};
 
@@ -43,8 +46,21 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
                 2
             }
             "--git-dir" | "--work-tree" => {
-                out.read(cmd.resolve(out, value));
+                let path = cmd.resolve(out, value);
+                out.runs(path.clone());
+                out.read(path);
                 2
+            }
+            a if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
+                let value = a.split_once('=').map_or("", |(_, v)| v);
+                if cmd.hidden(i) {
+                    out.raise(Tier::Mutate, format!("git works in a hidden directory: {value}"));
+                } else {
+                    let path = cmd.resolve(out, value);
+                    out.runs(path.clone());
+                    out.read(path);
+                }
+                1
             }
             "-c" | "--config-env" => {
                 if !safe_key(value) {
@@ -67,7 +83,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
     if dir.as_path() != cmd.cwd {
         out.read(dir.clone());
     }
-    out.runs(dir.join(".git"));
+    repository(&dir, out);
     let Some(sub) = cmd.args.get(i) else { return true };
     if cmd.dynamic(i) {
         out.opaque(format!("the git subcommand is hidden: {sub}"));
@@ -132,7 +148,7 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
                 || rest.has_any(reads)
                 || positionals == 1 && !rest.has_any(writes);
             if !read {
-                out.raise(Tier::Mutate, "git config changes the configuration");
+                config(rest, out);
             }
         }
         "worktree" | "notes" | "submodule" | "reflog" => {
@@ -141,18 +157,26 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
                 "submodule" => matches!(next, "" | "status" | "summary"),
                 _ => matches!(next, "" | "list" | "show" | "exists"),
             };
+            let force = rest.has("--force") || rest.short("f");
             if read {
             } else if next == "foreach" {
                 out.opaque("git submodule foreach runs a command");
-            } else if next == "remove" && (rest.has("--force") || rest.short("f")) {
-                out.raise(Tier::Destroy, "git worktree remove --force discards a work tree");
+            } else if matches!(next, "remove" | "deinit") && force {
+                out.raise(Tier::Destroy, format!("git {sub} {next} --force discards a work tree"));
+            } else if sub == "reflog" && matches!(next, "expire" | "delete") {
+                out.raise(
+                    Tier::Destroy,
+                    format!("git reflog {next} drops what could be recovered"),
+                );
             } else {
                 out.raise(Tier::Mutate, change);
             }
         }
+        "archive" | "init" if remote_program(sub, rest, out) => {}
         "archive" => match rest.value("--output").or_else(|| rest.value("-o")) {
             Some(file) => {
-                out.write_file(rest.resolve(out, file), format!("git archive writes {file}"))
+                out.raise(Tier::Mutate, format!("git archive writes {file}"));
+                out.write(rest.resolve(out, file));
             }
             None if rest.has("--remote") => {
                 out.raise(Tier::Mutate, "git archive --remote talks to a remote")
@@ -167,8 +191,22 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
             out.raise(Tier::Destroy, "git reset --hard discards uncommitted changes")
         }
         "push" => push(rest, out),
+        _ if discards(sub, rest) => {
+            out.raise(Tier::Destroy, format!("git {sub} discards uncommitted work or history"))
+        }
+        "rebase" if rest.short("x") || rest.has("--exec") => {
+            out.opaque("git rebase --exec runs a command")
+        }
+        "bisect" if next == "run" => {
+            if let Some((i, _)) = rest.positionals().nth(1) {
+                super::wrappers::payload(rest, i, out);
+            }
+            out.raise(Tier::Mutate, "git bisect run runs a command");
+            out.no_prefix();
+        }
         "fetch" | "pull" | "clone" | "ls-remote" => {
             out.raise(Tier::Mutate, format!("git {sub} talks to a remote"));
+            let _ = remote_program(sub, rest, out);
             if sub == "clone"
                 && let Some((i, _)) = rest.positionals().nth(1)
             {
@@ -194,6 +232,7 @@ fn listing(rest: &Cmd) -> bool {
 
 /// `git push`: forced, deleting and mirroring pushes destroy remote history.
 fn push(rest: &Cmd, out: &mut Out) {
+    let _ = remote_program("push", rest, out);
     let refspecs: Vec<&str> = rest.positionals().skip(1).map(|(_, w)| w).collect();
     if rest.args.iter().any(|a| a.starts_with("--force"))
         || rest.short("f")
@@ -232,4 +271,71 @@ fn safe_key(setting: &str) -> bool {
         "status.branch",
     ];
     prefixes.iter().any(|p| key.starts_with(p)) || exact.contains(&key.as_str())
+}
+
+/// The `.git` git reads its configuration (and hooks) from: the one of the directory it runs
+/// in, and the nearest one above it (a repository's subdirectory uses the repository's).
+fn repository(dir: &Path, out: &mut Out) {
+    out.runs(dir.join(".git"));
+    if let Some(git) = dir.ancestors().map(|d| d.join(".git")).find(|g| g.exists()) {
+        out.runs(git);
+    }
+}
+
+/// Subcommands that throw away work: checkout or restore of paths (or forced), `switch -f`,
+/// `rm -f`, `update-ref -d`, `gc --prune=now`, `prune`.
+fn discards(sub: &str, rest: &Cmd) -> bool {
+    let force = rest.short("f") || rest.has("--force");
+    match sub {
+        "checkout" => {
+            let paths = rest.args.iter().any(|a| a == "--")
+                || rest.positionals().any(|(_, w)| w == "." || exists(rest.cwd, w));
+            force || paths && !rest.short("bB") && !rest.has("--orphan")
+        }
+        "restore" => {
+            let staged = rest.short("S") || rest.has("--staged");
+            !staged || rest.short("W") || rest.has("--worktree")
+        }
+        "switch" => force || rest.has("--discard-changes"),
+        "rm" => force && !rest.has("--cached"),
+        "update-ref" => rest.short("d") || rest.has("--stdin"),
+        "gc" => rest.value("--prune").is_some_and(|v| v != "2.weeks.ago"),
+        "prune" => !rest.short("n") && !rest.has("--dry-run"),
+        _ => false,
+    }
+}
+
+/// Options of the network subcommands that run a program (`--upload-pack`, `--receive-pack`,
+/// `--exec`, `clone -u`), copy hooks (`--template`) or set configuration that may.
+fn remote_program(sub: &str, rest: &Cmd, out: &mut Out) -> bool {
+    let options = "--upload-pack --receive-pack --exec --template";
+    let runs = rest.args.iter().any(|a| listed(options, a.split('=').next().unwrap_or("")))
+        || sub == "clone" && (rest.short("u") || risky_config(rest));
+    if runs {
+        out.opaque(format!("git {sub} runs a program its options name"));
+    }
+    runs
+}
+
+/// Whether `clone -c key=value` sets a key that may run a program.
+fn risky_config(rest: &Cmd) -> bool {
+    rest.args.windows(2).any(|w| matches!(w[0].as_str(), "-c" | "--config") && !safe_key(&w[1]))
+        || rest.args.iter().any(|a| a.strip_prefix("--config=").is_some_and(|v| !safe_key(v)))
+}
+
+/// `git config` that sets a value: the file it writes is recorded, and "always" is not offered
+/// (a key such as core.fsmonitor or alias.* makes later git commands run a program).
+fn config(rest: &Cmd, out: &mut Out) {
+    out.raise(Tier::Mutate, "git config changes the configuration");
+    out.no_prefix();
+    let file = match rest.value("--file").or_else(|| rest.value("-f")) {
+        Some(file) => rest.resolve(out, file),
+        None if rest.has("--global") => match out.home {
+            Some(home) => Path::new(home).join(".gitconfig"),
+            None => return out.raise(Tier::Mutate, "git config writes an unknown home"),
+        },
+        None if rest.has("--system") => Path::new("/etc/gitconfig").to_path_buf(),
+        None => rest.cwd.join(".git").join("config"),
+    };
+    out.write(file);
 }

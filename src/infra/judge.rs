@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::shell::Simple;
 
-use super::path::{basename, exists, glob_dir, looks_like_path, resolve};
+use super::path::{exists, glob_dir, looks_like_path, resolve, state_file};
 use super::word::{expands, is_option, listed, plain};
-use super::{Classified, PathUse, TfCall, Tier};
+use super::{PathUse, TfCall, Tier};
 
 /// One simple command as a family sees it.
 #[derive(Clone, Copy)]
@@ -167,17 +167,21 @@ pub(super) struct Out<'a> {
     /// Every terraform/tofu apply or destroy seen, for the lone-call check.
     pub tf: Vec<TfCall>,
     pub opaque: bool,
-    tier: Tier,
-    reasons: Vec<(Tier, String)>,
-    prefixes: Vec<String>,
-    no_prefix: bool,
-    paths: Vec<(PathBuf, PathUse)>,
-    runs_code_in: Vec<PathBuf>,
+    pub(super) tier: Tier,
+    pub(super) reasons: Vec<(Tier, String)>,
+    pub(super) prefixes: Vec<String>,
+    pub(super) no_prefix: bool,
+    pub(super) paths: Vec<(PathBuf, PathUse)>,
+    pub(super) runs_code_in: Vec<PathBuf>,
     /// A mutation that changes more than files in known paths.
-    non_file: bool,
+    pub(super) non_file: bool,
+    /// Why the output holds secrets (the first command that prints them).
+    pub(super) secret: Option<String>,
     /// The current command's tier and "always" prefix.
     cmd_tier: Tier,
     cmd_prefix: Option<String>,
+    /// Where the current command's lines start in `lines`.
+    cmd_lines: usize,
 }
 
 impl<'a> Out<'a> {
@@ -200,8 +204,10 @@ impl<'a> Out<'a> {
             paths: Vec::new(),
             runs_code_in: Vec::new(),
             non_file: false,
+            secret: None,
             cmd_tier: Tier::Read,
             cmd_prefix: None,
+            cmd_lines: 0,
         }
     }
 
@@ -209,6 +215,22 @@ impl<'a> Out<'a> {
     pub fn begin(&mut self) {
         self.cmd_tier = Tier::Read;
         self.cmd_prefix = None;
+        self.cmd_lines = self.lines.len();
+    }
+
+    /// Another line for the current command (its payload, its canonical form), after its own;
+    /// once.
+    pub fn extra_line(&mut self, line: String) {
+        if !self.lines[self.cmd_lines.min(self.lines.len())..].contains(&line) {
+            self.lines.push(line);
+        }
+    }
+
+    /// The command prints secrets, for a reason; the first reason is kept.
+    pub fn secret(&mut self, reason: impl Into<String>) {
+        if self.secret.is_none() {
+            self.secret = Some(reason.into());
+        }
     }
 
     /// Ends a command: a mutation remembers its prefix, or spoils "always".
@@ -265,7 +287,14 @@ impl<'a> Out<'a> {
         self.path(path, PathUse::Write);
     }
 
+    /// Records a path; writing terraform state destroys, whoever writes it.
     fn path(&mut self, path: PathBuf, how: PathUse) {
+        if how == PathUse::Write && self.cmd_tier < Tier::Destroy {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if state_file(name) {
+                self.raise(Tier::Destroy, format!("writes terraform state: {name}"));
+            }
+        }
         if !self.paths.iter().any(|(p, u)| *p == path && *u == how) {
             self.paths.push((path, how));
         }
@@ -316,6 +345,13 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// A command that runs code from anywhere in the project (terraform's local modules,
+    /// ansible's inventories): the project, and `dir`.
+    pub fn runs_project(&mut self, dir: &Path) {
+        self.runs(self.root.to_path_buf());
+        self.runs(dir.to_path_buf());
+    }
+
     /// The "always" prefix of this command.
     pub fn prefix(&mut self, words: &[&str]) {
         self.cmd_prefix = Some(words.join(" "));
@@ -340,39 +376,5 @@ impl<'a> Out<'a> {
     /// No safe prefix: "always" is not offered if this command mutates.
     pub fn no_prefix(&mut self) {
         self.cmd_prefix = None;
-    }
-
-    /// The result; `lone` says the one terraform call may be planned by the gate.
-    pub fn finish(mut self, lone: bool) -> Classified {
-        let terraform = if lone { self.tf.pop() } else { None };
-        let blocked: Vec<String> = self
-            .tf
-            .iter()
-            .filter(|c| !c.destroy)
-            .map(|c| format!("{} apply whose plan cannot be shown first", basename(&c.program)))
-            .collect();
-        for reason in blocked {
-            self.raise(Tier::Destroy, reason);
-        }
-        if let Some(call) = terraform.as_ref().filter(|c| !c.destroy) {
-            let name = basename(&call.program);
-            let reason = match call.unknown.is_empty() {
-                true => format!("{name} apply: its plan decides"),
-                false => format!("{name} apply whose plan cannot be shown first"),
-            };
-            self.raise(Tier::Destroy, reason);
-        }
-        self.reasons.sort_by_key(|r| std::cmp::Reverse(r.0));
-        Classified {
-            tier: self.tier,
-            reasons: self.reasons.into_iter().map(|(_, r)| r).collect(),
-            prefixes: (!self.no_prefix).then_some(self.prefixes),
-            lines: self.lines,
-            paths: self.paths,
-            file_only: self.tier == Tier::Mutate && !self.non_file && !self.opaque,
-            runs_code_in: self.runs_code_in,
-            terraform,
-            opaque: self.opaque,
-        }
     }
 }

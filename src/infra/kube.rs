@@ -3,7 +3,7 @@
 
 use super::Tier;
 use super::judge::{Cmd, Out};
-use super::word::is_option;
+use super::word::{is_option, listed};
 
 /// kubectl options that take the next word when written apart.
 const KUBECTL_VALUES: &str = "--context -n --namespace --kubeconfig --cluster --user -s --server \
@@ -71,12 +71,57 @@ fn subcommand(
     }
 }
 
-/// Whether a `--dry-run` (any value but none/false) makes it a computation.
-fn dry_run(cmd: &Cmd) -> bool {
-    cmd.args.iter().any(|a| {
-        a == "--dry-run"
-            || a.strip_prefix("--dry-run=").is_some_and(|v| !matches!(v, "none" | "false"))
-    })
+/// kubectl subcommands that take `--dry-run`.
+const KUBECTL_DRY: &str = "annotate apply autoscale create delete drain cordon uncordon expose \
+    label patch replace run scale set taint";
+
+/// Whether the `--dry-run` in effect makes it a computation: the last one before `--` (after
+/// it, the words are a container's), with a value the program reads as one (kubectl: `client`
+/// or `server`; helm also bare and `true`). Anything else (`=false`, `=0`, `=none`, hidden)
+/// changes things for real.
+fn dry_run(cmd: &Cmd, helm: bool) -> bool {
+    let mut dry = false;
+    for (i, arg) in cmd.args.iter().enumerate() {
+        if arg == "--" {
+            break;
+        }
+        let value = if arg == "--dry-run" { Some("") } else { arg.strip_prefix("--dry-run=") };
+        if let Some(v) = value {
+            dry = !cmd.dynamic(i)
+                && (matches!(v, "client" | "server") || helm && matches!(v, "" | "true"));
+        }
+    }
+    dry
+}
+
+/// The files kubectl and helm read and write besides their subcommand's: a kubeconfig (its
+/// exec credential plugins run, from its directory; read, when in the project), logs and
+/// profiles (written).
+fn side_files(cmd: &Cmd, out: &mut Out) {
+    if let Some(file) = cmd.value("--kubeconfig").filter(|f| !f.is_empty()) {
+        let path = cmd.resolve(out, file);
+        out.runs(super::path::parent(&path));
+        if path.starts_with(out.root) {
+            out.read(path);
+        }
+    }
+    if cmd.name == "helm" {
+        return;
+    }
+    let profile = cmd.value("--profile").is_some_and(|p| p != "none");
+    for option in ["--log-file", "--log-dir", "--profile-output"] {
+        let file = match cmd.value(option) {
+            Some(file) => file,
+            None if option == "--profile-output" && profile => "profile.pprof",
+            None => continue,
+        };
+        out.raise(Tier::Mutate, format!("{} {option} writes {file}", cmd.name));
+        if file.contains(['$', '`']) {
+            continue;
+        }
+        let path = cmd.resolve(out, file);
+        out.write(path);
+    }
 }
 
 fn kubectl(cmd: &Cmd, out: &mut Out) {
@@ -91,7 +136,11 @@ fn kubectl(cmd: &Cmd, out: &mut Out) {
     let rest = cmd.after(at);
     let next = rest.positionals().next().map_or("", |(_, w)| w);
     out.prefix(&[name, sub]);
-    let dry = dry_run(cmd);
+    side_files(cmd, out);
+    secrets(sub, next, &rest, out);
+    let dry = dry_run(cmd, false)
+        && (listed(KUBECTL_DRY, sub)
+            || matches!((sub, next), ("rollout", "undo") | ("auth", "reconcile")));
     match sub {
         "get" | "describe" | "explain" | "logs" | "top" | "api-resources" | "api-versions"
         | "version" | "cluster-info" | "events" | "wait" | "completion" | "options" | "plugin" => {
@@ -151,8 +200,9 @@ fn kubectl(cmd: &Cmd, out: &mut Out) {
         "replace" | "apply" if dry => {
             out.raise(Tier::Plan, format!("{name} {sub} --dry-run only computes the change"))
         }
-        "replace" if rest.has("--force") => out
-            .raise(Tier::Destroy, format!("{name} replace --force deletes and recreates objects")),
+        "replace" | "apply" if rest.has("--force") => {
+            out.raise(Tier::Destroy, format!("{name} {sub} --force deletes and recreates objects"))
+        }
         "apply" if rest.has("--prune") => out.raise(
             Tier::Destroy,
             format!("{name} apply --prune deletes objects missing from the manifests"),
@@ -163,7 +213,18 @@ fn kubectl(cmd: &Cmd, out: &mut Out) {
             true => {
                 out.raise(Tier::Plan, format!("{name} {sub} --dry-run only computes the change"))
             }
-            false => out.raise(Tier::Mutate, format!("{name} {sub} changes live objects")),
+            false => {
+                out.raise(Tier::Mutate, format!("{name} {sub} changes live objects"));
+                if matches!(sub, "exec" | "attach" | "debug") {
+                    out.no_prefix();
+                }
+                if sub == "cp"
+                    && let Some((i, file)) = rest.positionals().last()
+                    && !file.contains(':')
+                {
+                    out.word(&rest, i, super::PathUse::Write);
+                }
+            }
         },
         _ => out.raise(Tier::Mutate, format!("{name} {sub} may change live objects")),
     }
@@ -180,10 +241,16 @@ fn helm(cmd: &Cmd, out: &mut Out) {
     let rest = cmd.after(at);
     let next = rest.positionals().next().map_or("", |(_, w)| w);
     out.prefix(&["helm", sub]);
+    side_files(cmd, out);
     if cmd.has("--post-renderer") {
-        out.raise(Tier::Mutate, "helm runs a post-renderer program");
+        out.opaque("helm runs a post-renderer program");
     }
-    let dry = dry_run(cmd);
+    if sub == "get"
+        && (matches!(next, "all" | "manifest") || next == "values" && rest.has_any("--all -a"))
+    {
+        out.secret(format!("helm get {next} prints the release's values and secrets"));
+    }
+    let dry = dry_run(cmd, true);
     match sub {
         "list" | "ls" | "status" | "get" | "template" | "lint" | "show" | "inspect" | "history"
         | "hist" | "version" | "search" | "env" | "verify" | "completion" | "help" => {
@@ -234,4 +301,29 @@ fn plugins(rest: &Cmd, out: &mut Out) {
     if rest.args.iter().any(|a| is_option(a) && options.iter().any(|o| a.starts_with(o))) {
         out.raise(Tier::Mutate, "kustomize runs plugins or helm");
     }
+}
+
+/// kubectl commands that print secrets: `config view --raw`, `get secret … -o yaml|json|…`,
+/// `get --raw …/secrets`, `create token`.
+fn secrets(sub: &str, next: &str, rest: &Cmd, out: &mut Out) {
+    let reason = match (sub, next) {
+        ("config", "view") if rest.has("--raw") => "kubectl config view --raw prints credentials",
+        ("create", "token") => "kubectl create token prints a token",
+        ("get", _) => {
+            let secret = rest.positionals().any(|(_, w)| {
+                let kinds = w.split('/').next().unwrap_or("");
+                kinds.split(',').any(|k| matches!(k.split('.').next(), Some("secret" | "secrets")))
+            });
+            let glued =
+                rest.args.iter().find_map(|a| a.strip_prefix("-o").filter(|v| !v.is_empty()));
+            let format = rest.value("-o").or_else(|| rest.value("--output")).or(glued);
+            let raw = rest.value("--raw").is_some_and(|p| p.contains("secrets"));
+            if !raw && (!secret || matches!(format.unwrap_or(""), "" | "name" | "wide")) {
+                return;
+            }
+            "kubectl get secret prints the secrets' data"
+        }
+        _ => return,
+    };
+    out.secret(reason);
 }

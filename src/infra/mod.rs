@@ -1,30 +1,42 @@
 //! Infrastructure knowledge: judges every command of a shell script by what it does to
 //! infrastructure (`Tier`), with the paths it names, the prefixes an "always" answer may
-//! remember and the terraform call the gate may plan first. Pure: it never asks anyone and
-//! does no I/O beyond `Path::exists`; it knows programs, `shell` knows syntax.
+//! remember, the secrets a command prints and the terraform call the gate may plan first.
+//! Pure: it never asks anyone and does no I/O beyond `Path::exists` and resolving a program
+//! that is a symbolic link; it knows programs, `shell` knows syntax.
 
+mod aws;
 mod cloud;
 mod dev;
 mod files;
+mod finish;
 mod git;
+mod glob;
 mod judge;
 mod kube;
 mod path;
 pub mod plan;
+mod program;
 mod scan;
 pub mod scope;
+mod secret;
+mod stacks;
 mod stream;
 mod terraform;
 #[cfg(test)]
 mod tests;
 mod unix;
+mod vars;
+mod walk;
 mod word;
+mod wrappers;
 
 use std::path::{Path, PathBuf};
 
-use crate::shell::{self, RedirectKind, Script, Simple};
+use crate::shell::{self, Script};
 
 use judge::{Cmd, Out};
+use program::Program;
+use walk::Walk;
 
 /// How much a command can change, from nothing to losing infrastructure; a script takes the
 /// highest tier of its commands.
@@ -70,39 +82,74 @@ pub struct Classified {
     pub reasons: Vec<String>,
     /// What an "always" answer remembers: the prefix (program basename + subcommand, e.g.
     /// "terraform fmt", "git commit", "make test", "kubectl apply", "npm install") of each
-    /// command at Mutate tier, deduplicated; `None` when some mutate-tier command has no safe
-    /// prefix (opaque script, dynamic program, interpreter with inline code) — then "always" is
-    /// not offered. Destroy tier never gets "always" (the gate enforces it; still filled).
+    /// command at Mutate tier, deduplicated; a program of the project's keeps its path
+    /// ("./deploy.sh"). `None` when some mutate-tier command has no safe prefix (opaque
+    /// script, dynamic program, interpreter with inline code, a command that runs what its
+    /// words or files say: `make -f`, `git rebase -x`, `git config` setting a value, `ssh -o`,
+    /// `docker run -v`, `npx`/`uv run` and the other package runners, `kubectl exec`) — then
+    /// "always" is not offered. Destroy tier never gets "always" (the gate enforces it; still
+    /// filled).
     pub prefixes: Option<Vec<String>>,
     /// Each simple command as one normalised line: program basename, then the words, space
-    /// separated (`/usr/bin/git  status` → "git status"); bare assignments left out. Rules
-    /// such as `bash(git *)` are matched against these lines.
+    /// separated (`/usr/bin/git  status` → "git status"); bare assignments left out. A program
+    /// of the project's (written as a relative path, or inside the project or /tmp) keeps its
+    /// path (`./bin/terraform plan`), and brings a second line by its basename ("terraform
+    /// plan"); a link outside the project is named by its target's basename.
+    /// Rules such as `bash(git *)` are matched against these lines: the rules engine denies if
+    /// any line matches a deny rule and allows only if every line matches an allow rule. So a
+    /// command may bring more lines, right after its own: the payload of a wrapper that runs
+    /// one (`npx terraform destroy` → also "terraform destroy"; also busybox, uv run,
+    /// systemd-run …), and for terraform, tofu and terragrunt the canonical form when it
+    /// differs: global options dropped, `apply -destroy` as `destroy`, terragrunt's
+    /// `run-all`/`run --all`/`*-all`/`stack run` dropped (`terraform -chdir=. apply -destroy
+    /// -auto-approve` → also "terraform destroy -auto-approve"). Both forms must pass an
+    /// allow rule; either may meet a deny rule.
     pub lines: Vec<String>,
     /// Paths the commands name, absolute (resolved against the cwd in effect, `~/` expanded
     /// with HOME from `env`), with how they are used: every non-option argument of a read- or
     /// plan-tier command that looks like a path (contains `/`, starts with `~` or `.`, or has
     /// an extension) or that exists relative to the cwd; redirect targets (`>`: Write,
     /// `<`: Read; `/dev/null`, `/dev/stdout`, `/dev/stderr` left out); the written paths of
-    /// file-only mutations (and of `rm`, `chmod` and the like). The caller judges them against
+    /// file-only mutations (and of `rm`, `chmod` and the like) and every file a command is
+    /// known to write whatever its tier (`plan -out=FILE`, `kubectl --log-file FILE`, `aws s3api
+    /// get-object … FILE`, `git config`'s file); writing terraform state (`*.tfstate*`) is
+    /// Destroy, whoever writes it. The caller judges them against
     /// the path rules (outside the project, sensitive files such as ~/.aws/credentials or
     /// *.tfstate ask every time).
     pub paths: Vec<(PathBuf, PathUse)>,
     /// The tier is Mutate and every mutation in it only changes files in known paths
     /// (redirections, `touch`, `mkdir`, `cp`, `mv`, `tee`, `sed -i`, `ln`, `terraform fmt`,
     /// non-recursive `rm`): accept_edits mode may run it when all written paths are inside the
-    /// project. False for read and plan tiers (nothing to accept) and for Destroy.
+    /// project. False for read and plan tiers (nothing to accept) and for Destroy, and when a
+    /// file-changing command is given a pattern (`rm -f *.log`: which files it names is not
+    /// known here; one that may name terraform state, like `*`, is Destroy).
     pub file_only: bool,
     /// Directories whose files the commands execute or feed to code of theirs (terraform/tofu/
-    /// terragrunt subcommands other than version/fmt/help, `ansible-playbook` incl. --check,
-    /// `kubectl diff`, `make`, test runners, `./script.sh`, `python x.py`, git's `.git`). The
+    /// terragrunt subcommands other than version/fmt/help, and the ansible programs: the
+    /// project (the session's cwd) and their own directory, since local modules and inventory
+    /// scripts may live anywhere in it; `kubectl diff`, `make`, test runners, `./script.sh`,
+    /// `python x.py`, a program of the project's, a `--kubeconfig` file's directory; git: the
+    /// `.git` of the directory it runs in and of the nearest repository above it, and
+    /// `--git-dir`/`--work-tree`). The
     /// gate asks before such a read- or plan-tier command runs if a file below one of them was
     /// written in this session without a person's answer.
     pub runs_code_in: Vec<PathBuf>,
     /// A lone terraform/tofu apply or destroy (the only command of the script, maybe after
-    /// `cd DIR &&`, with env assignments), whose plan the gate computes before asking.
+    /// `cd DIR &&`, with env assignments), whose plan the gate computes before asking. Never
+    /// for a program of the project's (`./bin/terraform`) nor a wrapper's payload (`npx
+    /// terraform`): the gate would run that program itself before asking.
     pub terraform: Option<TfCall>,
     /// Whether any part could not be understood (parser opaque, hidden program, interpreter code).
     pub opaque: bool,
+    /// Why the command's output holds secrets, when it does ("terraform state pull prints the
+    /// state, which holds every attribute in plain text"): `terraform state pull`, `output
+    /// -json|-raw`, `show -json`; `kubectl config view --raw`, `kubectl get secret -o yaml`;
+    /// cloud access tokens and secret values (`gcloud auth print-access-token`, `aws
+    /// secretsmanager get-secret-value`, `aws ssm get-parameter --with-decryption` …); `pulumi
+    /// … --show-secrets`, `vault kv get`, `helm get values --all`, `sops -d`. The tier stays what
+    /// it is (Read for most); the gate asks, without offering "always", in every mode but
+    /// bypass, since the output goes to the model.
+    pub secret: Option<String>,
 }
 
 /// A terraform or tofu apply/destroy the gate can plan before asking.
@@ -136,8 +183,9 @@ pub struct TfCall {
 }
 
 /// Parses and classifies `src`. `env` reads the environment the command will run in (HOME,
-/// KUBECTL_EXTERNAL_DIFF …). Pure: no I/O except `Path::exists` checks on path-like arguments
-/// relative to the cwd.
+/// KUBECTL_EXTERNAL_DIFF, variables a bare assignment would change …). Pure: no I/O except
+/// `Path::exists` checks on path-like arguments relative to the cwd and on the `.git` above
+/// it, and resolving a program outside the project that is a symbolic link.
 pub fn classify(src: &str, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) -> Classified {
     classify_script(&shell::parse(src), src, cwd, env)
 }
@@ -156,7 +204,7 @@ pub fn classify_script(
     }
     // Script holds no subshell boundaries: after a `cd` in a script with subshells or pipes,
     // the directory in effect is either the one tracked or the session's; judge both.
-    let dual = subshells(src, script);
+    let dual = walk::subshells(src, script);
     let mut walk = Walk { dir: cwd.to_path_buf(), hidden: false, real: 0, lone: None };
     for simple in &script.commands {
         out.begin();
@@ -169,6 +217,10 @@ pub fn classify_script(
         && !walk.hidden
         && script.opaque.is_empty()
         && !out.opaque;
+    let peeled = script.commands.iter().any(|c| !c.wrappers.is_empty());
+    if let Some(word) = program::local_wrapper(src, cwd).filter(|_| peeled) {
+        out.opaque(format!("a wrapper of the project's may run anything: {word}"));
+    }
     if out.opaque
         && let Some(phrase) = scan::danger(src)
     {
@@ -177,107 +229,21 @@ pub fn classify_script(
     out.finish(lone)
 }
 
-/// The walk over a script's commands: the directory in effect and what the lone-call check
-/// needs.
-struct Walk {
-    dir: PathBuf,
-    /// A `cd` went somewhere that cannot be known here.
-    hidden: bool,
-    /// Commands other than `cd` and bare assignments.
-    real: usize,
-    /// Whether the terraform apply/destroy seen could be planned by the gate.
-    lone: Option<bool>,
-}
-
-impl Walk {
-    fn command(&mut self, simple: &Simple, cwd: &Path, dual: bool, out: &mut Out) {
-        let other = dual && self.dir != cwd;
-        for (name, _) in &simple.assigns {
-            if word::risky_var(name) {
-                out.opaque(format!("sets {name}: programs may not be what they seem"));
-            }
-        }
-        redirects(simple, &self.dir, out);
-        if other {
-            redirects(simple, cwd, out);
-        }
-        let Some(name) = simple.program() else { return };
-        out.lines.push(line(name, &simple.argv[1..]));
-        let dynamic = simple.dynamic.get(1..).unwrap_or(&[]);
-        let cmd = Cmd {
-            name,
-            program: &simple.argv[0],
-            args: &simple.argv[1..],
-            dynamic,
-            simple,
-            cwd: &self.dir,
-        };
-        if simple.dynamic.first().copied().unwrap_or_else(|| word::expands(&simple.argv[0])) {
-            out.opaque(format!("the program is hidden: {}", simple.argv[0]));
-            if let Some(verb) = scan::hidden_verb(&simple.argv[1..]) {
-                out.raise(Tier::Destroy, format!("hidden: a hidden program asked to {verb}"));
-            }
-            return;
-        }
-        if matches!(name, "cd" | "pushd" | "popd") {
-            match change_dir(&cmd, out) {
-                Some(next) => {
-                    out.read(next.clone());
-                    self.dir = next;
-                }
-                None => {
-                    out.note("cd to a hidden directory");
-                    self.hidden = true;
-                }
-            }
-            return;
-        }
-        self.real += 1;
-        if self.hidden {
-            out.raise(Tier::Mutate, "runs in a hidden directory");
-        }
-        let before = out.tf.len();
-        judge_command(&cmd, out);
-        if cmd.fed("xargs") && !unix::is_quiet(name) {
-            out.raise(Tier::Mutate, format!("{name} works on paths from its input"));
-        }
-        if simple.wrappers.iter().any(|w| w == "sudo" || w == "doas") {
-            out.raise(Tier::Mutate, "runs as root");
-            out.no_prefix();
-        }
-        if out.tf.len() > before {
-            self.lone = Some(lone_call(simple));
-        }
-        if other {
-            let before = out.tf.len();
-            judge_command(&Cmd { cwd, ..cmd }, out);
-            out.tf.truncate(before);
-        }
-    }
-}
-
-/// Whether some commands may run in a subshell, where a `cd` does not last: parentheses,
-/// substitutions, pipes, background jobs, `sh -c` strings.
-fn subshells(src: &str, script: &Script) -> bool {
-    let background = src.match_indices('&').any(|(i, _)| {
-        let near = |j: Option<usize>| j.and_then(|j| src.as_bytes().get(j)).copied();
-        !matches!(near(i.checked_sub(1)), Some(b'&' | b'>' | b'<'))
-            && near(Some(i + 1)) != Some(b'&')
-            && near(Some(i + 1)) != Some(b'>')
-    });
-    background
-        || src.contains(['(', '`', '|'])
-        || script.commands.iter().any(|c| c.wrappers.iter().any(|w| w == "sh -c"))
-}
-
 /// Judges one simple command by its program's family; an unknown program is a mutation.
 fn judge_command(cmd: &Cmd, out: &mut Out) {
+    secret::check(cmd, out);
+    if wrappers::judge(cmd, out) {
+        return;
+    }
     let known = match cmd.name {
-        "terraform" | "tofu" | "terragrunt" | "tflint" | "checkov" | "tfsec" | "pulumi" => {
-            terraform::judge(cmd, out)
-        }
+        "terraform" | "tofu" => terraform::judge(cmd, out),
+        "terragrunt" | "tflint" | "checkov" | "tfsec" | "pulumi" => stacks::judge(cmd, out),
         "kubectl" | "oc" | "helm" | "kustomize" | "k9s" => kube::judge(cmd, out),
-        "aws" | "gcloud" | "az" => cloud::judge(cmd, out),
+        "aws" => {
+            aws::judge(cmd, out);
+            true
+        }
+        "gcloud" | "az" | "gsutil" => cloud::judge(cmd, out),
         name if name.starts_with("ansible") => cloud::judge(cmd, out),
         "git" => git::judge(cmd, out),
         _ => {
@@ -293,94 +259,46 @@ fn judge_command(cmd: &Cmd, out: &mut Out) {
             out.runs(path::parent(&cmd.resolve(out, cmd.program)));
         }
         out.prefix_sub(cmd, 0);
+        if let Some(verb) = scan::deleting_word(cmd.args) {
+            out.raise(Tier::Destroy, format!("{}: an unknown program asked to {verb}", cmd.name));
+        }
     }
 }
 
-/// Judges the payload of `find -exec` or an unpeeled wrapper: the words from `args[from]` on,
-/// as a command of its own in the same directory.
+/// Judges a command whose program is where `located` says: a file of the project's is its
+/// own code (at least Mutate, no terraform call the gate would run first, its directory's
+/// code runs), whatever its name says.
+fn judge_located(cmd: &Cmd, located: &Program, out: &mut Out) {
+    let Program::Local(file) = located else { return judge_command(cmd, out) };
+    let before = out.tf.len();
+    judge_command(cmd, out);
+    out.tf.truncate(before);
+    let program = cmd.program;
+    out.raise(Tier::Mutate, format!("runs a program of the project's: {program}"));
+    out.runs(path::parent(file));
+    out.prefix_sub(&Cmd { name: program, ..*cmd }, 0);
+    // Also by its name, for the deny rules (`./bin/rm -rf x` meets `bash(rm *)`).
+    let named = word::line(cmd.name, cmd.args);
+    if let Some(phrase) = scan::danger(&named) {
+        out.raise(Tier::Destroy, format!("a program of the project's asked to: {phrase}"));
+    }
+    out.extra_line(named);
+}
+
+/// Judges the payload of `find -exec` or a wrapper: the words from `args[from]` on, as a
+/// command of its own in the same directory.
 fn judge_payload(cmd: &Cmd, from: usize, out: &mut Out) {
     let Some(program) = cmd.args.get(from) else { return };
     if cmd.dynamic(from) {
         out.opaque(format!("the program is hidden: {program}"));
         return;
     }
-    let name = program.rsplit('/').next().unwrap_or(program);
+    let located = program::locate(program, cmd.cwd, out.root, out.home);
+    let name = match &located {
+        Program::Linked(name) => name.as_str(),
+        _ => path::basename(program),
+    };
     let dynamic = cmd.dynamic.get(from + 1..).unwrap_or(&[]);
     let inner = Cmd { name, program, args: &cmd.args[from + 1..], dynamic, ..*cmd };
-    judge_command(&inner, out);
-}
-
-/// Whether a terraform apply/destroy can be planned by the gate: no pipe, no wrapper but
-/// `env`, no redirection but descriptor copies and `/dev/null`.
-fn lone_call(simple: &Simple) -> bool {
-    !simple.piped
-        && simple.wrappers.iter().all(|w| w == "env")
-        && simple
-            .redirects
-            .iter()
-            .all(|r| r.kind == RedirectKind::Dup || (!r.dynamic && r.target == "/dev/null"))
-}
-
-/// The normalised line of a command: basename, then the words.
-fn line(name: &str, args: &[String]) -> String {
-    let mut line =
-        String::with_capacity(name.len() + args.iter().map(|a| a.len() + 1).sum::<usize>());
-    line.push_str(name);
-    for arg in args {
-        line.push(' ');
-        line.push_str(arg);
-    }
-    line
-}
-
-/// The directory after `cd`/`pushd`/`popd`; `None` when it cannot be known here.
-fn change_dir(cmd: &Cmd, out: &Out) -> Option<PathBuf> {
-    if cmd.name == "popd" {
-        return None;
-    }
-    let at = cmd.args.iter().position(|a| !matches!(a.as_str(), "-L" | "-P" | "-e" | "--"));
-    match at {
-        None => out.home.map(PathBuf::from),
-        Some(i) if cmd.dynamic(i) || cmd.args[i] == "-" || cmd.args[i].starts_with('+') => None,
-        Some(i) => path::resolve(&cmd.args[i], cmd.cwd, out.home),
-    }
-}
-
-/// Judges a command's redirections: writes are file-only mutations (Destroy for terraform
-/// state and raw disks), reads are paths to judge, `/dev/tcp` is the network.
-fn redirects(simple: &Simple, cwd: &Path, out: &mut Out) {
-    for r in &simple.redirects {
-        let write = match r.kind {
-            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => true,
-            RedirectKind::Read => false,
-            _ => continue,
-        };
-        let target = r.target.as_str();
-        if r.dynamic {
-            out.raise(Tier::Mutate, format!("redirects to a hidden path: {target}"));
-            continue;
-        }
-        if matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty")
-        {
-            continue;
-        }
-        if target.starts_with("/dev/tcp/") || target.starts_with("/dev/udp/") {
-            out.raise(Tier::Mutate, format!("opens a network connection: {target}"));
-            continue;
-        }
-        let Some(path) = path::resolve(target, cwd, out.home) else {
-            out.raise(Tier::Mutate, format!("redirects to a path in an unknown home: {target}"));
-            continue;
-        };
-        if !write {
-            out.read(path);
-        } else if path::raw_disk(target) {
-            out.raise(Tier::Destroy, format!("writes a raw disk: {target}"));
-        } else if path::state_file(target) {
-            out.raise(Tier::Destroy, format!("overwrites terraform state: {target}"));
-            out.write(path);
-        } else {
-            out.write_file(path, format!("writes {target}"));
-        }
-    }
+    judge_located(&inner, &located, out);
 }

@@ -18,9 +18,18 @@ const PAIRS: &[(&[&str], &[&str])] = &[
 /// Programs dangerous on their own.
 const ALONE: &str = "dd shred truncate wipefs";
 
-/// The first dangerous pair the words of `src` mention, as a phrase ("terraform destroy").
+/// The first dangerous pair the words of `src` mention, as a phrase ("terraform destroy"):
+/// read with quotes dropped (`t'erraform'`) and with quotes splitting words
+/// (`-S'terraform destroy'`).
 pub(super) fn danger(src: &str) -> Option<String> {
-    let cleaned: String = src.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+    let joined: String = src.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+    let split: String =
+        src.chars().map(|c| if matches!(c, '\'' | '"') { ' ' } else { c }).collect();
+    pairs(&joined).or_else(|| pairs(&split.replace('\\', "")))
+}
+
+/// The first dangerous pair among the words of `cleaned`.
+fn pairs(cleaned: &str) -> Option<String> {
     let words: Vec<&str> = cleaned
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '+')))
         .filter(|w| !w.is_empty())
@@ -58,6 +67,29 @@ pub(super) fn danger(src: &str) -> Option<String> {
 pub(super) fn hidden_verb(args: &[String]) -> Option<&str> {
     const VERBS: &str = "destroy -destroy delete uninstall drain rb force-unlock";
     args.iter().map(String::as_str).find(|a| listed(VERBS, a) || a.starts_with("terminate-"))
+}
+
+/// Words that ask a program to delete something (`eksctl delete cluster`, `vault kv delete`).
+const DELETING: &str = "delete destroy remove rm terminate purge drop uninstall wipe erase nuke \
+    prune rb teardown down flushall flushdb truncate";
+
+/// The first word of `args` that asks a program it does not know to delete (`delete`,
+/// `destroy`, `rm`, `purge`, `delete-*`, any case): a plain word, or a word of an argument
+/// holding spaces (`psql -c "DROP TABLE x"`); paths and options are not read.
+pub(super) fn deleting_word(args: &[String]) -> Option<&str> {
+    let mut words = args.iter().flat_map(|a| {
+        let spaced = a.contains(char::is_whitespace);
+        let plain = !a.starts_with('-') && !a.contains(['/', '.', '=', ':']);
+        a.split(move |c: char| !spaced && c == '\0' || spaced && !(c.is_alphanumeric() || c == '-'))
+            .filter(move |w| (spaced || plain) && !w.is_empty())
+    });
+    words.find(|w| {
+        let w = w.as_bytes();
+        DELETING.split(' ').any(|d| d.as_bytes().eq_ignore_ascii_case(w))
+            || ["delete-", "destroy-", "terminate-"]
+                .iter()
+                .any(|p| w.len() > p.len() && w[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
+    })
 }
 
 /// Whether a word is a recursive flag of rm (`-r`, `-rf`, `-fR`, `--recursive`).

@@ -49,9 +49,10 @@ fn sed(cmd: &Cmd, out: &mut Out) {
         } else if state_file(word) {
             out.raise(Tier::Destroy, format!("sed -i rewrites terraform state: {word}"));
             out.word(cmd, i, PathUse::Write);
+        } else if cmd.dynamic(i) {
+            super::files::pattern(cmd, i, out, "sed -i rewrites");
         } else {
-            let glob = if cmd.dynamic(i) { super::path::glob_dir(word) } else { word };
-            out.write_file(cmd.resolve(out, glob), format!("sed -i rewrites {word}"));
+            out.write_file(cmd.resolve(out, word), format!("sed -i rewrites {word}"));
         }
     }
 }

@@ -1,12 +1,12 @@
-//! terraform, tofu, terragrunt, pulumi and the terraform linters (tflint, checkov, tfsec):
-//! which subcommands read, plan, mutate or destroy, and the apply/destroy call the gate may
-//! plan before asking. Knows no other program.
+//! terraform and tofu: which subcommands read, plan, mutate or destroy, what `plan -out`
+//! writes, which print secrets, the canonical line the rules also see, and the apply/destroy
+//! call the gate may plan before asking. Knows no other program.
 
 use std::path::PathBuf;
 
 use super::judge::{Cmd, Out};
-use super::path::{glob_dir, resolve};
-use super::word::{is_option, listed};
+use super::path::{basename, exists, glob_dir, resolve, state_file};
+use super::word::is_option;
 use super::{TfCall, Tier};
 
 /// Options of apply and destroy: name, takes a value when written apart, kept for `plan`,
@@ -32,14 +32,9 @@ const OPTIONS: &[(&str, bool, bool, bool)] = &[
     ("json", false, false, false),
 ];
 
-/// Judges one command of the family; always known.
+/// Judges terraform and tofu; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
-    match cmd.name {
-        "terraform" | "tofu" => terraform(cmd, out),
-        "terragrunt" => terragrunt(cmd, out),
-        "pulumi" => pulumi(cmd, out),
-        _ => linter(cmd, out),
-    }
+    terraform(cmd, out);
     true
 }
 
@@ -74,6 +69,7 @@ fn terraform(cmd: &Cmd, out: &mut Out) {
     if help {
         return;
     }
+    canonical(cmd.name, i > 0, sub, &cmd.args[i + 1..], out);
     let rest = Cmd {
         args: &cmd.args[i + 1..],
         dynamic: cmd.dynamic.get(i + 1..).unwrap_or(&[]),
@@ -81,7 +77,7 @@ fn terraform(cmd: &Cmd, out: &mut Out) {
         ..*cmd
     };
     if !matches!(sub.as_str(), "version" | "fmt" | "help") {
-        out.runs(dir.clone());
+        out.runs_project(&dir);
     }
     if matches!(sub.as_str(), "apply" | "destroy") {
         let call = call(cmd, global, dir.clone(), sub, &rest, unknown, out);
@@ -101,12 +97,17 @@ fn terraform(cmd: &Cmd, out: &mut Out) {
 
 /// The tier of a terraform subcommand other than apply/destroy (also for terragrunt, which
 /// passes them on); `rest` holds the words after it, in terraform's directory.
-fn subcommand(name: &str, sub: &str, rest: &Cmd, out: &mut Out) {
+pub(super) fn subcommand(name: &str, sub: &str, rest: &Cmd, out: &mut Out) {
     let next = rest.positionals().next().map(|(_, w)| w);
     out.prefix(&[name, sub]);
     match sub {
         "version" | "validate" | "show" | "output" | "graph" | "console" | "metadata"
-        | "modules" | "help" => out.operands(rest, 0, false),
+        | "modules" | "help" => {
+            if matches!(sub, "show" | "output") && rest.has_any("-json --json -raw --raw") {
+                out.secret(format!("{name} {sub} -json prints sensitive values in plain text"));
+            }
+            out.operands(rest, 0, false)
+        }
         "fmt" if rest.has_any("-check --check") || rest.value("-write") == Some("false") => {
             out.operands(rest, 0, false)
         }
@@ -127,13 +128,16 @@ fn subcommand(name: &str, sub: &str, rest: &Cmd, out: &mut Out) {
         }
         "plan" => {
             out.raise(Tier::Plan, format!("{name} plan computes a change"));
-            if let Some(file) = rest.value("-out").or_else(|| rest.value("--out")) {
-                out.write(rest.resolve(out, file));
-            }
+            plan_out(name, rest, out);
             out.operands(rest, 0, false);
         }
         "init" if rest.has_any("-migrate-state -force-copy") => {
             out.raise(Tier::Destroy, format!("{name} init -migrate-state moves the state"))
+        }
+        "init" if rest.has_any("-from-module --from-module") => {
+            let reason = format!("{name} init -from-module copies a module into the directory");
+            out.raise(Tier::Mutate, reason);
+            out.write(rest.cwd.to_path_buf());
         }
         "init" | "get" => {
             out.raise(Tier::Plan, format!("{name} {sub} downloads modules and providers"));
@@ -143,7 +147,13 @@ fn subcommand(name: &str, sub: &str, rest: &Cmd, out: &mut Out) {
             let next = next.unwrap_or("");
             out.prefix(&[name, sub, next]);
             match (sub, next) {
-                ("state", "list" | "show" | "pull" | "identities" | "")
+                ("state", "pull") => {
+                    out.secret(format!(
+                        "{name} state pull prints the state, which holds every attribute in \
+                         plain text"
+                    ));
+                }
+                ("state", "list" | "show" | "identities" | "")
                 | ("workspace", "show" | "list" | "")
                 | ("providers", "schema" | "") => out.operands(rest, 1, false),
                 ("state", "rm" | "mv" | "push" | "replace-provider") => {
@@ -207,7 +217,7 @@ fn call(
         let bare = arg.trim_start_matches('-');
         let (option, inline) = bare.split_once('=').map_or((bare, false), |(o, _)| (o, true));
         let Some(&(_, apart, plan, apply)) = OPTIONS.iter().find(|o| o.0 == option) else {
-            match option == "destroy" && sub == "apply" && !inline {
+            match option == "destroy" && sub == "apply" && (!inline || destroy_flag(arg)) {
                 true => call.destroy = true,
                 false => call.unknown.push(arg.clone()),
             }
@@ -239,140 +249,48 @@ fn call(
     call
 }
 
-/// Terragrunt options that take a value when written apart.
-const TG_VALUES: &str = "--terragrunt-working-dir --working-dir --terragrunt-config --config \
-    --log-level --terragrunt-log-level --terragrunt-iam-role --iam-assume-role \
-    --terragrunt-parallelism --parallelism --terragrunt-include-dir --terragrunt-exclude-dir \
-    --queue-include-dir --queue-exclude-dir --terragrunt-source --source \
-    --terragrunt-download-dir --download-dir --terragrunt-tfpath --tf-path --filter";
-
-/// `terragrunt [run-all|run [--all] [--]] SUBCOMMAND`: its hooks run in every command, and
-/// what it passes on to terraform is judged as terraform.
-fn terragrunt(cmd: &Cmd, out: &mut Out) {
-    out.runs(cmd.cwd.to_path_buf());
-    let mut words = Vec::new();
-    let mut i = 0;
-    while let Some(arg) = cmd.args.get(i) {
-        if listed(TG_VALUES, arg.as_str()) {
-            i += 1;
-        } else if !is_option(arg) {
-            words.push(i);
+/// `plan -out=FILE` (and `-generate-config-out=FILE`) writes FILE: terraform state destroys,
+/// an existing file that is not a saved plan is overwritten (a mutation), a hidden one too.
+fn plan_out(name: &str, rest: &Cmd, out: &mut Out) {
+    for option in ["-out", "--out", "-generate-config-out", "--generate-config-out"] {
+        let Some(file) = rest.value(option) else { continue };
+        if file.is_empty() || file.contains(['$', '`', '*', '?', '[']) {
+            out.raise(Tier::Mutate, format!("{name} plan writes a hidden path: {file}"));
+            continue;
         }
-        i += 1;
+        let base = basename(file);
+        let plan = base == "tfplan" || base.ends_with(".tfplan") || base.ends_with(".plan");
+        if state_file(file) {
+            out.raise(Tier::Destroy, format!("{name} plan {option} overwrites terraform state"));
+        } else if option.ends_with("-out") && !plan && exists(rest.cwd, file) {
+            out.raise(Tier::Mutate, format!("{name} plan {option} overwrites {file}"));
+        }
+        out.write(rest.resolve(out, file));
     }
-    let word = |k: usize| words.get(k).map_or("", |&i| cmd.args[i].as_str());
-    let mut k = 0;
-    let mut all = "";
-    if matches!(word(0), "run-all" | "run") {
-        all = word(0);
-        k = 1;
-    }
-    let sub = word(k);
-    let Some(&at) = words.get(k) else { return };
-    if cmd.dynamic(at) {
-        out.opaque(format!("the terragrunt subcommand is hidden: {sub}"));
+}
+
+/// Adds the canonical line of a terraform-like call (`global`: options came before the
+/// subcommand) when it differs from the written one: global options dropped, `apply -destroy`
+/// written `destroy`. Deny rules such as `bash(terraform destroy*)` then see it.
+pub(super) fn canonical(name: &str, global: bool, sub: &str, rest: &[String], out: &mut Out) {
+    let destroy = sub == "apply" && rest.iter().any(|a| destroy_flag(a));
+    if !global && !destroy {
         return;
     }
-    let rest = Cmd {
-        args: &cmd.args[at + 1..],
-        dynamic: cmd.dynamic.get(at + 1..).unwrap_or(&[]),
-        ..*cmd
-    };
-    let check = cmd.has_any("--check --terragrunt-check --diff");
-    match sub {
-        "apply" => out.raise(Tier::Destroy, "terragrunt apply whose plan cannot be shown first"),
-        "destroy" => {
-            out.raise(Tier::Destroy, "terragrunt destroy deletes every resource in its state")
-        }
-        "hclfmt" | "hcl" if !check && (sub == "hclfmt" || word(k + 1) == "fmt") => out
-            .write_file(cmd.cwd.to_path_buf(), "terragrunt hclfmt rewrites .hcl files".to_string()),
-        "hclfmt"
-        | "hcl"
-        | "graph-dependencies"
-        | "terragrunt-info"
-        | "info"
-        | "dag"
-        | "find"
-        | "list"
-        | "validate-inputs"
-        | "output-module-groups"
-        | "hclvalidate" => out.operands(&rest, 0, false),
-        "render-json" | "render" => out.raise(Tier::Mutate, "terragrunt render writes a file"),
-        _ => subcommand("terragrunt", sub, &rest, out),
+    let mut line = format!("{name} {}", if destroy { "destroy" } else { sub });
+    for word in rest.iter().filter(|a| !destroy || !destroy_flag(a)) {
+        line.push(' ');
+        line.push_str(word);
     }
-    let prefix: Vec<&str> =
-        ["terragrunt", all, sub].into_iter().filter(|w| !w.is_empty()).collect();
-    out.prefix(&prefix);
+    out.extra_line(line);
 }
 
-/// `pulumi SUBCOMMAND`: preview reads (running the program), up and destroy destroy.
-fn pulumi(cmd: &Cmd, out: &mut Out) {
-    const VALUES: &str = "--cwd -C --stack -s --color --config-file --tracing";
-    let mut words = Vec::new();
-    let mut i = 0;
-    while let Some(arg) = cmd.args.get(i) {
-        if listed(VALUES, arg.as_str()) {
-            i += 1;
-        } else if !is_option(arg) {
-            words.push(arg.as_str());
-        }
-        i += 1;
-    }
-    let dir = match cmd.value("--cwd").or_else(|| cmd.value("-C")) {
-        Some(d) => resolve(d, cmd.cwd, out.home).unwrap_or_else(|| cmd.cwd.join(d)),
-        None => cmd.cwd.to_path_buf(),
-    };
-    let sub = words.first().copied().unwrap_or("");
-    let next = words.get(1).copied().unwrap_or("");
-    out.prefix(&["pulumi", sub]);
-    if !matches!(sub, "" | "version" | "whoami" | "about" | "help" | "login" | "logout") {
-        out.runs(dir);
-    }
-    let (tier, reason) = match (sub, next) {
-        (
-            "" | "preview" | "pre" | "version" | "whoami" | "about" | "help" | "logs" | "schema",
-            _,
-        )
-        | ("stack", "" | "ls" | "output" | "history" | "export" | "graph")
-        | ("config", "" | "get")
-        | ("plugin" | "policy", "ls") => (Tier::Read, ""),
-        ("up" | "update", _) => (Tier::Destroy, "pulumi up whose plan cannot be shown first"),
-        ("destroy" | "down" | "dn", _) => {
-            (Tier::Destroy, "pulumi destroy deletes every resource in its stack")
-        }
-        ("stack", "rm") => (Tier::Destroy, "pulumi stack rm deletes a stack"),
-        ("state", "delete") => {
-            (Tier::Destroy, "pulumi state delete drops a resource from the state")
-        }
-        ("refresh" | "import" | "state" | "cancel", _) => {
-            (Tier::Mutate, "pulumi changes the stack's state")
-        }
-        _ => (Tier::Mutate, "pulumi changes something"),
-    };
-    if matches!(sub, "stack" | "config" | "state" | "plugin" | "policy") {
-        out.prefix(&["pulumi", sub, next]);
-    }
-    out.raise(tier, reason);
-}
-
-/// tflint, checkov and tfsec read and report; `--fix` and output files write.
-fn linter(cmd: &Cmd, out: &mut Out) {
-    out.prefix(&[cmd.name]);
-    out.runs(cmd.cwd.to_path_buf());
-    if cmd.has("--fix") {
-        out.write_file(cmd.cwd.to_path_buf(), format!("{} --fix rewrites files", cmd.name));
-    } else if cmd.has("--init") {
-        out.raise(Tier::Plan, "tflint --init downloads plugins");
-    }
-    for option in ["--output-file-path", "--out", "-O"] {
-        if let Some(file) = cmd.value(option) {
-            out.write_file(cmd.resolve(out, file), format!("{} writes {file}", cmd.name));
-        }
-    }
-    if let Some(dir) =
-        cmd.value("--external-checks-dir").or_else(|| cmd.value("--custom-check-dir"))
-    {
-        out.runs(cmd.resolve(out, dir));
-    }
-    out.operands(cmd, 0, false);
+/// Whether a word is `-destroy` (or `--destroy`, `-destroy=true` and the other true values Go
+/// reads).
+fn destroy_flag(word: &str) -> bool {
+    let bare = word.strip_prefix("--").or_else(|| word.strip_prefix('-')).unwrap_or("");
+    bare == "destroy"
+        || bare
+            .strip_prefix("destroy=")
+            .is_some_and(|v| matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True"))
 }

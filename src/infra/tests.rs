@@ -6,6 +6,8 @@ use std::path::Path;
 use super::*;
 
 mod fields;
+mod holes;
+mod holes_fields;
 
 /// Each line: the expected tier, then the command.
 const TABLE: &str = r#"
@@ -160,7 +162,6 @@ mutate   git pull
 mutate   git push
 mutate   git push origin main
 mutate   git clone https://example.com/repo.git
-mutate   git checkout -- .
 mutate   git ls-remote origin
 mutate   terraform fmt
 mutate   terraform fmt -recursive
@@ -285,6 +286,7 @@ destroy  git push origin +main
 destroy  git reset --hard
 destroy  git clean -fd
 destroy  git branch -D feat
+destroy  git checkout -- .
 destroy  docker rm web
 destroy  docker rmi nginx
 destroy  docker system prune -a
@@ -352,16 +354,16 @@ mutate   echo $(cat ~/.ssh/id_rsa) > key.txt
 const CWD: &str = "/work/proj";
 
 /// The environment of every row: HOME only.
-fn env(name: &str) -> Option<String> {
+pub(super) fn env(name: &str) -> Option<String> {
     (name == "HOME").then(|| "/home/u".to_string())
 }
 
 /// Classifies `src` in `CWD`.
-fn run(src: &str) -> Classified {
+pub(super) fn run(src: &str) -> Classified {
     classify(src, Path::new(CWD), &env)
 }
 
-fn tier(id: &str) -> Tier {
+pub(super) fn tier(id: &str) -> Tier {
     [Tier::Read, Tier::Plan, Tier::Mutate, Tier::Destroy]
         .into_iter()
         .find(|t| t.id() == id)

@@ -3,7 +3,8 @@
 //! parser could not peel, services, and the programs that overwrite disks.
 
 use super::judge::{Cmd, Out};
-use super::word::{listed, risky_var};
+use super::vars::reaches;
+use super::word::listed;
 use super::{PathUse, Tier};
 
 /// Programs that read the files they are given and change nothing.
@@ -16,11 +17,13 @@ const READS: &str = "ls cat head tail wc grep egrep fgrep rg ag stat file du df 
 const QUIET: &str = "pwd echo printf which type whereis test [ [[ true false : basename dirname \
     whoami id uname printenv sleep seq yes ps free uptime ss netstat journalctl history clear \
     tput locale nproc getconf lsblk blkid expr set unset local declare readonly typeset export \
-    read wait exit return shift break continue umask hash getent groups last w who tty arch \
-    logname users date hostname env mount ulimit dirs jobs times shopt cal factor bc dc numfmt";
+    read wait exit return shift break continue umask getent groups last w who tty arch logname \
+    users date hostname env mount ulimit dirs jobs times shopt cal factor bc numfmt mapfile \
+    readarray getopts";
 
 /// Builtins that run code given as words.
-const CODE: &str = "eval source . trap alias function bind coproc fc builtin complete let";
+const CODE: &str = "eval source . trap alias function bind coproc fc builtin complete let hash dc \
+    enable";
 
 /// Wrappers the parser peels; one that reaches here could not be peeled.
 const WRAPPERS: &str = "command exec nohup time timeout nice ionice stdbuf sudo doas xargs su \
@@ -81,7 +84,8 @@ fn read(cmd: &Cmd, out: &mut Out) {
         from = i + 1;
     }
     if listed("tree iconv less", cmd.name) {
-        super::files::output(cmd, out, "--output");
+        let long = if cmd.name == "less" { "--log-file" } else { "--output" };
+        super::files::output(cmd, out, long);
     }
     if cmd.name == "rg" && cmd.args.iter().any(|a| a == "--pre" || a.starts_with("--pre=")) {
         out.raise(Tier::Mutate, "rg --pre runs a program on every file");
@@ -93,25 +97,75 @@ fn read(cmd: &Cmd, out: &mut Out) {
 fn quiet(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
     let positionals = cmd.positionals().count();
+    let values = "-d --date -f --file -r --reference --rfc-3339";
+    let setting = name == "date" && cmd.words(values).iter().any(|(_, w)| !w.starts_with('+'));
     match name {
-        "date" if cmd.has_any("-s --set") => out.raise(Tier::Mutate, "date -s sets the clock"),
+        "date" if cmd.has_any("-s --set") || setting => {
+            out.raise(Tier::Mutate, "date sets the clock")
+        }
         "hostname" if positionals > 0 => out.raise(Tier::Mutate, "hostname renames the machine"),
-        "mount" if positionals > 0 => out.raise(Tier::Mutate, "mount changes the file systems"),
+        "mount" if cmd.args.iter().any(|a| !matches!(a.as_str(), "-l" | "--show-labels")) => {
+            out.raise(Tier::Mutate, "mount changes the file systems")
+        }
+        "ss" if cmd.short("K") || cmd.has("--kill") => {
+            out.raise(Tier::Mutate, "ss -K kills sockets")
+        }
+        "journalctl" if cmd.args.iter().any(|a| a.starts_with("--vacuum")) => {
+            out.raise(Tier::Destroy, "journalctl --vacuum deletes journal files")
+        }
+        "journalctl" if cmd.has_any(JOURNAL_CHANGES) => {
+            out.raise(Tier::Mutate, "journalctl changes the journal")
+        }
         "env" if !cmd.args.is_empty() => {
             out.opaque("env runs a command that could not be unwrapped")
         }
-        "export" | "declare" | "typeset" | "readonly" | "local" => {
-            for arg in cmd.args {
-                let var = arg.split('=').next().unwrap_or("");
-                if arg.contains('=') && risky_var(var) {
-                    out.opaque(format!("sets {var}: programs may not be what they seem"));
+        "export" | "declare" | "typeset" | "readonly" | "local" | "read" | "mapfile"
+        | "readarray" | "getopts" | "printf" | "set" => variables(cmd, out),
+        _ => out.operands(cmd, 0, false),
+    }
+}
+
+/// journalctl options that change the journal.
+const JOURNAL_CHANGES: &str = "--rotate --flush --sync --setup-keys --update-catalog \
+    --relinquish-var --smart-relinquish-var";
+
+/// The builtins that set variables: setting one that changes which code runs (`export PATH=…`,
+/// `read PATH`, `printf -v PATH`, `export KUBECONFIG` of a value set before, `set -a`) is opaque.
+fn variables(cmd: &Cmd, out: &mut Out) {
+    let name = cmd.name;
+    let exporting = matches!(name, "export") || cmd.short("x");
+    let mut names: Vec<&str> = Vec::new();
+    match name {
+        "printf" => names.extend(cmd.value("-v")),
+        "read" | "mapfile" | "readarray" | "getopts" => {
+            let values = "-a -d -i -n -N -p -t -u -C -c -O -s";
+            names.extend(cmd.words(values).into_iter().map(|(_, w)| w));
+        }
+        "set" => {
+            if cmd.short("a") || cmd.value("-o") == Some("allexport") {
+                out.opaque("set -a exports every variable set after it");
+            }
+        }
+        _ => {
+            for arg in cmd.args.iter().filter(|a| !a.starts_with('-')) {
+                match arg.split_once('=') {
+                    Some((var, _)) => names.push(var),
+                    None if exporting => names.push(arg),
+                    None => {}
                 }
             }
             if cmd.short("f") {
                 out.opaque(format!("{name} -f defines functions"));
             }
         }
-        _ => out.operands(cmd, 0, false),
+    }
+    for var in names {
+        if reaches(var, !exporting, out.env) {
+            out.opaque(format!("sets {var}: programs may not be what they seem"));
+        }
+    }
+    if name == "printf" {
+        out.operands(cmd, 0, false);
     }
 }
 
@@ -119,6 +173,22 @@ fn quiet(cmd: &Cmd, out: &mut Out) {
 fn network(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
     out.raise(Tier::Mutate, format!("{name} talks to the network"));
+    let runs = match name {
+        "ssh" => cmd.short("oF"),
+        "scp" => cmd.short("oFS"),
+        "sftp" => cmd.short("oFSD"),
+        "rsync" => cmd.short("e") || cmd.has_any("--rsh --rsync-path"),
+        "mosh" => cmd.has("--ssh"),
+        _ => false,
+    };
+    if runs {
+        out.opaque(format!("{name} runs a program its options or configuration name"));
+    }
+    if listed("vault consul nomad redis-cli psql mysql mongo mongosh", name)
+        && let Some(verb) = super::scan::deleting_word(cmd.args)
+    {
+        out.raise(Tier::Destroy, format!("{name} asked to {verb}"));
+    }
     let writes = "-o --output -O --output-document -P --directory-prefix";
     let reads = "-T --upload-file -K --config --post-file --body-file -i --input-file";
     let data = "-d --data --data-binary --data-raw --data-urlencode -F --form --json";

@@ -1,6 +1,6 @@
 //! What the words of a command look like: options, subcommand-like words, words the shell
-//! would expand, the space-separated lists the families keep, variables that change which
-//! code runs. Knows no program.
+//! would expand, the space-separated lists the families keep, a command's normalised line.
+//! Knows no program.
 
 /// Whether a word would expand, for a word the parser gave no `dynamic` flag.
 pub(super) fn expands(word: &str) -> bool {
@@ -29,12 +29,14 @@ pub(super) fn plain(word: &str) -> bool {
         && word.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b':' | b'.'))
 }
 
-/// Whether setting this variable changes which code runs (`PATH`, `LD_PRELOAD`, `GIT_SSH_COMMAND`).
-pub(super) fn risky_var(name: &str) -> bool {
-    const RISKY: &str = "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMPT_COMMAND IFS \
-        PYTHONPATH PYTHONSTARTUP PYTHONHOME NODE_OPTIONS PERL5OPT PERL5LIB RUBYOPT RUBYLIB \
-        GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS GIT_EXEC_PATH \
-        GIT_DIR GIT_CONFIG_GLOBAL PAGER EDITOR VISUAL SSH_ASKPASS MANPAGER LESSOPEN BROWSER \
-        KUBECTL_EXTERNAL_DIFF KUBE_EDITOR HELM_PLUGINS TF_CLI_CONFIG_FILE";
-    listed(RISKY, name) || name.starts_with("DYLD_") || name.starts_with("GIT_CONFIG")
+/// The normalised line of a command: basename, then the words.
+pub(super) fn line(name: &str, args: &[String]) -> String {
+    let mut line =
+        String::with_capacity(name.len() + args.iter().map(|a| a.len() + 1).sum::<usize>());
+    line.push_str(name);
+    for arg in args {
+        line.push(' ');
+        line.push_str(arg);
+    }
+    line
 }

@@ -1,0 +1,31 @@
+//! Commands whose output holds secrets, for the programs without a family of their own here
+//! (vault, gh, sops, 1Password's op, pass, ansible-vault view). The families judge their own
+//! (terraform state and outputs, kubectl secrets, cloud tokens). The tier is not touched.
+
+use super::judge::{Cmd, Out};
+
+/// Marks `cmd` as printing secrets when it does.
+pub(super) fn check(cmd: &Cmd, out: &mut Out) {
+    let mut words = cmd.positionals().map(|(_, w)| w);
+    let first = words.next().unwrap_or("");
+    let second = words.next().unwrap_or("");
+    let reason = match (cmd.name, first, second) {
+        ("vault", "kv", "get" | "list") | ("vault", "read" | "print", _) => {
+            "vault prints secret values"
+        }
+        ("vault", "token", "create" | "lookup") => "vault prints a token",
+        ("gh", "auth", "token") => "gh auth token prints the GitHub token",
+        ("sops", "decrypt", _) => "sops prints the decrypted file",
+        ("sops", ..) if cmd.has_any("-d --decrypt") || cmd.short("d") => {
+            "sops prints the decrypted file"
+        }
+        ("op", "read" | "inject", _) | ("op", "item", "get") => "op prints secret values",
+        ("pass" | "gopass", "show", _) => "pass prints a password",
+        ("pass" | "gopass", w, "") if !w.is_empty() && !matches!(w, "ls" | "list" | "find") => {
+            "pass prints a password"
+        }
+        ("ansible-vault", "view", _) => "ansible-vault prints the decrypted file",
+        _ => return,
+    };
+    out.secret(reason);
+}

@@ -1,0 +1,56 @@
+//! Variables whose value changes which code runs or which files and configurations programs
+//! read and write (`PATH`, `LD_PRELOAD`, `KUBECONFIG`, `TF_LOG_PATH`, `GOTOOLCHAIN`): setting
+//! one (`X=… cmd`, `export`, `env`, `read`, `printf -v`) makes a script opaque. Knows no
+//! program.
+
+use super::word::listed;
+
+/// Variables that change which code runs, whatever their value.
+const RISKY: &str = "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMPT_COMMAND IFS \
+    PS0 PS1 PS2 PS4 SHELLOPTS BASHOPTS CDPATH HOME SHELL ZDOTDIR PYTHONPATH PYTHONSTARTUP \
+    PYTHONHOME PYTHONUSERBASE NODE_OPTIONS PERL5OPT PERL5LIB RUBYOPT RUBYLIB GIT_SSH \
+    GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS GIT_EXEC_PATH GIT_DIR \
+    PAGER EDITOR VISUAL SSH_ASKPASS SUDO_ASKPASS MANPAGER LESSOPEN LESSCLOSE LESS BROWSER \
+    KUBECTL_EXTERNAL_DIFF KUBE_EDITOR HELM_PLUGINS KUBECONFIG GOFLAGS GOTOOLCHAIN GOPROXY \
+    GOSUMDB GONOSUMDB GONOSUMCHECK GOPRIVATE GONOPROXY GOINSECURE GOENV GOEXPERIMENT CC CXX CPP \
+    FC AR LD PKG_CONFIG TF_CLI_CONFIG_FILE TF_PLUGIN_CACHE_DIR CLOUDSDK_PYTHON \
+    GOOGLE_APPLICATION_CREDENTIALS BUNDLE_GEMFILE JAVA_TOOL_OPTIONS _JAVA_OPTIONS \
+    JDK_JAVA_OPTIONS MAKEFLAGS MAKEFILES GNUMAKEFLAGS RUSTC RUSTC_WRAPPER \
+    RUSTC_WORKSPACE_WRAPPER OPENSSL_CONF WGETRC ANSIBLE_LIBRARY ANSIBLE_INVENTORY";
+
+/// Name prefixes of such variables.
+const PREFIXES: &[&str] = &["DYLD_", "GIT_CONFIG", "LD_", "CGO_", "TF_CLI_ARGS"];
+
+/// Name endings of variables that name a file, a directory, a configuration or a program.
+const SUFFIXES: &[&str] = &[
+    "_PATH", "_FILE", "_DIR", "_DIRS", "_CONFIG", "_HOME", "_COMMAND", "_CMD", "_PROGRAM",
+    "_EDITOR", "_PAGER", "_ASKPASS", "_PLUGINS",
+];
+
+/// Whether setting this variable changes which code runs or which files programs use. Terraform
+/// input variables (`TF_VAR_*`) and plain settings (`TF_LOG`, `TF_WORKSPACE`, `AWS_PROFILE`,
+/// `AWS_REGION`) are harmless.
+pub(super) fn risky_var(name: &str) -> bool {
+    always(name) || named_path(name)
+}
+
+/// Whether a variable set by the script reaches the programs it runs: assigned before a
+/// program (`X=1 cmd`), or a bare assignment (`X=1`) of a variable that is exported already
+/// (in `env`) or that changes the shell itself.
+pub(super) fn reaches(name: &str, bare: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
+    if !risky_var(name) {
+        return false;
+    }
+    !bare || always(name) || env(name).is_some()
+}
+
+/// The listed variables and prefixes.
+fn always(name: &str) -> bool {
+    let npm = name.get(..11).is_some_and(|p| p.eq_ignore_ascii_case("npm_config_"));
+    listed(RISKY, name) || PREFIXES.iter().any(|p| name.starts_with(p)) || npm
+}
+
+/// Variables named for a path or a program (`TF_LOG_PATH`, `AWS_CONFIG_FILE`); not `TF_VAR_*`.
+fn named_path(name: &str) -> bool {
+    !name.starts_with("TF_VAR_") && SUFFIXES.iter().any(|s| name.ends_with(s))
+}
