@@ -136,6 +136,22 @@ fn reads_of_secrets_and_state_still_ask_without_always() {
 }
 
 #[test]
+fn commands_that_print_secrets_ask_every_time_even_in_plan_mode() {
+    let ws = Workspace::new("print-secrets");
+    for command in ["terraform state pull", "terraform output -json", "kubectl config view --raw"] {
+        let script = vec![bash("s1", command), text_reply("ok")];
+        let (llm, mut acp, session) = session(&ws, script, "plan");
+        acp.set_permission(Permission::RejectOnce);
+        let (msgs, _) = acp.prompt(&session, "show me");
+        let requests = asked(&msgs);
+        assert_eq!(requests.len(), 1, "{command} asks");
+        assert_eq!(option_kinds(requests[0]), ["allow_once", "reject_once"], "{command}");
+        assert_eq!(tiers(&msgs), ["read"], "{command}: still a read");
+        assert_eq!(tool_result(&llm, 1), "Permission denied.", "{command}");
+    }
+}
+
+#[test]
 fn terraform_plan_runs_in_plan_mode() {
     let Some(_) = terraform("terraform_plan_runs_in_plan_mode") else { return };
     let ws = Workspace::new("plan-in-plan-mode");

@@ -189,11 +189,13 @@ fn question_of(
 fn title_of(invocation: &Invocation, rule: &Rule, found: &Found, cwd: &std::path::Path) -> String {
     let gate = &invocation.gate;
     let mut reasons: Vec<String> = invocation.targets.iter().flat_map(|t| t.reasons()).collect();
-    if invocation.targets.is_empty() {
-        if invocation.outside_cwd {
-            reasons.push("outside the project".to_string());
-        }
-        reasons.extend(invocation.sensitive.clone());
+    if invocation.targets.is_empty() && invocation.outside_cwd {
+        reasons.push("outside the project".to_string());
+    }
+    if let Some(why) = &invocation.sensitive
+        && !reasons.contains(why)
+    {
+        reasons.push(why.clone());
     }
     reasons.dedup();
     if let Some((Verdict::Ask, rule)) = rule {

@@ -89,7 +89,10 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
         invocation.targets.push(target);
     }
     invocation.outside_cwd = invocation.targets.iter().any(|t| !t.inside);
-    invocation.sensitive = invocation.targets.iter().find_map(|t| t.sensitive.clone());
+    // A command that prints secrets (state, tokens, decrypted values) asks like a read of
+    // a sensitive file: every time, never "always".
+    invocation.sensitive =
+        c.secret.clone().or_else(|| invocation.targets.iter().find_map(|t| t.sensitive.clone()));
     invocation.gate = Gate {
         tier: Some(c.tier),
         reasons: c.reasons,
