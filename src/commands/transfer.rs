@@ -36,12 +36,22 @@ pub fn export(store: &dyn SessionStore, id: &str) -> Result<u8> {
 
 /// Creates a session in `store` from export lines on stdin.
 pub fn import(store: &dyn SessionStore) -> Result<u8> {
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    let (meta, records) = read_export(std::io::stdin().lock())?;
+    let id = meta.session_id.clone();
+    store.import(meta, &records)?;
+    let mut out = sys::stdout().lock();
+    writeln!(out, "imported {id} ({} records)", records.len()).map_err(Error::Stream)?;
+    Ok(0)
+}
+
+/// Reads what `export` wrote: the metadata line, then the journal records (blank lines
+/// skipped). Anything else is a usage error naming the line.
+pub fn read_export(input: impl BufRead) -> Result<(Meta, Vec<Vec<u8>>)> {
+    let mut lines = input.lines();
     let head = lines.next().transpose().map_err(Error::Stream)?.unwrap_or_default();
     let meta = meta_of(&head)?;
     let mut records = Vec::new();
-    for line in lines {
+    for (n, line) in lines.enumerate() {
         let line = line.map_err(Error::Stream)?;
         if line.trim().is_empty() {
             continue;
@@ -49,16 +59,12 @@ pub fn import(store: &dyn SessionStore) -> Result<u8> {
         if serde_json::from_str::<Value>(&line).map_or(true, |v| !v.is_object()) {
             return Err(Error::Usage(format!(
                 "line {} of the input is not a journal record",
-                records.len() + 2
+                n + 2
             )));
         }
         records.push(line.into_bytes());
     }
-    let id = meta.session_id.clone();
-    store.import(meta, &records)?;
-    let mut out = sys::stdout().lock();
-    writeln!(out, "imported {id} ({} records)", records.len()).map_err(Error::Stream)?;
-    Ok(0)
+    Ok((meta, records))
 }
 
 fn meta_of(head: &str) -> Result<Meta> {
@@ -120,4 +126,23 @@ pub fn migrate(from: &dyn SessionStore, config: &Config, to: &str) -> Result<u8>
     )
     .map_err(Error::Stream)?;
     Ok(u8::from(failed > 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = r#"{"type":"meta","v":1,"sessionId":"0195d3a0-1c2b-7c3d-8e4f-0123456789ab","cwd":"/p","createdAt":"t","updatedAt":"t"}"#;
+
+    #[test]
+    fn an_export_reads_back_and_a_bad_line_is_named_by_its_number() {
+        let good = format!("{META}\n\n{{\"v\":1,\"ts\":\"t\",\"type\":\"clear\"}}\n");
+        let (meta, records) = read_export(good.as_bytes()).unwrap();
+        assert_eq!((meta.cwd.as_str(), records.len()), ("/p", 1));
+        // Blank lines count: the fifth line is the bad one.
+        let bad = format!("{good}   \n[1]\n");
+        let err = read_export(bad.as_bytes()).unwrap_err();
+        assert_eq!(err.to_string(), "line 5 of the input is not a journal record");
+        assert!(matches!(read_export(&b"not an export\n"[..]), Err(Error::Usage(_))));
+    }
 }

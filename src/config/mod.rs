@@ -66,6 +66,7 @@ pub struct Limits {
 }
 
 pub mod approval;
+pub(crate) mod fuzz;
 pub mod manage;
 pub mod permissions;
 mod policy;

@@ -186,7 +186,7 @@ pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Vec<RemoteTool>, Cal
     Ok(tools)
 }
 
-fn remote_tool(tool: &Value) -> Option<RemoteTool> {
+pub(super) fn remote_tool(tool: &Value) -> Option<RemoteTool> {
     // A name is sent back as it is: one that cannot be a sane name is left out.
     let name =
         tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty() && n.len() <= 256)?;

@@ -241,6 +241,21 @@ pub struct Rebuilt {
 }
 
 impl Rebuilt {
+    /// A session rebuilt from a journal's bytes (`name` says where, in warnings): its
+    /// complete lines only (a torn last line, which a crash can leave, is not read), each
+    /// through `apply_line`, blank ones skipped; then mended.
+    pub fn from_journal(bytes: &[u8], name: &dyn std::fmt::Display) -> Rebuilt {
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let mut rebuilt = Rebuilt::default();
+        for (n, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                rebuilt.apply_line(line, &format_args!("{name}:{}", n + 1));
+            }
+        }
+        rebuilt.mend();
+        rebuilt
+    }
+
     /// Applies one journal line (a JSON `Line`); a line of a newer format or one that
     /// cannot be read is skipped with a warning naming `at`.
     pub fn apply_line(&mut self, bytes: &[u8], at: &dyn std::fmt::Display) {

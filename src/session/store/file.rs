@@ -354,13 +354,5 @@ fn read_journal(dir: &Path, repair: bool) -> Result<Rebuilt> {
                 .at(&path)?;
         }
     }
-    let mut rebuilt = Rebuilt::default();
-    for (n, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        rebuilt.apply_line(line, &format_args!("{}:{}", path.display(), n + 1));
-    }
-    rebuilt.mend();
-    Ok(rebuilt)
+    Ok(Rebuilt::from_journal(&bytes, &path.display()))
 }
