@@ -9,6 +9,8 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod history;
 pub mod infra;
 pub mod jsonrpc;

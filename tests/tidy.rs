@@ -65,7 +65,7 @@ const LAYERS: &[&[&str]] = &[
     &["session"],
     &["acp", "transport"],
     &["cli", "serve", "commands"],
-    &["lib", "main"],
+    &["lib", "main", "fuzzing"],
 ];
 
 /// Imports forbidden whatever the layers say.

@@ -6,4 +6,4 @@ pub mod doctor;
 pub mod mcp;
 pub mod oneshot;
 pub mod sessions;
-mod transfer;
+pub(crate) mod transfer;

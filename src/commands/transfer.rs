@@ -50,24 +50,11 @@ pub fn export(store: &dyn SessionStore, id: &str) -> Result<u8> {
 /// starts in the mode its lines end in (sealed here anew); otherwise a mode set elsewhere
 /// is history only, and what is not restored is said.
 pub fn import(store: &dyn SessionStore, keep_mode: bool) -> Result<u8> {
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let head = lines.next().transpose().map_err(Error::Stream)?.unwrap_or_default();
-    let meta = meta_of(&head)?;
-    let (mut records, mut last_mode) = (Vec::new(), None);
-    for (n, line) in lines.enumerate() {
-        let line = line.map_err(Error::Stream)?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record = Line::read(line.as_bytes()).map_err(|why| {
-            Error::Usage(format!("line {} of the input: {why}; nothing imported", n + 2))
-        })?;
-        if let Record::Mode { mode } = record.record {
-            last_mode = Some(mode);
-        }
-        records.push(line.into_bytes());
-    }
+    let (meta, records) = read_export(std::io::stdin().lock())?;
+    let last_mode = records.iter().rev().find_map(|line| match Line::read(line).ok()?.record {
+        Record::Mode { mode } => Some(mode),
+        _ => None,
+    });
     if keep_mode && let Some(mode) = last_mode.as_deref().filter(|m| Mode::from_id(m).is_none()) {
         return Err(Error::Usage(format!("the input ends in an unknown mode '{mode}'")));
     }
@@ -94,6 +81,32 @@ pub fn import(store: &dyn SessionStore, keep_mode: bool) -> Result<u8> {
     let mut out = sys::stdout().lock();
     writeln!(out, "{said}").map_err(Error::Stream)?;
     Ok(0)
+}
+
+/// Reads what `export` wrote: the metadata line, then the journal records (blank lines
+/// skipped), each checked as the journal reader checks a line (one record, a known type,
+/// a format this build reads). Anything else is a usage error naming the line.
+pub fn read_export(input: impl BufRead) -> Result<(Meta, Vec<Vec<u8>>)> {
+    let mut lines = input.lines();
+    let head = lines.next().transpose().map_err(Error::Stream)?.unwrap_or_default();
+    let meta = meta_of(&head)?;
+    let mut records = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let line = line.map_err(|err| match err.kind() {
+            std::io::ErrorKind::InvalidData => {
+                Error::Usage(format!("line {} of the input is not UTF-8; nothing imported", n + 2))
+            }
+            _ => Error::Stream(err),
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        Line::read(line.as_bytes()).map_err(|why| {
+            Error::Usage(format!("line {} of the input: {why}; nothing imported", n + 2))
+        })?;
+        records.push(line.into_bytes());
+    }
+    Ok((meta, records))
 }
 
 /// Records `mode` as the imported session's own (the store seals it).
@@ -172,4 +185,27 @@ pub fn migrate(from: &dyn SessionStore, config: &Config, to: &str) -> Result<u8>
     )
     .map_err(Error::Stream)?;
     Ok(if refused > 0 { 2 } else { u8::from(failed > 0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = r#"{"type":"meta","v":1,"sessionId":"0195d3a0-1c2b-7c3d-8e4f-0123456789ab","cwd":"/p","createdAt":"t","updatedAt":"t"}"#;
+
+    #[test]
+    fn an_export_reads_back_and_a_bad_line_is_named_by_its_number() {
+        let good = format!("{META}\n\n{{\"v\":1,\"ts\":\"t\",\"type\":\"clear\"}}\n");
+        let (meta, records) = read_export(good.as_bytes()).unwrap();
+        assert_eq!((meta.cwd.as_str(), records.len()), ("/p", 1));
+        // Blank lines count: the fifth line is the bad one.
+        let bad = format!("{good}   \n[1]\n");
+        let err = read_export(bad.as_bytes()).unwrap_err();
+        let said = err.to_string();
+        assert!(said.starts_with("line 5 of the input: ") && said.ends_with("nothing imported"));
+        let odd = [META.as_bytes(), b"\n\xff\n"].concat();
+        let err = read_export(&odd[..]).unwrap_err();
+        assert_eq!(err.to_string(), "line 2 of the input is not UTF-8; nothing imported");
+        assert!(matches!(read_export(&b"not an export\n"[..]), Err(Error::Usage(_))));
+    }
 }

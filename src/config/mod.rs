@@ -35,8 +35,8 @@ pub struct Config {
     pub node_named: bool,
     /// How long a node holds a session without renewing its lease (Redis store).
     pub lease_ttl: Duration,
-    /// Permission rules of `settings.json`, the environment and the flags (a project's
-    /// own come from [`permissions::project_rules`], per session).
+    /// Permission rules of `settings.json`, the environment and the flags (a project's own:
+    /// [`permissions::project_rules`], per session).
     pub permissions: Arc<RuleSet>,
 }
 
@@ -54,8 +54,7 @@ pub struct McpConfig {
     /// Which of a client's entries the node starts (`IAC_CODE_CLIENT_MCP`); `None`: not
     /// set, so the transport decides (`over_http`; stdio's default otherwise).
     pub client: Option<ClientMcp>,
-    /// Whether a client's MCP URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`);
-    /// `None`: not set, so the transport decides.
+    /// Whether a client's MCP URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`).
     pub internal: Option<bool>,
     /// Bytes of MCP tool definitions a session offers the model at most
     /// (`IAC_CODE_MCP_TOOLS_MAX_BYTES`, `mcpToolsMaxBytes`; 256 KiB).
@@ -78,6 +77,7 @@ pub struct Limits {
 }
 
 pub mod approval;
+pub(crate) mod fuzz;
 pub mod manage;
 pub mod permissions;
 mod policy;

@@ -171,8 +171,16 @@ pub fn project_settings(cwd: &Path, config_dir: &Path) -> Result<Option<ProjectS
     }
     let path = dir.join(file_name);
     let Some(text) = read_project_file(&path)? else { return Ok(None) };
+    let rules = project_rules_of(&text, &path)?;
+    let approved = APPROVALS.approved(config_dir, &path, &text);
+    Ok(Some(ProjectSettings { path, text, rules, approved }))
+}
+
+/// The rules of a project's settings file, `text` read from `path`: its `permissions`,
+/// read like the user's; other keys are ignored with a warning.
+pub(super) fn project_rules_of(text: &str, path: &Path) -> Result<RuleSet, String> {
     let shown = path.display();
-    let root: Map<String, Value> = match serde_json::from_str(&text) {
+    let root: Map<String, Value> = match serde_json::from_str(text) {
         Ok(Value::Object(root)) => root,
         Ok(_) => return Err(format!("{shown}: expected a JSON object")),
         Err(err) => return Err(format!("{shown}: not valid JSON: {err}")),
@@ -184,12 +192,10 @@ pub fn project_settings(cwd: &Path, config_dir: &Path) -> Result<Option<ProjectS
             ignored.join(", ")
         );
     }
-    let rules = match root.get(KEY) {
-        Some(value) => from_settings(value, &path, &Source::Project(path.clone()))?,
-        None => RuleSet::default(),
-    };
-    let approved = APPROVALS.approved(config_dir, &path, &text);
-    Ok(Some(ProjectSettings { path, text, rules, approved }))
+    match root.get(KEY) {
+        Some(value) => from_settings(value, path, &Source::Project(path.to_path_buf())),
+        None => Ok(RuleSet::default()),
+    }
 }
 
 /// Approves the project settings in `cwd` as they are now, and returns them: a usage

@@ -242,7 +242,7 @@ pub fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, CallError> 
 
 /// The tool as offered, or why not: `Err(None)` without a name, `Err(Some(name))` for a
 /// name over `MAX_TOOL_NAME` (a name is sent back as it is, so it must be bounded).
-fn remote_tool(tool: &Value) -> Result<RemoteTool, Option<String>> {
+pub(super) fn remote_tool(tool: &Value) -> Result<RemoteTool, Option<String>> {
     let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).ok_or(None)?;
     if name.len() > MAX_TOOL_NAME {
         return Err(Some(name.to_string()));

@@ -7,6 +7,7 @@
 //! `names`. `project` remembers which `.mcp.json` files the user approved.
 
 mod conn;
+pub(crate) mod fuzz;
 mod http;
 mod logs;
 mod names;

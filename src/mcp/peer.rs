@@ -274,6 +274,15 @@ impl Peer {
         self.send_value(&message);
     }
 
+    /// A new request id, and where its answer and its progress will arrive.
+    pub(super) fn expect(&self) -> (i64, Receiver<Result<Value, CallError>>, Receiver<String>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (done_tx, done_rx) = bounded(1);
+        let (progress_tx, progress_rx) = bounded(64);
+        lock(&self.waiting).insert(id, Waiter { done: done_tx, progress: progress_tx });
+        (id, done_rx, progress_rx)
+    }
+
     /// Sends a request and waits for its answer, at most `timeout`, showing progress
     /// through `progress`. A cancel (or the timeout) tells the server with
     /// `notifications/cancelled` and returns at once.
@@ -288,13 +297,10 @@ impl Peer {
         if let Some(why) = self.broken() {
             return Err(CallError::Broken(why));
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (done_tx, done_rx) = bounded(1);
-        let (progress_tx, progress_rx) = bounded(64);
+        let (id, done_rx, progress_rx) = self.expect();
         if method == "tools/call" && params.is_object() {
             params["_meta"] = json!({ "progressToken": id });
         }
-        lock(&self.waiting).insert(id, Waiter { done: done_tx, progress: progress_tx });
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_value(&message);
         let never = crossbeam_channel::never();

@@ -165,7 +165,7 @@ impl Link for SseLink {
 
 /// `endpoint` (absolute, or relative to `base`) if it has `base`'s origin: the entry's
 /// headers (its credentials) never go to a host the user did not name.
-fn same_origin(base: &str, endpoint: &str) -> Result<String, String> {
+pub(super) fn same_origin(base: &str, endpoint: &str) -> Result<String, String> {
     let origin = |url: &str| -> Option<String> {
         let after = url.find("://")? + 3;
         let end = url[after..].find(['/', '?', '#']).map_or(url.len(), |i| after + i);

@@ -2,6 +2,7 @@
 //! implementation; the agent sees `ChatRequest`, `Delta` and `Completion`.
 
 mod anthropic;
+pub(crate) mod fuzz;
 mod idle;
 mod openai;
 mod reader;

@@ -10,6 +10,7 @@ mod lifecycle;
 mod mcp;
 mod meta;
 mod prompt;
+mod rebuild;
 mod seal;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;

@@ -205,30 +205,15 @@ pub(super) fn finish_of(reason: &str) -> Finish {
     }
 }
 
-impl Accumulate for Acc {
-    fn is_empty(&self) -> bool {
-        self.text.is_empty() && self.signed.is_empty() && self.calls.is_empty()
-    }
-
-    fn has_finish(&self) -> bool {
-        self.finish.is_some()
-    }
-
-    fn event(
+impl Acc {
+    /// One event read the general way, as a `Value` (the fuzz targets compare it with the
+    /// borrowed reading of deltas).
+    pub(in crate::provider) fn general(
         &mut self,
         raw: &str,
         on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
-        // Nearly every event of a long reply is a delta: read those into borrowed fields
-        // (no allocation unless the text has escapes) instead of a `Value` tree of maps and
-        // strings, which costs ten allocations an event.
-        if let Ok(fast) = serde_json::from_str::<FastDelta<'_>>(raw)
-            && fast.kind == "content_block_delta"
-        {
-            self.delta(fast.index.unwrap_or(0), &fast.delta, on_delta, streamed);
-            return Ok(Flow::More);
-        }
         let data: Value = serde_json::from_str(raw).map_err(|err| {
             AttemptError::Fatal(
                 FailureKind::BadReply,
@@ -273,6 +258,34 @@ impl Accumulate for Acc {
             _ => {}
         }
         Ok(Flow::More)
+    }
+}
+
+impl Accumulate for Acc {
+    fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.signed.is_empty() && self.calls.is_empty()
+    }
+
+    fn has_finish(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    fn event(
+        &mut self,
+        raw: &str,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+        streamed: &mut bool,
+    ) -> Result<Flow, AttemptError> {
+        // Nearly every event of a long reply is a delta: read those into borrowed fields
+        // (no allocation unless the text has escapes) instead of a `Value` tree of maps and
+        // strings, which costs ten allocations an event.
+        if let Ok(fast) = serde_json::from_str::<FastDelta<'_>>(raw)
+            && fast.kind == "content_block_delta"
+        {
+            self.delta(fast.index.unwrap_or(0), &fast.delta, on_delta, streamed);
+            return Ok(Flow::More);
+        }
+        self.general(raw, on_delta, streamed)
     }
 
     fn whole(

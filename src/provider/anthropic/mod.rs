@@ -7,7 +7,7 @@
 mod accumulate;
 mod wire;
 
-use accumulate::Acc;
+pub(super) use accumulate::Acc;
 use wire::request_body;
 
 use super::stream::{self, Protocol};

@@ -201,6 +201,37 @@ impl Accumulator {
         }
         self.finish()
     }
+
+    /// One event read the general way, as a whole chunk; with `learn`, a chunk of one text
+    /// teaches its shape (the fuzz targets compare the two readings).
+    pub(in crate::provider) fn general(
+        &mut self,
+        raw: &str,
+        learn: bool,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+        streamed: &mut bool,
+    ) -> Result<Flow, AttemptError> {
+        if raw.trim() == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        let chunk: Chunk<'_> = serde_json::from_str(raw).map_err(|err| {
+            AttemptError::Fatal(
+                FailureKind::BadReply,
+                format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
+            )
+        })?;
+        if learn
+            && self.shape_tries < SHAPE_TRIES
+            && let Some(shape) = Shape::learn(raw, &chunk)
+        {
+            // One shape per field: a newer one replaces the one that stopped fitting.
+            self.shapes.retain(|known| known.field() != shape.field());
+            self.shapes.push(shape);
+            self.shape_tries += 1;
+        }
+        self.apply(chunk, on_delta, streamed)?;
+        Ok(Flow::More)
+    }
 }
 
 impl Accumulate for Accumulator {
@@ -222,25 +253,7 @@ impl Accumulate for Accumulator {
             self.piece(field, text, on_delta, streamed);
             return Ok(Flow::More);
         }
-        if raw.trim() == "[DONE]" {
-            return Ok(Flow::Done);
-        }
-        let chunk: Chunk<'_> = serde_json::from_str(raw).map_err(|err| {
-            AttemptError::Fatal(
-                FailureKind::BadReply,
-                format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
-            )
-        })?;
-        if self.shape_tries < SHAPE_TRIES
-            && let Some(shape) = Shape::learn(raw, &chunk)
-        {
-            // One shape per field: a newer one replaces the one that stopped fitting.
-            self.shapes.retain(|known| known.field() != shape.field());
-            self.shapes.push(shape);
-            self.shape_tries += 1;
-        }
-        self.apply(chunk, on_delta, streamed)?;
-        Ok(Flow::More)
+        self.general(raw, true, on_delta, streamed)
     }
 
     fn whole(

@@ -5,7 +5,7 @@ mod accumulate;
 mod shape;
 mod wire;
 
-use accumulate::Accumulator;
+pub(super) use accumulate::Accumulator;
 use wire::wire_request;
 
 use super::stream::{self, Protocol};

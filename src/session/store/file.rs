@@ -365,7 +365,7 @@ fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Reads a journal into `rebuilt`; with `repair`, cuts a torn last line off the file.
-fn read_journal(dir: &Path, repair: bool, mut rebuilt: Rebuilt) -> Result<Rebuilt> {
+fn read_journal(dir: &Path, repair: bool, rebuilt: Rebuilt) -> Result<Rebuilt> {
     let path = dir.join(JOURNAL);
     let bytes = match fs::read(&path) {
         Ok(bytes) => bytes,
@@ -387,12 +387,5 @@ fn read_journal(dir: &Path, repair: bool, mut rebuilt: Rebuilt) -> Result<Rebuil
                 .at(&path)?;
         }
     }
-    for (n, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        rebuilt.apply_line(line, &format_args!("{}:{}", path.display(), n + 1));
-    }
-    rebuilt.mend();
-    Ok(rebuilt)
+    Ok(rebuilt.with_journal(&bytes, &path.display()))
 }

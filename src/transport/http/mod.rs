@@ -4,6 +4,7 @@
 //! read and write deadlines, replay buffers), and stopped cleanly by SIGTERM/SIGINT.
 
 mod conn;
+pub(crate) mod fuzz;
 mod options;
 mod peer;
 mod request;

@@ -103,11 +103,12 @@ impl<S: Source> Reader<S> {
             return Err(ReadError::Closed);
         }
         let head_deadline = Instant::now() + limits.head_timeout;
-        // Parse only once the blank line that ends a head has arrived (no rescans).
+        // Parse only once the blank line that ends a head has arrived (no rescans): a line
+        // end (LF or CRLF), then an empty line (LF or CRLF).
         let mut scanned: usize = 0;
         let (mut request, head_len, chunked, length) = loop {
-            let from = scanned.saturating_sub(3);
-            let complete = self.buf[from..].windows(4).any(|w| w == b"\r\n\r\n")
+            let from = scanned.saturating_sub(2);
+            let complete = self.buf[from..].windows(3).any(|w| w == b"\n\r\n")
                 || self.buf[from..].windows(2).any(|w| w == b"\n\n");
             scanned = self.buf.len();
             if complete && let Some(parsed) = parse_head(&self.buf, limits)? {
@@ -120,6 +121,10 @@ impl<S: Source> Reader<S> {
                 return Err(ReadError::Status(400, "connection closed inside the head"));
             }
         };
+        // However the bytes came (a whole head may arrive in one read), the cap holds.
+        if head_len > limits.max_head {
+            return Err(ReadError::Status(431, "request head too large"));
+        }
         self.buf.drain(..head_len);
         check(&request).map_err(ReadError::Refused)?;
         if let Some(length) = length

@@ -98,6 +98,31 @@ fn limits_give_the_right_status() {
 }
 
 #[test]
+fn a_head_ending_in_lf_then_crlf_is_read_however_it_arrives() {
+    // Found by fuzz/fuzz_targets/http_request.rs: httparse takes a header line ended by a
+    // bare LF followed by the CRLF of the empty line; the reader waited for more.
+    let raw = b"POST /acp HTTP/1.1\r\nA: 1\nContent-Length: 2\n\r\nhi";
+    for step in [1, 7, 4096] {
+        let got = read_all(raw, step);
+        assert_eq!(got.len(), 1, "step {step}: {got:?}");
+        assert_eq!(got[0].as_ref().expect("read").body, b"hi", "step {step}");
+    }
+}
+
+#[test]
+fn a_head_over_the_cap_is_refused_however_it_arrives() {
+    // Found by fuzz/fuzz_targets/http_request.rs: a head that arrived whole in one read
+    // was parsed even when it was over `max_head`.
+    let mut raw = b"GET / HTTP/1.1\r\nX: ".to_vec();
+    raw.extend(vec![b'a'; LIMITS.max_head]);
+    raw.extend(b"\r\n\r\n");
+    for step in [1, 100, 8192] {
+        let got = read_all(&raw, step);
+        assert!(got[0].as_ref().is_err_and(|e| e.starts_with("431")), "step {step}: {got:?}");
+    }
+}
+
+#[test]
 fn random_byte_streams_never_panic_or_hang() {
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut next = move || {
