@@ -1,9 +1,6 @@
 //! The holes an adversarial review found, as table rows: each attack with the tier it must now
 //! get, and the ordinary commands beside it that must keep theirs.
 
-use super::{run, tier};
-use crate::infra::Tier;
-
 /// Each line: the expected tier, then the command.
 const HOLES: &str = r#"
 mutate   PS4='x' ls
@@ -222,24 +219,5 @@ mutate   git clone -c core.hooksPath=./h https://example.com/r.git
 
 #[test]
 fn every_hole_is_closed() {
-    let mut rows = 0;
-    let mut wrong = Vec::new();
-    for line in HOLES.lines().filter(|l| !l.trim().is_empty()) {
-        let (id, src) = line.split_once(' ').expect("a tier, then the command");
-        let (want, src) = (tier(id), src.trim());
-        let got = run(src);
-        rows += 1;
-        if got.tier != want {
-            wrong.push(format!(
-                "{src:?}: want {}, got {} ({:?})",
-                want.id(),
-                got.tier.id(),
-                got.reasons
-            ));
-        }
-        if got.opaque {
-            assert!(got.tier >= Tier::Mutate, "{src:?}: opaque but {}", got.tier.id());
-        }
-    }
-    assert!(wrong.is_empty(), "{} of {rows} rows wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(super::check_table(HOLES) >= 200);
 }
