@@ -380,12 +380,8 @@ pub(super) fn check_table(table: &str) -> usize {
         let got = run(src);
         rows += 1;
         if got.tier != want {
-            wrong.push(format!(
-                "{src:?}: want {}, got {} ({:?})",
-                want.id(),
-                got.tier.id(),
-                got.reasons
-            ));
+            let (want, now, why) = (want.id(), got.tier.id(), &got.reasons);
+            wrong.push(format!("{src:?}: want {want}, got {now} ({why:?})"));
         }
         if got.opaque {
             assert!(got.tier >= Tier::Mutate, "{src:?}: opaque but {}", got.tier.id());
