@@ -134,7 +134,7 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
     }
     prefix.retain(|w| !w.is_empty());
     out.prefix(&prefix);
-    let all = prefix[1..].join(" ");
+    let all = prefix.get(1..).unwrap_or(&[]).join(" ");
     if let Some(reason) = unprefixed(name, sub, &cmd.after(at)) {
         out.raise(Tier::Mutate, reason);
         out.no_prefix();
@@ -149,7 +149,9 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
     let volumes = cmd.has_any("-v --volumes");
     let compose = matches!(name, "docker" | "docker-compose" | "podman" | "nerdctl");
     let anything = matches!(name, "yarn" | "pnpm" | "bun") || sub == "run";
-    let verb = anything.then(|| super::scan::deleting_word(&cmd.args[at + 1..])).flatten();
+    let verb = anything
+        .then(|| super::scan::deleting_word(cmd.args.get(at + 1..).unwrap_or(&[])))
+        .flatten();
     if listed(deletes, sub) && (sub != "down" || volumes || !compose) {
         out.raise(Tier::Destroy, format!("{name} {all} deletes resources or data"));
     } else if let Some(verb) = verb {

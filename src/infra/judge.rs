@@ -145,7 +145,7 @@ impl<'a> Cmd<'a> {
     /// The words after `args[at]`, as a command of their own.
     pub fn after(&self, at: usize) -> Cmd<'a> {
         Cmd {
-            args: &self.args[at + 1..],
+            args: self.args.get(at + 1..).unwrap_or(&[]),
             dynamic: self.dynamic.get(at + 1..).unwrap_or(&[]),
             ..*self
         }

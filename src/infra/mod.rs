@@ -299,6 +299,7 @@ fn judge_payload(cmd: &Cmd, from: usize, out: &mut Out) {
         _ => path::basename(program),
     };
     let dynamic = cmd.dynamic.get(from + 1..).unwrap_or(&[]);
-    let inner = Cmd { name, program, args: &cmd.args[from + 1..], dynamic, ..*cmd };
+    let inner =
+        Cmd { name, program, args: cmd.args.get(from + 1..).unwrap_or(&[]), dynamic, ..*cmd };
     judge_located(&inner, &located, out);
 }

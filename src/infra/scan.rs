@@ -42,7 +42,7 @@ fn pairs(cleaned: &str) -> Option<String> {
         if listed(ALONE, program) || program.starts_with("mkfs") {
             return Some(program.to_string());
         }
-        let later = &words[i + 1..];
+        let later = words.get(i + 1..).unwrap_or(&[]);
         if program == "rm" && later.iter().any(|w| recursive(w)) {
             return Some("rm -r".to_string());
         }

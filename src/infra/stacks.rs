@@ -78,11 +78,11 @@ fn terragrunt(cmd: &Cmd, out: &mut Out) {
         "terragrunt",
         at > 0 || sub != written,
         sub,
-        &cmd.args[at + 1..],
+        cmd.args.get(at + 1..).unwrap_or(&[]),
         out,
     );
     let rest = Cmd {
-        args: &cmd.args[at + 1..],
+        args: cmd.args.get(at + 1..).unwrap_or(&[]),
         dynamic: cmd.dynamic.get(at + 1..).unwrap_or(&[]),
         cwd: &dir,
         ..*cmd

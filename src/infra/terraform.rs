@@ -69,9 +69,9 @@ fn terraform(cmd: &Cmd, out: &mut Out) {
     if help {
         return;
     }
-    canonical(cmd.name, i > 0, sub, &cmd.args[i + 1..], out);
+    canonical(cmd.name, i > 0, sub, cmd.args.get(i + 1..).unwrap_or(&[]), out);
     let rest = Cmd {
-        args: &cmd.args[i + 1..],
+        args: cmd.args.get(i + 1..).unwrap_or(&[]),
         dynamic: cmd.dynamic.get(i + 1..).unwrap_or(&[]),
         cwd: &dir,
         ..*cmd

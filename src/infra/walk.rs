@@ -45,12 +45,19 @@ impl Walk {
             _ => base,
         };
         let shown = if matches!(located, Program::Local(_)) { program.as_str() } else { name };
-        out.lines.push(word::line(shown, &simple.argv[1..]));
+        out.lines.push(word::line(shown, simple.argv.get(1..).unwrap_or(&[])));
         let dynamic = simple.dynamic.get(1..).unwrap_or(&[]);
-        let cmd = Cmd { name, program, args: &simple.argv[1..], dynamic, simple, cwd: &self.dir };
+        let cmd = Cmd {
+            name,
+            program,
+            args: simple.argv.get(1..).unwrap_or(&[]),
+            dynamic,
+            simple,
+            cwd: &self.dir,
+        };
         if hidden {
             out.opaque(format!("the program is hidden: {program}"));
-            if let Some(verb) = scan::hidden_verb(&simple.argv[1..]) {
+            if let Some(verb) = scan::hidden_verb(simple.argv.get(1..).unwrap_or(&[])) {
                 out.raise(Tier::Destroy, format!("hidden: a hidden program asked to {verb}"));
             }
             return;

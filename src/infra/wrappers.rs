@@ -116,7 +116,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 pub(super) fn payload(cmd: &Cmd, at: usize, out: &mut Out) {
     let Some(program) = cmd.args.get(at) else { return };
     if !cmd.dynamic(at) {
-        out.extra_line(line(basename(program), &cmd.args[at + 1..]));
+        out.extra_line(line(basename(program), cmd.args.get(at + 1..).unwrap_or(&[])));
     }
     let before = out.tf.len();
     judge_payload(cmd, at, out);

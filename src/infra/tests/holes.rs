@@ -3,6 +3,8 @@
 
 /// Each line: the expected tier, then the command.
 const HOLES: &str = r#"
+mutate   bash -c serverless destroy'
+mutate   npm run
 mutate   PS4='x' ls
 mutate   PS0=x ls
 mutate   PS1=x ls
