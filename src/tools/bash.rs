@@ -54,11 +54,6 @@ impl Tool for Bash {
     fn access(&self) -> Access {
         Access::Execute
     }
-    fn offers_always(&self) -> bool {
-        // "Always" remembers a command's prefix (`terraform fmt`), never bash as a whole:
-        // the gate offers it only when the command has prefixes (`Gate::prefixes`).
-        true
-    }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
         let command = args.get("command").and_then(Value::as_str).unwrap_or("").trim();
         // The command itself, so that a client showing only the title shows what runs: one

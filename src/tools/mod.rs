@@ -364,6 +364,8 @@ mod tests {
             let name = tool.name();
             assert!(names.insert(name), "duplicate tool {name}");
             assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}");
+            // `rules` sits below `tools` and keeps its own list of the names a rule may use.
+            assert!(crate::rules::BUILTIN_TOOLS.contains(&name), "{name}: not in rules' list");
             let file = format!("{}/src/tools/{name}.rs", env!("CARGO_MANIFEST_DIR"));
             assert!(Path::new(&file).exists(), "{name} must live in {file}");
             assert!(!tool.description().is_empty() && tool.description().len() <= 1024);
