@@ -152,8 +152,8 @@ fn literal_secret(value: &str, quoted: bool) -> bool {
     }
     let lower = value.to_ascii_lowercase();
     const REFERENCES: &[&str] = &[
-        "$", "{{", "%{", "var.", "local.", "data.", "module.", "each.", "arn:", "vault:",
-        "ref+", "secret:", "env:", "http://", "https://", "file:", "/", "~/", "./", "../",
+        "$", "{{", "%{", "var.", "local.", "data.", "module.", "each.", "arn:", "vault:", "ref+",
+        "secret:", "env:", "http://", "https://", "file:", "/", "~/", "./", "../",
     ];
     if REFERENCES.iter().any(|r| lower.starts_with(r)) || lower.contains("${") {
         return false;
@@ -167,7 +167,8 @@ fn literal_secret(value: &str, quoted: bool) -> bool {
     }
     // Unquoted: an expression (a call, an attribute path) is a reference; a lone word of
     // lower-case letters is a word (`password: required`), not a secret.
-    let identifier = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_-[]\"*".contains(c));
+    let identifier =
+        |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_-[]\"*".contains(c));
     if value.contains('(') || (value.contains('.') && value.split('.').all(identifier)) {
         return false;
     }

@@ -46,11 +46,16 @@ fn memory_is_keyed_by_the_repository_root() {
 fn a_write_is_atomic_private_and_indexed() {
     let (dir, _, store) = scratch("write");
     assert!(store.index().unwrap().is_none(), "nothing yet");
-    let first = store.write(&topic("state", "S3 bucket acme-tfstate, lock table tf-locks.")).unwrap();
+    let first =
+        store.write(&topic("state", "S3 bucket acme-tfstate, lock table tf-locks.")).unwrap();
     assert!(first.old.is_none());
     assert_eq!(first.path, store.dir().join("state.md"));
     let text = std::fs::read_to_string(&first.path).unwrap();
-    assert!(text.starts_with("---\nname: state\ndescription: where the state lives\ntype: project\n---\n"));
+    assert!(
+        text.starts_with(
+            "---\nname: state\ndescription: where the state lives\ntype: project\n---\n"
+        )
+    );
     assert!(text.ends_with("lock table tf-locks.\n"));
     assert_eq!(store.topic("state").unwrap().as_deref(), Some(text.as_str()));
     let index = store.index().unwrap().unwrap();

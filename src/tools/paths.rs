@@ -175,7 +175,8 @@ pub fn sensitive_content(path: &Path) -> Option<String> {
     }
     let mut head = [0u8; 128];
     let n = file.take(head.len() as u64).read(&mut head).unwrap_or(0);
-    crate::secret::is_private_key_header(&head[..n]).then(|| "it starts like a PEM private key".to_string())
+    crate::secret::is_private_key_header(&head[..n])
+        .then(|| "it starts like a PEM private key".to_string())
 }
 
 /// Why `path` is sensitive, if it is. Credential stores and the config dir count anywhere;
