@@ -94,11 +94,13 @@ impl Store {
         let lock = self.open(&dir, LOCK, libc::O_RDWR | libc::O_CREAT)?;
         lock.lock().map_err(|err| self.io_at(LOCK, err))?;
         let file = format!("{}.md", topic.name);
+        // Everything is read before anything is written: a file that cannot be read (a
+        // link, too large) stops the write with nothing changed.
         let old = self.read(&dir, &file)?;
-        let new = render(topic);
-        self.replace(&dir, &file, &new)?;
-        let line = index::line(&topic.name, topic.kind, &topic.description);
         let index = self.read(&dir, INDEX)?.unwrap_or_default();
+        let new = render(topic);
+        let line = index::line(&topic.name, topic.kind, &topic.description);
+        self.replace(&dir, &file, &new)?;
         self.replace(&dir, INDEX, &index::upsert(&index, &topic.name, &line))?;
         let _ = File::from(dir).sync_all();
         Ok(Written { path: self.dir().join(file), old, new, line })

@@ -153,6 +153,7 @@ fn symlinks_are_never_followed() {
         .expect("test I/O");
     assert!(store.index().is_err());
     assert!(store.write(&topic("third", "z")).is_err());
+    assert!(!store.dir().join("third.md").exists(), "nothing written when the index is a link");
     assert_eq!(std::fs::read_to_string(outside.join("secret.txt")).expect("test I/O"), "keep me");
     std::fs::remove_dir_all(&dir).expect("test I/O");
 }
