@@ -105,10 +105,8 @@ fn placeholder(found: &str) -> bool {
         "redacted",
         "your_",
         "your-",
-        "<",
-        ">",
     ];
-    if WORDS.iter().any(|w| lower.contains(w)) {
+    if WORDS.iter().any(|w| lower.contains(w)) || (lower.starts_with('<') && lower.ends_with('>')) {
         return true;
     }
     // A value of one or two repeated characters (`ghp_000…`, `aaaa…`).
@@ -241,6 +239,8 @@ mod tests {
         ("DB_PASSWORD=$(vault kv get -field=password secret/db)", None),
         ("password = \"changeme\"", None),
         ("api_key = \"<token>\"", None),
+        ("client_secret = \"<client-secret-from-the-portal>\"", None),
+        ("db_password = \"Ab<9x>Qz!r2\"", Some("`db_password`")),
         ("password: \"********\"", None),
         ("api_key = \"xxxxxxxxxxxxxxxx\"", None),
         ("password = \"abc123\"", None),
