@@ -62,5 +62,7 @@ mod redis_store;
 mod mode_trust;
 // Nodes behind a real HAProxy (deploy/), failover without losing history.
 mod cluster;
+// Project memory: written in one session, in the next one's system prompt; no secrets.
+mod memory;
 // Project rules checked over the source tree.
 mod tidy;

@@ -57,7 +57,7 @@ fn explore_sub_agent_works_read_only_with_its_own_history() {
     assert!(sub["messages"][0]["content"].as_str().unwrap().contains("You are a sub-agent"));
     let mut names = tool_names(sub);
     names.sort();
-    assert_eq!(names, ["glob", "grep", "list_files", "read_file", "web_fetch"]);
+    assert_eq!(names, ["glob", "grep", "list_files", "read_file", "read_memory", "web_fetch"]);
     assert!(tool_result(&llm, 2).contains("modules/vpc/main.tf:1:cidr_block"));
 
     // The parent gets the final answer and a summary.

@@ -57,8 +57,8 @@ fn source_files_follow_the_house_rules() {
 /// The layers, from the ground up: a module may import its own layer and the ones below,
 /// never one above.
 const LAYERS: &[&[&str]] = &[
-    &["sys", "sync", "error", "time", "cancel", "text", "shell"],
-    &["config", "jsonrpc", "history", "child", "logging", "infra", "rules"],
+    &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret"],
+    &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory"],
     &["tools", "provider", "mcp"],
     &["permission"],
     &["agent"],

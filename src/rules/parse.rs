@@ -17,6 +17,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "web_fetch",
     "agent",
     "update_plan",
+    "read_memory",
+    "write_memory",
     "exit_plan_mode",
 ];
 

@@ -1,4 +1,4 @@
-//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/help`. They arrive as prompt
+//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/memory`, `/help`. They arrive as prompt
 //! text, run on the prompt thread like a turn (so they queue behind nothing and can be
 //! cancelled), and answer with a message. Anything else starting with `/` is a prompt.
 
@@ -14,6 +14,7 @@ pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("clear", "Start the model afresh (the conversation stays in the session)", None),
     ("rename", "Set the session's title", Some("new title")),
     ("mcp", "Show the MCP servers: transport, status, tools, last error", None),
+    ("memory", "Show what is remembered about this project, and where", None),
     ("help", "List the commands", None),
 ];
 
@@ -24,6 +25,7 @@ pub(super) enum Command {
     Clear,
     Rename(String),
     Mcp,
+    Memory,
     Help,
 }
 
@@ -47,6 +49,7 @@ pub(super) fn parse(text: &str) -> Option<Command> {
         "rename" => Some(Command::Rename(arg.to_string())),
         "help" => Some(Command::Help),
         "mcp" => Some(Command::Mcp),
+        "memory" => Some(Command::Memory),
         _ => None,
     }
 }
@@ -55,6 +58,7 @@ pub(super) fn parse(text: &str) -> Option<Command> {
 pub(super) fn run(
     command: Command,
     session: &Session,
+    config_dir: &std::path::Path,
     turn: Option<&Turn>,
     history: &mut Vec<ChatMessage>,
     sink: &dyn EventSink,
@@ -70,6 +74,7 @@ pub(super) fn run(
             say(text);
         }
         Command::Mcp => say(mcp_status(session)),
+        Command::Memory => say(memory_status(config_dir, &session.root)),
         Command::Rename(title) if title.is_empty() => say("Usage: `/rename <title>`".to_string()),
         Command::Rename(title) => {
             let title = crate::text::title(&title);
@@ -138,6 +143,23 @@ fn mcp_status(session: &Session) -> String {
         text.push('\n');
     }
     text
+}
+
+/// `/memory`: the project's memory index and the directory it lives in.
+fn memory_status(config_dir: &std::path::Path, cwd: &std::path::Path) -> String {
+    let store = crate::memory::Store::of(config_dir, cwd);
+    let dir = store.dir();
+    match store.index() {
+        Ok(Some(index)) => {
+            format!("Memory of this project, in `{}`:\n\n{}", dir.display(), index.trim_end())
+        }
+        Ok(None) => format!(
+            "Nothing is remembered for this project yet. The model saves topics with \
+             write_memory; they will live in `{}`.",
+            dir.display()
+        ),
+        Err(err) => format!("The memory in `{}` cannot be read: {err}", dir.display()),
+    }
 }
 
 /// An empty outcome for commands that make no LLM request.

@@ -131,7 +131,14 @@ fn run(
         (Some(command), provider) => {
             let turn = provider.map(|p| TurnParts::new(services, session, p, rules));
             let turn = turn.as_ref().map(|parts| parts.turn(services, session, cancel, &io));
-            commands::run(command, session, turn.as_ref(), &mut history, io.sink.as_ref())
+            commands::run(
+                command,
+                session,
+                &services.config.config_dir,
+                turn.as_ref(),
+                &mut history,
+                io.sink.as_ref(),
+            )
         }
         (None, Some(provider)) => {
             super::mcp::before_turn(services, session, &io, cancel);
@@ -227,12 +234,13 @@ impl<'a> TurnParts<'a> {
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
         let tool_names: Vec<&str> =
             services.tools.iter().map(|t| t.name()).chain(mcp.iter().map(|t| t.name())).collect();
-        let system = agent::prompt::system_prompt(
+        let mut system = agent::prompt::system_prompt(
             &session.root,
             &model,
             &services.config.instructions_file,
             &tool_names,
         );
+        system.extend(crate::memory::prompt_section(&services.config.config_dir, &session.root));
         TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()), rules }
     }
 

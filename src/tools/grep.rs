@@ -205,7 +205,9 @@ enum Searched {
 
 fn search_file(regex: &Regex, root: &walk::Root, path: &Path, mode: Mode) -> Searched {
     let Ok(bytes) = read_below(root, path) else { return Searched::Skipped };
-    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) || paths::is_private_key_header(&bytes) {
+    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0)
+        || crate::secret::is_private_key_header(&bytes)
+    {
         return Searched::NoMatch;
     }
     if mode == Mode::Files {

@@ -19,6 +19,7 @@ pub mod paths;
 mod plan;
 mod process;
 mod read_file;
+mod read_memory;
 mod run;
 mod state_files;
 mod target;
@@ -27,6 +28,7 @@ mod update_plan;
 mod walk;
 mod web_fetch;
 mod write_file;
+mod write_memory;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -272,6 +274,8 @@ impl Registry {
                 Arc::new(web_fetch::WebFetch),
                 Arc::new(agent::Agent),
                 Arc::new(update_plan::UpdatePlan),
+                Arc::new(read_memory::ReadMemory),
+                Arc::new(write_memory::WriteMemory),
                 // Last: offered only in plan mode (`agent::offered_tools`).
                 Arc::new(exit_plan_mode::ExitPlanMode),
             ],

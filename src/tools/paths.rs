@@ -160,18 +160,6 @@ fn sensitive_name(name: &str) -> Option<&'static str> {
 /// `.env` variants that are templates, not secrets.
 const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist"];
 
-/// The first bytes of a PEM private key (`-----BEGIN … PRIVATE KEY-----`).
-pub fn is_private_key_header(head: &[u8]) -> bool {
-    let head = &head[..head.len().min(128)];
-    let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(head.len());
-    let head = &head[start..];
-    head.starts_with(b"-----BEGIN ")
-        && head
-            .split(|b| *b == b'\n')
-            .next()
-            .is_some_and(|line| line.windows(11).any(|w| w == b"PRIVATE KEY"))
-}
-
 /// Why the existing regular file at `path` (a real path) is sensitive by its content: it
 /// starts like a PEM private key. Never follows a symlink, never blocks on a FIFO.
 pub fn sensitive_content(path: &Path) -> Option<String> {
@@ -187,7 +175,8 @@ pub fn sensitive_content(path: &Path) -> Option<String> {
     }
     let mut head = [0u8; 128];
     let n = file.take(head.len() as u64).read(&mut head).unwrap_or(0);
-    is_private_key_header(&head[..n]).then(|| "it starts like a PEM private key".to_string())
+    crate::secret::is_private_key_header(&head[..n])
+        .then(|| "it starts like a PEM private key".to_string())
 }
 
 /// Why `path` is sensitive, if it is. Credential stores and the config dir count anywhere;
@@ -360,16 +349,6 @@ mod tests {
         }
         let odd = Path::new("/srv/x.git/proj");
         assert_eq!(sensitive(&odd.join("main.tf"), odd, conf), None);
-    }
-
-    #[test]
-    fn private_key_headers_are_recognised() {
-        assert!(is_private_key_header(b"-----BEGIN RSA PRIVATE KEY-----\nMII"));
-        assert!(is_private_key_header(b"\n-----BEGIN OPENSSH PRIVATE KEY-----\n"));
-        assert!(is_private_key_header(b"-----BEGIN PRIVATE KEY-----"));
-        assert!(!is_private_key_header(b"-----BEGIN CERTIFICATE-----\nPRIVATE KEY"));
-        assert!(!is_private_key_header(b"-----BEGIN PUBLIC KEY-----"));
-        assert!(!is_private_key_header(b"resource \"x\" {}"));
     }
 
     #[test]

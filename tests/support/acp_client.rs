@@ -329,7 +329,7 @@ impl AcpProcess {
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["compact", "clear", "rename", "mcp", "help"]);
+        assert_eq!(names, ["compact", "clear", "rename", "mcp", "memory", "help"]);
     }
 
     /// Sends a text `session/prompt`; returns (messages before the response, the response).
