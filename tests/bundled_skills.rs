@@ -23,67 +23,25 @@ const NAMES: [&str; 6] = [
 ];
 
 /// The tools a skill may name: the built-in ones plus those of the skills and memory work.
-const TOOLS: &[&str] = &[
-    "read_file",
-    "list_files",
-    "glob",
-    "grep",
-    "write_file",
-    "edit_file",
-    "bash",
-    "web_fetch",
-    "agent",
-    "update_plan",
-    "exit_plan_mode",
-    "skill",
-    "read_memory",
-    "write_memory",
-];
+const TOOLS: &str = "read_file list_files glob grep write_file edit_file bash web_fetch agent \
+    update_plan exit_plan_mode skill read_memory write_memory";
 
 /// Tools not in `rules::BUILTIN_TOOLS` yet (added by the skills and memory work).
-const COMING: &[&str] = &["skill", "read_memory", "write_memory"];
+const COMING: &str = "skill read_memory write_memory";
 
 /// Other agents' tool names a skill copied from elsewhere would carry.
-const FOREIGN_TOOLS: &[&str] = &[
-    "Bash",
-    "Read",
-    "Write",
-    "Edit",
-    "MultiEdit",
-    "Grep",
-    "Glob",
-    "LS",
-    "WebFetch",
-    "WebSearch",
-    "Task",
-    "TodoWrite",
-    "shell",
-    "apply_patch",
-    "run_shell_command",
-    "read_many_files",
-    "search_file_content",
-    "write_todos",
-    "str_replace",
-    "create_file",
-    "list_dir",
-];
+const FOREIGN_TOOLS: &str = "Bash Read Write Edit MultiEdit Grep Glob LS WebFetch WebSearch Task \
+    TodoWrite apply_patch run_shell_command read_many_files search_file_content write_todos \
+    str_replace create_file list_dir";
 
 /// Commands that lose infrastructure or force their way; prose must guard each mention.
-const RISKY: &[&str] = &[
-    "-auto-approve",
-    "--force",
-    "kubectl delete",
-    "helm uninstall",
-    "helm rollback",
-    "rollout undo",
-    "terraform destroy",
-    "state rm",
-    "state mv",
-    "force-unlock",
-    "ansible-vault view",
-    "output -json",
-    "get secret",
-];
+const RISKY: &str = "-auto-approve, --force, kubectl delete, helm uninstall, helm rollback, \
+    rollout undo, terraform destroy, state rm, state mv, force-unlock, ansible-vault view, \
+    output -json, get secret";
+
+/// Words no command in a shell block of a skill may hold.
+const RISKY_WORDS: &[&str] =
+    &["destroy", "-destroy", "-auto-approve", "--force", "delete", "uninstall", "force-unlock"];
 
 /// Words that make a mention a prohibition or a user-only action.
 const GUARDS: &[&str] =
@@ -114,8 +72,8 @@ pub fn skills() -> Vec<Skill> {
     dirs.into_iter()
         .map(|dir| {
             let text = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
-            let (front, body) = split_front(&text)
-                .unwrap_or_else(|| panic!("{}: no front matter", dir.display()));
+            let (front, body) =
+                split_front(&text).unwrap_or_else(|| panic!("{}: no front matter", dir.display()));
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
             Skill { name, dir, front, body }
         })
@@ -213,25 +171,28 @@ fn every_bundled_skill_is_a_valid_agent_skill() {
 
 #[test]
 fn skills_name_only_tools_we_have() {
-    for tool in TOOLS {
+    let tools: Vec<&str> = TOOLS.split_whitespace().collect();
+    for tool in &tools {
         assert!(
-            iac_code::rules::BUILTIN_TOOLS.contains(tool) || COMING.contains(tool),
+            iac_code::rules::BUILTIN_TOOLS.contains(tool)
+                || COMING.split_whitespace().any(|t| t == *tool),
             "{tool}: listed here but not a tool of ours"
         );
     }
     for tool in iac_code::rules::BUILTIN_TOOLS {
-        assert!(TOOLS.contains(tool), "{tool}: a tool of ours missing from this test's list");
+        assert!(tools.contains(tool), "{tool}: a tool of ours missing from this test's list");
     }
     for skill in skills() {
         let mut ours = BTreeSet::new();
         for (path, text) in markdown(&skill) {
             for (span, after) in code_spans(&text) {
                 let at = format!("{}: `{span}`", path.display());
-                assert!(!FOREIGN_TOOLS.contains(&span), "{at}: another agent's tool name");
+                let foreign = FOREIGN_TOOLS.split_whitespace().any(|t| t == span);
+                assert!(!foreign, "{at}: another agent's tool name");
                 if after.trim_start().starts_with("tool") {
-                    assert!(TOOLS.contains(&span), "{at}: called a tool but is not one of ours");
+                    assert!(tools.contains(&span), "{at}: called a tool but is not one of ours");
                 }
-                if TOOLS.contains(&span) {
+                if tools.contains(&span) {
                     ours.insert(span.to_string());
                 }
             }
@@ -298,7 +259,7 @@ fn destructive_commands_are_only_mentioned_with_a_guard() {
         for (path, text) in markdown(&skill) {
             for chunk in chunks(&text) {
                 let lower = chunk.to_lowercase();
-                for risky in RISKY.iter().filter(|r| chunk.contains(**r)) {
+                for risky in RISKY.split(", ").filter(|r| chunk.contains(r)) {
                     assert!(
                         GUARDS.iter().any(|g| lower.contains(g)),
                         "{}: `{risky}` without a guard in:\n{chunk}",
@@ -357,32 +318,36 @@ fn every_shown_command_is_judged_as_the_skill_says() {
     let env = |name: &str| (name == "HOME").then(|| "/root".to_string());
     let mut judged = 0;
     for skill in skills() {
-        for (path, text) in markdown(&skill) {
-            for (cmd, before) in shell_commands(&text) {
-                judged += 1;
-                let at = format!("{}: {cmd}", path.display());
-                for risky in ["-auto-approve", "--force", "kubectl delete", "destroy", "state "] {
-                    assert!(!cmd.contains(risky), "{at}: shows `{risky}` in a command");
-                }
-                assert!(!placeholder(&cmd), "{at}: an <angle> placeholder parses as redirection");
-                let c = classify(&cmd, &cwd, &env);
-                if c.tier == Tier::Destroy {
-                    let saved = c.terraform.as_ref().is_some_and(|t| {
-                        t.plan_file.is_some() && !t.destroy && t.unknown.is_empty()
-                    });
-                    assert!(saved, "{at}: destroy tier ({:?}), not a saved plan", c.reasons);
-                }
-                if c.tier >= Tier::Mutate && !c.file_only {
-                    assert!(
-                        before.to_lowercase().contains("ask"),
-                        "{at}: {} tier ({:?}) but the text before it does not say to ask:\n{before}",
-                        c.tier.id(),
-                        c.reasons
-                    );
-                }
-                if let Some(why) = &c.secret {
-                    assert!(cmd.contains(" | "), "{at}: prints secrets unfiltered ({why})");
-                }
+        // SKILL.md is the procedure; references/ hold examples of the user's own files.
+        let path = skill.dir.join("SKILL.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (cmd, before) in shell_commands(&text) {
+            judged += 1;
+            let at = format!("{}: {cmd}", path.display());
+            let words: Vec<&str> = cmd.split_whitespace().collect();
+            for risky in RISKY_WORDS {
+                assert!(!words.contains(risky), "{at}: shows `{risky}` in a command");
+            }
+            assert!(!cmd.contains("state rm") && !cmd.contains("state mv"), "{at}");
+            assert!(!placeholder(&cmd), "{at}: an <angle> placeholder parses as redirection");
+            let c = classify(&cmd, &cwd, &env);
+            if c.tier == Tier::Destroy {
+                let saved = c
+                    .terraform
+                    .as_ref()
+                    .is_some_and(|t| t.plan_file.is_some() && !t.destroy && t.unknown.is_empty());
+                assert!(saved, "{at}: destroy tier ({:?}), not a saved plan", c.reasons);
+            }
+            if c.tier >= Tier::Mutate && !c.file_only {
+                assert!(
+                    before.to_lowercase().contains("ask"),
+                    "{at}: {} tier ({:?}) but the text before it does not say to ask:\n{before}",
+                    c.tier.id(),
+                    c.reasons
+                );
+            }
+            if let Some(why) = &c.secret {
+                assert!(cmd.contains(" | "), "{at}: prints secrets unfiltered ({why})");
             }
         }
     }
@@ -393,7 +358,8 @@ fn every_shown_command_is_judged_as_the_skill_says() {
 fn placeholder(cmd: &str) -> bool {
     cmd.split('<').skip(1).any(|rest| {
         rest.split_once('>').is_some_and(|(inside, _)| {
-            !inside.is_empty() && inside.chars().all(|c| c.is_ascii_alphanumeric() || "-_ ".contains(c))
+            !inside.is_empty()
+                && inside.chars().all(|c| c.is_ascii_alphanumeric() || "-_ ".contains(c))
         })
     })
 }

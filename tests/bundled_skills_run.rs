@@ -100,9 +100,7 @@ fn plan_review_example_plans_what_the_skill_shows() {
     tf(&ws, &dir, &["apply", "-auto-approve", "-input=false"]);
     tf(&ws, &dir, &["plan", "-input=false", "-var", "release=2", "-out=tfplan"]);
     let json = tf(&ws, &dir, &["show", "-json", "tfplan"]);
-
     let c = changes(&json);
-    let null = Value::Null;
     assert_eq!(c["terraform_data.app"].0, ["update"]);
     assert_eq!(c["terraform_data.db"].0, ["delete", "create"]);
     assert_eq!(c["terraform_data.db"].1, "replace_because_cannot_update");
@@ -110,7 +108,7 @@ fn plan_review_example_plans_what_the_skill_shows() {
     assert_eq!(c["terraform_data.cache[0]"].0, ["delete"]);
     assert_eq!(c["terraform_data.cache[0]"].1, "delete_because_count_index");
     assert_eq!(c["terraform_data.queue[0]"].0, ["create"]);
-    assert_eq!(c["terraform_data.queue[0]"].1, null);
+    assert_eq!(c["terraform_data.queue[0]"].1, Value::Null);
     let plan: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(plan["output_changes"]["connection_string"]["after_sensitive"], true);
     let secret = "example-not-a-real-secret";
@@ -170,16 +168,13 @@ fn safe_refactor_example_plans_zero_destroys() {
     tf(&ws, &dir, &["init", "-input=false"]);
     tf(&ws, &dir, &["plan", "-input=false", "-out=tfplan"]);
     let json = tf(&ws, &dir, &["show", "-json", "tfplan"]);
-
     let c = changes(&json);
     for (address, (actions, reason, ..)) in &c {
         assert!(!actions.iter().any(|a| a == "delete"), "{address}: {actions:?} ({reason})");
         assert!(!actions.iter().any(|a| a == "update"), "{address}: updated by a pure move");
     }
-    let moves: BTreeMap<&str, &str> = c
-        .iter()
-        .filter_map(|(a, (.., prev))| prev.as_str().map(|p| (p, a.as_str())))
-        .collect();
+    let moves: BTreeMap<&str, &str> =
+        c.iter().filter_map(|(a, (.., prev))| prev.as_str().map(|p| (p, a.as_str()))).collect();
     let expected = BTreeMap::from([
         ("terraform_data.web", "module.app.terraform_data.this"),
         ("terraform_data.worker[0]", "terraform_data.worker[\"blue\"]"),
@@ -188,12 +183,8 @@ fn safe_refactor_example_plans_zero_destroys() {
     assert_eq!(moves, expected);
     assert_eq!(c["terraform_data.legacy"].0, ["forget"]);
     let plan: Value = serde_json::from_str(&json).unwrap();
-    let adopted = plan["resource_changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|rc| rc["address"] == "terraform_data.adopted")
-        .unwrap();
+    let rcs = plan["resource_changes"].as_array().unwrap();
+    let adopted = rcs.iter().find(|rc| rc["address"] == "terraform_data.adopted").unwrap();
     assert_eq!(adopted["change"]["importing"]["id"], "adopted-1");
 
     let filter = skill_file("terraform-safe-refactor", "scripts/zero-destroy.jq");
@@ -230,11 +221,15 @@ fn module_example_passes_terraform_test() {
     let out = tf(&ws, &dir, &["test", "-no-color"]);
     assert!(out.contains(&format!("{runs} passed, 0 failed")), "{out}");
 
-    // Without the name's validation, its expect_failures run fails.
+    // With a name rule that takes anything, its expect_failures run fails.
     let vars = std::fs::read_to_string(dir.join("variables.tf")).unwrap();
     let rule = "condition     = can(regex(\"^[a-z][a-z0-9-]{2,31}$\", var.name))";
     assert!(vars.contains(rule), "the name's validation changed: update this test");
-    std::fs::write(dir.join("variables.tf"), vars.replace(rule, "condition     = true")).unwrap();
+    std::fs::write(
+        dir.join("variables.tf"),
+        vars.replace(rule, "condition     = length(var.name) > 0"),
+    )
+    .unwrap();
     let out = tf_run(&ws, &dir, &["test", "-no-color"]);
     assert!(!out.status.success(), "terraform test passed without the validation");
     let said = text(&out.stdout);
