@@ -66,3 +66,7 @@ mod cluster;
 mod memory;
 // Project rules checked over the source tree.
 mod tidy;
+// The bundled Agent Skills: format, tools named, guarded commands, links.
+mod bundled_skills;
+// The bundled skills' examples run for real (terraform, kubectl, helm, ansible when present).
+mod bundled_skills_run;
