@@ -62,5 +62,7 @@ mod redis_store;
 mod mode_trust;
 // Nodes behind a real HAProxy (deploy/), failover without losing history.
 mod cluster;
+// Hooks: PreToolUse blocks in bypass mode, terraform fmt after writes, timeouts, Stop loops.
+mod hooks;
 // Project rules checked over the source tree.
 mod tidy;

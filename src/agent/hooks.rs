@@ -75,7 +75,8 @@ pub(super) fn pre_tool_use(
     if !turn.hooks.any(Event::PreToolUse) {
         return Ok(None);
     }
-    let about = About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
+    let about =
+        About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
     let report = with_subject(tool.name(), invocation, turn.cwd, |subject| {
         turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
     });

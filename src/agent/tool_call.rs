@@ -90,7 +90,8 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
     );
     let mut hooks = Vec::new();
     let said = super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks);
-    let passed = said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
+    let passed =
+        said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
     let result = match passed {
         Ok(passed) => {
             let run = Run { id: &id, call, tool, args: &args, invocation: &invocation, hooks };
@@ -191,13 +192,7 @@ fn announce(
 
 /// The result is recorded before the client hears of it, so that a crash never loses a
 /// result the client saw.
-fn fail(
-    turn: &Turn,
-    id: &str,
-    call: &ToolUse,
-    message: String,
-    hooks: Vec<String>,
-) -> ChatMessage {
+fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String, hooks: Vec<String>) -> ChatMessage {
     let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),

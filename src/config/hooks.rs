@@ -160,8 +160,9 @@ fn entry_hooks(
     out: &mut Vec<HookSpec>,
 ) -> Result<(), String> {
     let Value::Object(entry) = entry else {
-        return Err(": must be an object such as {\"matcher\": \"bash\", \"command\": \"...\"}"
-            .to_string());
+        return Err(
+            ": must be an object such as {\"matcher\": \"bash\", \"command\": \"...\"}".to_string()
+        );
     };
     let text = match entry.get("matcher") {
         None | Some(Value::Null) => "",

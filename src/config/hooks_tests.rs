@@ -56,7 +56,8 @@ fn a_nested_entry_gives_one_hook_per_command_each_with_the_matcher() {
         {"type": "command", "command": "tflint", "timeout": 0.5}
     ]}]}))
     .unwrap();
-    let got: Vec<(&str, Duration)> = hooks.iter().map(|h| (h.command.as_str(), h.timeout)).collect();
+    let got: Vec<(&str, Duration)> =
+        hooks.iter().map(|h| (h.command.as_str(), h.timeout)).collect();
     assert_eq!(got, [("terraform fmt", DEFAULT_TIMEOUT), ("tflint", Duration::from_millis(500))]);
     let tf = vec!["main.tf".to_string()];
     for tool in ["write_file", "edit_file"] {
@@ -67,7 +68,8 @@ fn a_nested_entry_gives_one_hook_per_command_each_with_the_matcher() {
 
 #[test]
 fn matchers_follow_the_rule_syntax() {
-    let table: &[(&str, &str, &[&str], &[&str], bool)] = &[
+    type Row<'a> = (&'a str, &'a str, &'a [&'a str], &'a [&'a str], bool);
+    let table: &[Row] = &[
         ("*", "bash", &["rm -rf x"], &[], true),
         ("", "web_fetch", &[], &[], true),
         ("bash", "bash", &["ls"], &[], true),
@@ -134,7 +136,10 @@ fn bad_hooks_are_refused_naming_the_entry() {
         (json!({"PreToolUse": [{"command": "x", "timeout": "5"}]}), ".timeout: \"5\""),
         (json!({"PreToolUse": [{"command": "x", "type": "prompt"}]}), "only \"command\" hooks"),
         (json!({"PreToolUse": [{"command": "x", "matcher": 3}]}), ".matcher: must be a string"),
-        (json!({"PreToolUse": [{"command": "x", "matcher": "Shell(rm*)"}]}), "unknown tool 'Shell'"),
+        (
+            json!({"PreToolUse": [{"command": "x", "matcher": "Shell(rm*)"}]}),
+            "unknown tool 'Shell'",
+        ),
         (json!({"PreToolUse": [{"command": "x", "matcher": "bash("}]}), "unbalanced"),
         (json!({"PreToolUse": [{"command": "x", "matcher": "|"}]}), "names nothing"),
         (json!({"Stop": [{"command": "x", "matcher": "bash"}]}), "Stop hooks take no matcher"),

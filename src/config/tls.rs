@@ -29,4 +29,3 @@ pub(super) fn tls(env: &dyn Env) -> Result<Option<ureq::tls::TlsConfig>> {
         .build();
     Ok(Some(tls))
 }
-

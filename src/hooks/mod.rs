@@ -15,8 +15,8 @@ pub mod wire;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use crate::config::hooks::{Event, HookSpec};
 use crate::cancel::CancelToken;
+pub use crate::config::hooks::{Event, HookSpec};
 use crate::rules::Verdict;
 use verdict::Outcome;
 use wire::{About, Common};
@@ -250,7 +250,10 @@ mod tests {
                 "hook PreToolUse `./guard.sh`: ok (7 ms)"
             ]
         );
-        assert_eq!(report.warnings(), ["⚠ the PreToolUse hook `./guard.sh`: exit 1: boom; went on."]);
+        assert_eq!(
+            report.warnings(),
+            ["⚠ the PreToolUse hook `./guard.sh`: exit 1: boom; went on."]
+        );
         assert_eq!(report.context().unwrap(), "[the PreToolUse hook `./guard.sh` says]\nformatted");
         assert!(!report.cancelled() && report.block().is_none());
         let report = Report { ran: vec![ran(Outcome::Go { context: Some("a".into()) }), block] };

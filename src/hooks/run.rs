@@ -50,19 +50,19 @@ pub fn run(
     let (shell, args) = shell(command);
     let cwd_text = cwd.to_string_lossy();
     let env = [("CLAUDE_PROJECT_DIR", cwd_text.as_ref())];
-    let (mut supervised, pipes) =
-        match Supervised::spawn_with_input(shell, &args, cwd, &env, input) {
-            Ok(started) => started,
-            Err(err) => return failed(format!("{shell}: {err}")),
-        };
-    let (stdout, stderr) = match (reader(pipes.stdout, "hook-out"), reader(pipes.stderr, "hook-err"))
+    let (mut supervised, pipes) = match Supervised::spawn_with_input(shell, &args, cwd, &env, input)
     {
-        (Ok(out), Ok(err)) => (out, err),
-        (Err(err), _) | (_, Err(err)) => {
-            supervised.kill();
-            return failed(format!("cannot start a pipe reader: {err}"));
-        }
+        Ok(started) => started,
+        Err(err) => return failed(format!("{shell}: {err}")),
     };
+    let (stdout, stderr) =
+        match (reader(pipes.stdout, "hook-out"), reader(pipes.stderr, "hook-err")) {
+            (Ok(out), Ok(err)) => (out, err),
+            (Err(err), _) | (_, Err(err)) => {
+                supervised.kill();
+                return failed(format!("cannot start a pipe reader: {err}"));
+            }
+        };
     let exit = supervised.exit();
     let end = select! {
         recv(exit) -> ended => match ended {
@@ -96,10 +96,7 @@ fn shell(command: &str) -> (&'static str, Vec<&str>) {
 
 /// A thread that reads `pipe` to its end, keeping the first `CAPTURE` bytes, and hands
 /// them over once.
-fn reader(
-    mut pipe: impl Read + Send + 'static,
-    name: &str,
-) -> std::io::Result<Receiver<Vec<u8>>> {
+fn reader(mut pipe: impl Read + Send + 'static, name: &str) -> std::io::Result<Receiver<Vec<u8>>> {
     let (tx, rx) = crossbeam_channel::bounded(1);
     std::thread::Builder::new().name(name.into()).spawn(move || {
         let mut kept = Vec::new();

@@ -120,12 +120,12 @@ fn answered(event: Event, answer: &Map<String, Value>) -> Outcome {
             _ => Outcome::Block { reason: reason(stop_reason.unwrap_or("")) },
         };
     }
-    let reason_of = |why: Option<&str>| why.map(|w| reason(w)).filter(|w| !w.is_empty());
+    let reason_of = |why: Option<&str>| why.filter(|w| !w.trim().is_empty()).map(reason);
     match (event, decision) {
         (_, None) => go,
-        (Event::SessionStart, Some("block" | "deny")) => Outcome::Warn {
-            warning: "a SessionStart hook blocks nothing".to_string(),
-        },
+        (Event::SessionStart, Some("block" | "deny")) => {
+            Outcome::Warn { warning: "a SessionStart hook blocks nothing".to_string() }
+        }
         (Event::PreToolUse, Some("deny" | "block")) => {
             Outcome::Decide { verdict: Verdict::Deny, reason: reason_of(why) }
         }

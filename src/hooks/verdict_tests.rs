@@ -2,8 +2,8 @@
 
 use super::*;
 
-use Event::{PostToolUse as Post, PreToolUse as Pre, SessionStart as Start, Stop};
 use Event::UserPromptSubmit as Prompt;
+use Event::{PostToolUse as Post, PreToolUse as Pre, SessionStart as Start, Stop};
 
 fn go(context: Option<&str>) -> Outcome {
     Outcome::Go { context: context.map(str::to_string) }
@@ -71,9 +71,15 @@ fn other_ends_warn_and_go_on() {
 #[test]
 fn json_answers_decide_for_pre_tool_use() {
     let table: &[(&str, Outcome)] = &[
-        (r#"{"decision":"deny","reason":"prod is frozen"}"#, decide(Verdict::Deny, Some("prod is frozen"))),
+        (
+            r#"{"decision":"deny","reason":"prod is frozen"}"#,
+            decide(Verdict::Deny, Some("prod is frozen")),
+        ),
         (r#"{"decision":"block","reason":"no"}"#, decide(Verdict::Deny, Some("no"))),
-        (r#"{"decision":"ask","reason":"touches prod"}"#, decide(Verdict::Ask, Some("touches prod"))),
+        (
+            r#"{"decision":"ask","reason":"touches prod"}"#,
+            decide(Verdict::Ask, Some("touches prod")),
+        ),
         (r#"{"decision":"allow"}"#, decide(Verdict::Allow, None)),
         (r#"{"decision":"approve","reason":" "}"#, decide(Verdict::Allow, None)),
         (

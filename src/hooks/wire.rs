@@ -24,7 +24,11 @@ pub struct Common<'a> {
 /// What one event is about.
 #[derive(Debug, Clone, Copy)]
 pub enum About<'a> {
-    PreToolUse { tool_name: &'a str, tool_input: &'a Value, tool_use_id: &'a str },
+    PreToolUse {
+        tool_name: &'a str,
+        tool_input: &'a Value,
+        tool_use_id: &'a str,
+    },
     PostToolUse {
         tool_name: &'a str,
         tool_input: &'a Value,
@@ -33,9 +37,15 @@ pub enum About<'a> {
         /// Whether the call succeeded.
         ok: bool,
     },
-    UserPromptSubmit { prompt: &'a str },
-    Stop { stop_hook_active: bool },
-    SessionStart { source: &'a str },
+    UserPromptSubmit {
+        prompt: &'a str,
+    },
+    Stop {
+        stop_hook_active: bool,
+    },
+    SessionStart {
+        source: &'a str,
+    },
 }
 
 impl About<'_> {

@@ -227,7 +227,8 @@ fn public_hosts_follow_the_policy() {
     assert_eq!(d(&m, WebFetch::Ask, "other.org"), Decision::Deny(DENIED.to_string()));
 }
 
-const HOOK_DENY: Option<(Verdict, &str)> = Some((Verdict::Deny, "the PreToolUse hook `g`: CI only"));
+const HOOK_DENY: Option<(Verdict, &str)> =
+    Some((Verdict::Deny, "the PreToolUse hook `g`: CI only"));
 const HOOK_ASK: Option<(Verdict, &str)> = Some((Verdict::Ask, "the PreToolUse hook `g`"));
 const HOOK_ALLOW: Option<(Verdict, &str)> = Some((Verdict::Allow, "the PreToolUse hook `g`"));
 
@@ -263,7 +264,10 @@ fn a_hook_that_asks_asks_even_where_the_mode_would_not() {
     for call in [
         bash(Tier::Read, None),
         bash(Tier::Mutate, Some(&p)),
-        Call { rule: Some((Verdict::Allow, "write_file")), ..Call::of("write_file", Access::Write, IN) },
+        Call {
+            rule: Some((Verdict::Allow, "write_file")),
+            ..Call::of("write_file", Access::Write, IN)
+        },
     ] {
         let call = Call { hook: HOOK_ASK, ..call };
         for mode in [Mode::Default, Mode::AcceptEdits, Mode::BypassPermissions] {
@@ -278,15 +282,22 @@ fn a_hook_that_asks_asks_even_where_the_mode_would_not() {
 fn a_hooks_allow_skips_only_the_modes_ordinary_question() {
     let mut always = Always::default();
     let p = vec!["terraform apply".to_string()];
-    let allowed = |call: Call| Call { hook: HOOK_ALLOW, ..call };
+    fn allowed(call: Call) -> Call {
+        Call { hook: HOOK_ALLOW, ..call }
+    }
     // What it lifts: the question a mutation or a write asks by default.
-    assert_eq!(decide(Mode::Default, &always, &allowed(bash(Tier::Mutate, Some(&p)))), Decision::Allow);
+    assert_eq!(
+        decide(Mode::Default, &always, &allowed(bash(Tier::Mutate, Some(&p)))),
+        Decision::Allow
+    );
     let write = allowed(Call::of("write_file", Access::Write, IN));
     assert_eq!(decide(Mode::Default, &always, &write), Decision::Allow);
     // What it never lifts: a deny rule, an ask rule, a destroy, a refusal, plan mode,
     // a sensitive or outside path, unreviewed code, an "always reject".
-    let deny_rule = Call { rule: Some((Verdict::Deny, "bash(terraform *)")), ..bash(Tier::Mutate, None) };
-    let ask_rule = Call { rule: Some((Verdict::Ask, "bash(terraform *)")), ..bash(Tier::Mutate, None) };
+    let deny_rule =
+        Call { rule: Some((Verdict::Deny, "bash(terraform *)")), ..bash(Tier::Mutate, None) };
+    let ask_rule =
+        Call { rule: Some((Verdict::Ask, "bash(terraform *)")), ..bash(Tier::Mutate, None) };
     let refused = Call { refused: Some("state"), ..Call::of("write_file", Access::Write, IN) };
     let unreviewed = Call { unreviewed: true, ..bash(Tier::Plan, None) };
     for mode in [Mode::Default, Mode::AcceptEdits] {
@@ -300,7 +311,10 @@ fn a_hooks_allow_skips_only_the_modes_ordinary_question() {
             assert_eq!(decide(mode, &always, &call), STICKY, "{mode:?} {reach:?}");
         }
     }
-    assert_eq!(decide(Mode::BypassPermissions, &always, &allowed(bash(Tier::Destroy, None))), STICKY);
+    assert_eq!(
+        decide(Mode::BypassPermissions, &always, &allowed(bash(Tier::Destroy, None))),
+        STICKY
+    );
     assert!(denied(&decide(Mode::Plan, &always, &allowed(bash(Tier::Mutate, Some(&p))))));
     always.record_prefixes(&p, Answer::RejectAlways);
     assert!(denied(&decide(Mode::Default, &always, &allowed(bash(Tier::Mutate, Some(&p))))));

@@ -69,7 +69,8 @@ pub(super) fn before_turn(
     let about = About::UserPromptSubmit { prompt: &text };
     let report = hooks.run(&about, Some(mode), |_| true, cancel);
     tell(sink, &report);
-    let ended = |stop| Outcome { stop, usage: TurnUsage { estimated: true, ..TurnUsage::default() } };
+    let ended =
+        |stop| Outcome { stop, usage: TurnUsage { estimated: true, ..TurnUsage::default() } };
     if report.cancelled() {
         return Err(ended(StopReason::Cancelled));
     }
