@@ -28,12 +28,12 @@ fn flat_and_nested_forms_read_alike() {
     let flat = read(json!({"PreToolUse": [
         {"matcher": "bash(terraform apply*)", "command": "./guard.sh", "timeout": 5}
     ]}))
-    .unwrap();
+    .expect("as set up");
     let nested = read(json!({"PreToolUse": [
         {"matcher": "bash(terraform apply*)",
          "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}
     ]}))
-    .unwrap();
+    .expect("as set up");
     for hooks in [&flat, &nested] {
         assert_eq!(hooks.len(), 1);
         let hook = &hooks[0];
@@ -55,7 +55,7 @@ fn a_nested_entry_gives_one_hook_per_command_each_with_the_matcher() {
         {"type": "command", "command": "terraform fmt"},
         {"type": "command", "command": "tflint", "timeout": 0.5}
     ]}]}))
-    .unwrap();
+    .expect("as set up");
     let got: Vec<(&str, Duration)> =
         hooks.iter().map(|h| (h.command.as_str(), h.timeout)).collect();
     assert_eq!(got, [("terraform fmt", DEFAULT_TIMEOUT), ("tflint", Duration::from_millis(500))]);
@@ -97,7 +97,7 @@ fn a_command_not_parsed_whole_matches_when_the_pattern_occurs_in_it() {
     let hooks = read(json!({"PreToolUse": [
         {"matcher": "bash(terraform apply*)", "command": "true"}
     ]}))
-    .unwrap();
+    .expect("as set up");
     let commands = bash("eval x");
     let subject = Subject {
         tool: "bash",
@@ -114,7 +114,7 @@ fn session_start_matches_how_the_session_started() {
     let hooks = read(json!({"SessionStart": [
         {"matcher": "resume", "command": "a"}, {"command": "b"}
     ], "Stop": [{"matcher": "*", "command": "c"}], "UserPromptSubmit": [{"command": "d"}]}))
-    .unwrap();
+    .expect("as set up");
     assert!(hooks[0].matches_source("resume") && !hooks[0].matches_source("startup"));
     assert!(hooks[1].matches_source("startup") && hooks[1].matches_source("resume"));
     assert_eq!(hooks.len(), 4);
@@ -163,10 +163,10 @@ fn a_project_file_is_read_only_for_its_hooks() {
     let file = Path::new("/p/.iac-code/settings.json");
     let text = r#"{"permissions": {"deny": ["bash(rm*)"]},
                    "hooks": {"Stop": [{"command": "make check"}]}}"#;
-    let hooks = of_project_file(text, file).unwrap();
+    let hooks = of_project_file(text, file).expect("as set up");
     assert_eq!(hooks.len(), 1);
     assert_eq!(hooks[0].source, Source::Project(file.to_path_buf()));
-    assert!(of_project_file("{}", file).unwrap().is_empty());
+    assert!(of_project_file("{}", file).expect("as set up").is_empty());
     assert!(of_project_file("[]", file).unwrap_err().contains("expected a JSON object"));
     let bad = r#"{"hooks": {"Stop": [{"command": "x", "matcher": "bash"}]}}"#;
     assert!(of_project_file(bad, file).unwrap_err().contains("take no matcher"));
@@ -176,19 +176,23 @@ fn a_project_file_is_read_only_for_its_hooks() {
 fn project_hooks_run_only_once_exactly_this_content_is_approved() {
     let dir = std::env::temp_dir().join(format!("iac-project-hooks-{}", std::process::id()));
     let config = dir.join("config");
-    std::fs::create_dir_all(dir.join(".iac-code")).unwrap();
+    std::fs::create_dir_all(dir.join(".iac-code")).expect("as set up");
     let text = r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "command": "guard"}]}}"#;
-    std::fs::write(dir.join(".iac-code/settings.json"), text).unwrap();
-    let before = project_hooks(&dir, &config).unwrap();
+    std::fs::write(dir.join(".iac-code/settings.json"), text).expect("as set up");
+    let before = project_hooks(&dir, &config).expect("as set up");
     assert!(before.hooks.is_empty());
     assert_eq!(before.unapproved, 1);
-    super::super::permissions::approve_project(&dir, &config).unwrap();
-    let after = project_hooks(&dir, &config).unwrap();
+    super::super::permissions::approve_project(&dir, &config).expect("as set up");
+    let after = project_hooks(&dir, &config).expect("as set up");
     assert_eq!(after.hooks.len(), 1);
     assert_eq!(after.unapproved, 0);
-    std::fs::write(dir.join(".iac-code/settings.json"), format!("{text} ")).unwrap();
-    assert!(project_hooks(&dir, &config).unwrap().hooks.is_empty(), "changed: asked again");
-    std::fs::write(dir.join(".iac-code/settings.json"), r#"{"hooks": {"Stop": 1}}"#).unwrap();
+    std::fs::write(dir.join(".iac-code/settings.json"), format!("{text} ")).expect("as set up");
+    assert!(
+        project_hooks(&dir, &config).expect("as set up").hooks.is_empty(),
+        "changed: asked again"
+    );
+    std::fs::write(dir.join(".iac-code/settings.json"), r#"{"hooks": {"Stop": 1}}"#)
+        .expect("as set up");
     assert!(project_hooks(&dir, &config).is_err(), "malformed: an error, approved or not");
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).expect("as set up");
 }
