@@ -292,3 +292,42 @@ fn project_hooks_do_not_run_before_approval() {
     assert!(marker.exists());
     assert!(tool_result(&llm, 3).ends_with(": project says no"), "{}", tool_result(&llm, 3));
 }
+
+#[test]
+fn malformed_hooks_are_configuration_errors_and_config_show_lists_hooks_with_their_source() {
+    let ws = Workspace::new("hook-config");
+    settings(&ws, json!({"PreToolUse": [{"matcher": "Shell(rm*)", "command": "x"}]}), None);
+    for args in [&["config", "show"][..], &["-p", "hello"], &["acp"]] {
+        let out = iac_code(&ws).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("settings.json: hooks.PreToolUse[0].matcher: rule 'Shell(rm*)'"));
+    }
+    let guard = json!([{"matcher": "bash(terraform apply*)", "command": "./guard.sh"}]);
+    settings(&ws, json!({"PreToolUse": guard}), None);
+    let project = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make check", "timeout": 5}]}]}});
+    ws.write(".iac-code/settings.json", &project.to_string());
+    let out = iac_code(&ws).args(["config", "show"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let (user, file) = (ws.config().join("settings.json"), ws.path(".iac-code/settings.json"));
+    for line in [
+        format!(
+            "hooks.PreToolUse\tbash(terraform apply*) → ./guard.sh (timeout 60 s)\t{}",
+            user.display()
+        ),
+        format!(
+            "hooks.Stop\t* → make check (timeout 5 s)\t{} (not approved: iac-code config approve)",
+            file.display()
+        ),
+    ] {
+        assert!(shown.lines().any(|l| l == line), "{line:?} in {shown}");
+    }
+    // A malformed project section stops the prompt, approved or not.
+    ws.write(".iac-code/settings.json", r#"{"hooks": {"Stop": [{"command": 1}]}}"#);
+    let llm = FakeLlm::start(vec![text_reply("never")]);
+    let out = iac_code(&ws).args(["-p", "hello"]).fake_llm(&llm).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("hooks.Stop[0].command: must be a string"), "{stderr}");
+    assert!(llm.requests().is_empty());
+}
