@@ -330,4 +330,7 @@ fn malformed_hooks_are_configuration_errors_and_config_show_lists_hooks_with_the
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("hooks.Stop[0].command: must be a string"), "{stderr}");
     assert!(llm.requests().is_empty());
+    let out = iac_code(&ws).args(["config", "approve"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "a malformed section is never approved");
+    assert!(!ws.config().join("project-approvals.json").exists());
 }

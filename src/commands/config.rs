@@ -96,6 +96,8 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
         ConfigCommand::Approve => {
             let dir = crate::config::config_dir(&env)?;
             let cwd = std::env::current_dir().map_err(Error::Stream)?;
+            // A malformed hooks section is refused before anything is approved.
+            hooks::project_hooks(&cwd, &dir).map_err(Error::Config)?;
             let approved = permissions::approve_project(&cwd, &dir)?;
             for rule in approved.rules.rules() {
                 writeln!(out, "{}\t{}", rule.verdict.name(), rule.text).map_err(Error::Stream)?;
