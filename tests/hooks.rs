@@ -204,7 +204,8 @@ fn a_hooks_allow_skips_the_ordinary_question_but_never_lifts_a_deny_rule() {
 #[test]
 fn a_pre_tool_use_ask_asks_even_in_bypass_mode() {
     let ws = Workspace::new("hook-ask");
-    let ask = r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "prod context"}}'"#;
+    let ask = r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask",
+                                               "permissionDecisionReason": "prod context"}}'"#;
     settings(&ws, json!({"PreToolUse": [{"matcher": "bash(kubectl *)", "command": ask}]}), None);
     let (llm, mut acp, session) =
         session(&ws, vec![bash("k1", "kubectl get pods"), text_reply("ok")], "bypass_permissions");
@@ -305,7 +306,8 @@ fn malformed_hooks_are_configuration_errors_and_config_show_lists_hooks_with_the
     }
     let guard = json!([{"matcher": "bash(terraform apply*)", "command": "./guard.sh"}]);
     settings(&ws, json!({"PreToolUse": guard}), None);
-    let project = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make check", "timeout": 5}]}]}});
+    let check = json!({"type": "command", "command": "make check", "timeout": 5});
+    let project = json!({"hooks": {"Stop": [{"hooks": [check]}]}});
     ws.write(".iac-code/settings.json", &project.to_string());
     let out = iac_code(&ws).args(["config", "show"]).output().unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);

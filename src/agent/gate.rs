@@ -1,7 +1,7 @@
 //! The permission gate of one tool call: the team's rules, what its `PreToolUse` hooks
-//! said, the files written without review, the tool's own preparation (a terraform apply's plan), the decision
-//! (`permission::decide`), and the question when one is needed. Runs on the prompt thread
-//! between the call's announcement and its run.
+//! said, the files written without review, the tool's own preparation (a terraform
+//! apply's plan), the decision (`permission::decide`), and the question when one is
+//! needed. Runs on the prompt thread between the call's announcement and its run.
 
 use serde_json::Value;
 

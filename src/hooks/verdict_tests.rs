@@ -115,7 +115,8 @@ fn json_answers_for_the_other_events() {
         (Post, r#"{"decision":"allow"}"#, go(None)),
         (
             Prompt,
-            r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"env: staging"}}"#,
+            r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit",
+                "additionalContext":"env: staging"}}"#,
             go(Some("env: staging")),
         ),
         (
