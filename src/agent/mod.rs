@@ -337,6 +337,9 @@ fn run_steps(
                 push(turn, history, ChatMessage::User { text: instruction, images: Vec::new() });
                 continue;
             }
+            if turn.cancel.is_cancelled() {
+                return Ok(cancelled(usage));
+            }
             return Ok(Outcome { stop: StopReason::EndTurn, usage });
         }
         for call in &calls {
