@@ -12,6 +12,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod history;
+pub mod hooks;
 pub mod infra;
 pub mod jsonrpc;
 pub mod logging;

@@ -64,6 +64,8 @@ mod mode_trust;
 mod cluster;
 // Project memory: written in one session, in the next one's system prompt; no secrets.
 mod memory;
+// Hooks: PreToolUse blocks in bypass mode, terraform fmt after writes, timeouts, Stop loops.
+mod hooks;
 // Project rules checked over the source tree.
 mod tidy;
 // The bundled Agent Skills: format, tools named, guarded commands, links.

@@ -59,7 +59,7 @@ fn source_files_follow_the_house_rules() {
 const LAYERS: &[&[&str]] = &[
     &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret"],
     &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory"],
-    &["tools", "provider", "mcp"],
+    &["tools", "provider", "mcp", "hooks"],
     &["permission"],
     &["agent"],
     &["session"],
@@ -75,6 +75,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("provider", &["acp"]),
     ("tools", &["acp", "agent"]),
     ("mcp", &["acp", "agent"]),
+    ("hooks", &["agent", "session", "acp"]),
     ("infra", &["config"]),
     ("rules", &["config"]),
 ];

@@ -133,6 +133,13 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
             raw_output: None,
             meta: None,
         },
+        AgentEvent::ToolHooks { id, lines } => SessionUpdate::ToolCallUpdate {
+            tool_call_id: id,
+            status: None,
+            content: Some(hook_lines(lines)),
+            raw_output: None,
+            meta: None,
+        },
         AgentEvent::ToolProgress { id, text: live } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
             status: None,
@@ -146,6 +153,7 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
                 content.push(ToolCallContent::Terminal { terminal_id });
             }
             content.push(ToolCallContent::Content { content: text(end.text) });
+            content.extend(hook_lines(end.hooks));
             if let Some(diff) = end.diff {
                 content.push(ToolCallContent::Diff {
                     path: diff.path.display().to_string(),
@@ -186,6 +194,11 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
             }
         }
     }
+}
+
+/// The lines of the hooks that ran for a tool call, one text block each.
+fn hook_lines(lines: Vec<String>) -> Vec<ToolCallContent> {
+    lines.into_iter().map(|line| ToolCallContent::Content { content: text(line) }).collect()
 }
 
 /// `_meta.iacCode` of a tool call: the sub-agent's call it belongs to, a command's tier.

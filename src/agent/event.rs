@@ -35,6 +35,8 @@ pub enum AgentEvent {
     ToolTier { id: String, tier: crate::infra::Tier },
     /// The tool call runs in the client's terminal `terminal`.
     ToolTerminal { id: String, terminal: String },
+    /// The hooks that ran for the tool call so far, one short line each.
+    ToolHooks { id: String, lines: Vec<String> },
     /// The tool call finished.
     ToolDone(ToolCallEnd),
     /// Context use after an LLM call.
@@ -97,6 +99,8 @@ pub struct ToolCallEnd {
     pub diff: Option<FileDiff>,
     /// The client terminal the call ran in, kept in view.
     pub terminal: Option<String>,
+    /// The hooks that ran for it, one short line each.
+    pub hooks: Vec<String>,
 }
 
 /// Context window use.

@@ -1,7 +1,7 @@
-//! The permission gate of one tool call: the team's rules, the files written without
-//! review, the tool's own preparation (a terraform apply's plan), the decision
-//! (`permission::decide`), and the question when one is needed. Runs on the prompt thread
-//! between the call's announcement and its run.
+//! The permission gate of one tool call: the team's rules, what its `PreToolUse` hooks
+//! said, the files written without review, the tool's own preparation (a terraform
+//! apply's plan), the decision (`permission::decide`), and the question when one is
+//! needed. Runs on the prompt thread between the call's announcement and its run.
 
 use serde_json::Value;
 
@@ -9,9 +9,9 @@ use super::event::AgentEvent;
 use super::{CANCELLED_RESULT, Turn};
 use crate::infra::Tier;
 use crate::permission::{self, Always, Answer, Call, Decision, Found, Mode, Question, Reach};
-use crate::rules::{Subject, Verdict};
+use crate::rules::Verdict;
 use crate::sync::lock;
-use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError, paths};
+use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError};
 
 /// How a call passed the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,16 +25,10 @@ pub(super) enum Passed {
 
 /// The team's rules' verdict on a call, with the rule as shown to the model.
 fn verdict(turn: &Turn, tool: &str, invocation: &Invocation, cwd: &std::path::Path) -> Rule {
-    let paths: Vec<String> =
-        invocation.targets.iter().map(|t| paths::display_relative(&t.path, cwd)).collect();
-    let subject = Subject {
-        tool,
-        commands: &invocation.gate.lines,
-        opaque: invocation.gate.opaque.as_deref(),
-        paths: &paths,
-        host: None,
-    };
-    turn.rules.verdict(&subject).map(|(v, rule)| (v, format!("`{}` ({})", rule.text, rule.source)))
+    super::hooks::with_subject(tool, invocation, cwd, |subject| {
+        let said = turn.rules.verdict(subject);
+        said.map(|(v, rule)| (v, format!("`{}` ({})", rule.text, rule.source)))
+    })
 }
 
 type Rule = Option<(Verdict, String)>;
@@ -45,6 +39,7 @@ fn decision(
     tool: &dyn Tool,
     invocation: &Invocation,
     rule: &Rule,
+    hook: &Rule,
     found: &Found,
 ) -> Decision {
     let key = tool.memory_key();
@@ -62,6 +57,7 @@ fn decision(
         unreviewed: !found.is_empty(),
         rule: rule.as_ref().map(|(v, text)| (*v, text.as_str())),
         refused: gate.refused.as_deref(),
+        hook: hook.as_ref().map(|(v, text)| (*v, text.as_str())),
     };
     let settings = lock(turn.settings);
     permission::decide(settings.mode, &settings.always, &call)
@@ -76,7 +72,8 @@ fn allowed_always(always: &Always, tool: &dyn Tool, invocation: &Invocation) -> 
     }
 }
 
-/// Passes the call through the gate; `Err` is what the model is told instead.
+/// Passes the call through the gate, with what its `PreToolUse` hooks said (`hook`);
+/// `Err` is what the model is told instead.
 pub(super) fn pass(
     turn: &Turn,
     id: &str,
@@ -84,6 +81,7 @@ pub(super) fn pass(
     args: &Value,
     invocation: &mut Invocation,
     ctx: &ToolContext,
+    hook: Rule,
 ) -> Result<Passed, String> {
     let rule = verdict(turn, tool.name(), invocation, ctx.cwd);
     let below = |invocation: &Invocation| {
@@ -91,7 +89,7 @@ pub(super) fn pass(
     };
     // Refusals need no preparation: a denied destroy is never planned.
     let found = below(invocation);
-    if let Decision::Deny(why) = decision(turn, tool, invocation, &rule, &found) {
+    if let Decision::Deny(why) = decision(turn, tool, invocation, &rule, &hook, &found) {
         return Err(why);
     }
     // A plan runs the project's code: unreviewed code is asked about before it runs.
@@ -111,7 +109,7 @@ pub(super) fn pass(
         turn.sink.emit(AgentEvent::ToolTier { id: id.to_string(), tier });
     }
     let found = below(invocation);
-    let offer_always = match decision(turn, tool, invocation, &rule, &found) {
+    let offer_always = match decision(turn, tool, invocation, &rule, &hook, &found) {
         Decision::Allow => {
             let always = allowed_always(&lock(turn.settings).always, tool, invocation);
             return Ok(if always { Passed::ByPerson } else { Passed::Unasked });
@@ -119,7 +117,7 @@ pub(super) fn pass(
         Decision::Deny(why) => return Err(why),
         Decision::Ask { offer_always } => offer_always && tool.offers_always(),
     };
-    let title = title_of(invocation, &rule, &found, ctx.cwd);
+    let title = title_of(invocation, &rule, &hook, &found, ctx.cwd);
     let mut question = question_of(id, tool, args, invocation, title, offer_always);
     question.content = invocation.gate.content.clone();
     question.tier = invocation.gate.tier;
@@ -186,7 +184,13 @@ fn question_of(
 
 /// The question's title: the call, then why it is asked. A destroy-tier command's title
 /// starts with a warning no client can miss.
-fn title_of(invocation: &Invocation, rule: &Rule, found: &Found, cwd: &std::path::Path) -> String {
+fn title_of(
+    invocation: &Invocation,
+    rule: &Rule,
+    hook: &Rule,
+    found: &Found,
+    cwd: &std::path::Path,
+) -> String {
     let gate = &invocation.gate;
     let mut reasons: Vec<String> = invocation.targets.iter().flat_map(|t| t.reasons()).collect();
     if invocation.targets.is_empty() && invocation.outside_cwd {
@@ -200,6 +204,9 @@ fn title_of(invocation: &Invocation, rule: &Rule, found: &Found, cwd: &std::path
     reasons.dedup();
     if let Some((Verdict::Ask, rule)) = rule {
         reasons.push(format!("the permission rule {rule} asks"));
+    }
+    if let Some((Verdict::Ask, hook)) = hook {
+        reasons.push(format!("asked by {hook}"));
     }
     if !found.is_empty() {
         reasons.push(found.describe(cwd));

@@ -7,6 +7,7 @@ mod completion;
 mod estimate;
 pub mod event;
 mod gate;
+mod hooks;
 mod network;
 pub mod prompt;
 mod sub_agent;
@@ -150,6 +151,8 @@ pub struct Turn<'a> {
     pub settings: &'a Mutex<Settings>,
     /// The team's permission rules.
     pub rules: &'a crate::rules::RuleSet,
+    /// The team's hooks in force (`PreToolUse`, `PostToolUse` and `Stop` run here).
+    pub hooks: &'a crate::hooks::Hooks,
     /// Asks the user for permission.
     pub asker: &'a dyn Asker,
     /// Receives events.
@@ -275,6 +278,7 @@ fn run_steps(
     let mut turn_start = history.len();
     push(turn, history, ChatMessage::User { text: user_text, images });
     let mut usage = TurnUsage::default();
+    let mut continued = 0;
     for _ in 0..turn.limits.max_turn_requests {
         if turn.cancel.is_cancelled() {
             return Ok(cancelled(usage));
@@ -328,6 +332,14 @@ fn run_steps(
             return Ok(Outcome { stop, usage });
         }
         if calls.is_empty() {
+            // A Stop hook may send the model back to work, with why.
+            if let Some(instruction) = hooks::stop(turn, &mut continued) {
+                push(turn, history, ChatMessage::User { text: instruction, images: Vec::new() });
+                continue;
+            }
+            if turn.cancel.is_cancelled() {
+                return Ok(cancelled(usage));
+            }
             return Ok(Outcome { stop: StopReason::EndTurn, usage });
         }
         for call in &calls {

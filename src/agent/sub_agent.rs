@@ -189,6 +189,7 @@ impl EventSink for SubSink<'_> {
             | AgentEvent::ToolProgress { .. }
             | AgentEvent::ToolTerminal { .. }
             | AgentEvent::ToolTier { .. }
+            | AgentEvent::ToolHooks { .. }
             | AgentEvent::ToolDone(_) => self.parent.emit(event),
             // The sub-agent's reasoning and context use are its own business.
             AgentEvent::Thought(_)

@@ -1,5 +1,6 @@
-//! One tool call: announce it, pass the permission gate, run it, report the result. Errors
-//! go back to the model; only a broken server aborts the turn.
+//! One tool call: announce it, run its `PreToolUse` hooks, pass the permission gate, run
+//! it, run its `PostToolUse` hooks, report the result. Errors go back to the model; only
+//! a broken server aborts the turn.
 
 use serde_json::Value;
 
@@ -60,7 +61,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         );
         let message =
             format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
-        return Ok(fail(turn, &id, call, message));
+        return Ok(fail(turn, &id, call, message, Vec::new()));
     };
     let args = match args {
         Ok(args) => args,
@@ -74,7 +75,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
                 Vec::new(),
                 None,
             );
-            return Ok(fail(turn, &id, call, message));
+            return Ok(fail(turn, &id, call, message, Vec::new()));
         }
     };
     let mut invocation = tool.describe(&args, &ctx);
@@ -87,32 +88,39 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         invocation.locations.clone(),
         invocation.gate.tier,
     );
-    let passed = gate::pass(turn, &id, tool, &args, &mut invocation, &ctx);
+    let mut hooks = Vec::new();
+    let said = super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks);
+    let passed =
+        said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
     let result = match passed {
-        Ok(passed) => execute(turn, &id, call, tool, &args, &invocation, ctx, passed),
-        Err(message) => Ok(fail(turn, &id, call, message)),
+        Ok(passed) => {
+            let run = Run { id: &id, call, tool, args: &args, invocation: &invocation, hooks };
+            execute(turn, run, ctx, passed)
+        }
+        Err(message) => Ok(fail(turn, &id, call, message, hooks)),
     };
     crate::tools::remove_scratch(&invocation.gate.scratch);
     result
 }
 
-/// Runs a call that passed the gate.
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    turn: &Turn,
-    id: &str,
-    call: &ToolUse,
-    tool: &dyn Tool,
-    args: &Value,
-    invocation: &Invocation,
-    ctx: ToolContext,
-    passed: Passed,
-) -> Result<ChatMessage, String> {
+/// A call that passed the gate, and the lines of the hooks that ran for it so far.
+struct Run<'a> {
+    id: &'a str,
+    call: &'a ToolUse,
+    tool: &'a dyn Tool,
+    args: &'a Value,
+    invocation: &'a Invocation,
+    hooks: Vec<String>,
+}
+
+/// Runs a call that passed the gate, then its `PostToolUse` hooks.
+fn execute(turn: &Turn, run: Run, ctx: ToolContext, passed: Passed) -> Result<ChatMessage, String> {
+    let Run { id, call, tool, args, invocation, mut hooks } = run;
     if turn.cancel.is_cancelled() {
-        return Ok(fail(turn, id, call, CANCELLED_RESULT.to_string()));
+        return Ok(fail(turn, id, call, CANCELLED_RESULT.to_string(), hooks));
     }
     if let Err(message) = invocation.gate.verify() {
-        return Ok(fail(turn, id, call, message));
+        return Ok(fail(turn, id, call, message, hooks));
     }
     turn.sink.emit(AgentEvent::ToolRunning { id: id.to_string() });
     log::debug!("tool {} running", tool.name());
@@ -126,11 +134,26 @@ fn execute(
     if passed == Passed::Unasked {
         gate::ran_unasked(turn, tool, invocation);
     }
+    let post = |ok: bool, text: &str, raw: &Value, hooks: &mut Vec<String>| {
+        let outcome = (ok, text, raw);
+        super::hooks::post_tool_use(turn, id, call, tool, args, invocation, outcome, hooks)
+    };
     match result {
-        Ok(output) => Ok(succeed(turn, id, call, output)),
-        Err(ToolError::Model(message)) => Ok(fail(turn, id, call, message)),
+        Ok(mut output) => {
+            if let Some(said) = post(true, &output.text, &output.raw, &mut hooks) {
+                output.text.push_str(&said);
+            }
+            Ok(succeed(turn, id, call, output, hooks))
+        }
+        Err(ToolError::Model(mut message)) => {
+            let raw = serde_json::json!({ "error": message });
+            if let Some(said) = post(false, &message, &raw, &mut hooks) {
+                message.push_str(&said);
+            }
+            Ok(fail(turn, id, call, message, hooks))
+        }
         Err(ToolError::Fatal(message)) => {
-            let _ = fail(turn, id, call, message.clone());
+            let _ = fail(turn, id, call, message.clone(), hooks);
             Err(format!("tool {} failed: {message}", tool.name()))
         }
     }
@@ -169,7 +192,7 @@ fn announce(
 
 /// The result is recorded before the client hears of it, so that a crash never loses a
 /// result the client saw.
-fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String) -> ChatMessage {
+fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String, hooks: Vec<String>) -> ChatMessage {
     let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),
@@ -186,11 +209,18 @@ fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String) -> ChatMessage {
         raw,
         diff: None,
         terminal: None,
+        hooks,
     }));
     result
 }
 
-fn succeed(turn: &Turn, id: &str, call: &ToolUse, output: ToolOutput) -> ChatMessage {
+fn succeed(
+    turn: &Turn,
+    id: &str,
+    call: &ToolUse,
+    output: ToolOutput,
+    hooks: Vec<String>,
+) -> ChatMessage {
     let text = truncate_middle(&output.text, MAX_TOOL_OUTPUT_CHARS);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),
@@ -206,6 +236,7 @@ fn succeed(turn: &Turn, id: &str, call: &ToolUse, output: ToolOutput) -> ChatMes
         raw: output.raw,
         diff: output.diff,
         terminal: output.terminal,
+        hooks,
     }));
     if let Some(plan) = output.plan {
         turn.sink.emit(AgentEvent::Plan(plan));

@@ -1,6 +1,6 @@
 //! `iac-code config path|show|set|unset|approve` for people and scripts: where the
-//! settings file is, which provider settings and permission rules are in force and where
-//! each comes from, editing it one key at a time (a value of `-` is read from stdin, so a
+//! settings file is, which provider settings, permission rules and hooks are in force and
+//! where each comes from, editing it one key at a time (a value of `-` is read from stdin, so a
 //! key stays out of shell history), and approving the project's `.iac-code/settings.json`.
 
 use std::io::{Read, Write};
@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use serde_json::{Value, json};
 
 use crate::cli::ConfigCommand;
+use crate::config::hooks;
 use crate::config::manage::{self, Change};
 use crate::config::permissions::{self, ProjectSettings};
 use crate::config::{Config, ProcessEnv};
@@ -37,6 +38,7 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
             let project =
                 permissions::project_settings(&cwd, &config.config_dir).map_err(Error::Config)?;
             let rules = shown_rules(&config, project.as_ref());
+            let hooks = shown_hooks(&config, project.as_ref())?;
             if *json {
                 let mut map: serde_json::Map<String, Value> = shown
                     .iter()
@@ -57,6 +59,14 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                     .as_ref()
                     .map(|p| json!({"path": p.path.display().to_string(), "approved": p.approved}));
                 map.insert(permissions::KEY.into(), json!({"rules": rules, "project": project}));
+                let hooks: Vec<Value> = hooks
+                    .iter()
+                    .map(|h| {
+                        json!({"event": h.event, "matcher": h.matcher, "command": h.command,
+                               "timeout": h.timeout, "source": h.source, "applies": h.applies})
+                    })
+                    .collect();
+                map.insert(hooks::KEY.into(), Value::Array(hooks));
                 writeln!(out, "{}", Value::Object(map)).map_err(Error::Stream)?;
             } else {
                 for s in &shown {
@@ -73,18 +83,35 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                     writeln!(out, "{}.{}\t{text}\t{}{note}", permissions::KEY, r.verdict, r.source)
                         .map_err(Error::Stream)?;
                 }
+                for h in &hooks {
+                    let what = format!("{} → {} (timeout {} s)", h.matcher, h.command, h.timeout)
+                        .replace(['\t', '\n', '\r'], " ");
+                    let note =
+                        if h.applies { "" } else { " (not approved: iac-code config approve)" };
+                    writeln!(out, "{}.{}\t{what}\t{}{note}", hooks::KEY, h.event, h.source)
+                        .map_err(Error::Stream)?;
+                }
             }
         }
         ConfigCommand::Approve => {
             let dir = crate::config::config_dir(&env)?;
             let cwd = std::env::current_dir().map_err(Error::Stream)?;
+            // A malformed hooks section is refused before anything is approved.
+            hooks::project_hooks(&cwd, &dir).map_err(Error::Config)?;
             let approved = permissions::approve_project(&cwd, &dir)?;
             for rule in approved.rules.rules() {
                 writeln!(out, "{}\t{}", rule.verdict.name(), rule.text).map_err(Error::Stream)?;
             }
+            for hook in
+                hooks::of_project_file(&approved.text, &approved.path).map_err(Error::Config)?
+            {
+                let (event, matcher) = (hook.event.name(), &hook.matcher_text);
+                writeln!(out, "hook\t{event}\t{matcher}\t{}", hook.command.replace('\n', " "))
+                    .map_err(Error::Stream)?;
+            }
             crate::logging::stderr_line(&format!(
-                "approved {}: its allow rules apply from the next session here (a change to \
-                 the file needs approving again)",
+                "approved {}: its allow rules and hooks apply from the next prompt here (a \
+                 change to the file needs approving again)",
                 approved.path.display()
             ));
         }
@@ -137,4 +164,39 @@ fn shown_rules(config: &Config, project: Option<&ProjectSettings>) -> Vec<ShownR
             applies,
         })
         .collect()
+}
+
+/// One hook in force, for `show`.
+struct ShownHook {
+    event: &'static str,
+    matcher: String,
+    command: String,
+    /// In seconds.
+    timeout: f64,
+    source: String,
+    /// Whether it runs now (a project's waits for approval).
+    applies: bool,
+}
+
+/// The hooks of the settings and of the project in force, in that order. `Err`: the
+/// project's `hooks` is malformed.
+fn shown_hooks(config: &Config, project: Option<&ProjectSettings>) -> Result<Vec<ShownHook>> {
+    let project_hooks = match project {
+        Some(p) => hooks::of_project_file(&p.text, &p.path).map_err(Error::Config)?,
+        None => Vec::new(),
+    };
+    let approved = project.is_some_and(|p| p.approved);
+    let own = config.hooks.iter().map(|hook| (hook, true));
+    let shown =
+        own.chain(project_hooks.iter().map(|hook| (hook, approved))).map(|(hook, applies)| {
+            ShownHook {
+                event: hook.event.name(),
+                matcher: hook.matcher_text.clone(),
+                command: hook.command.clone(),
+                timeout: hook.timeout.as_secs_f64(),
+                source: hook.source.to_string(),
+                applies,
+            }
+        });
+    Ok(shown.collect())
 }

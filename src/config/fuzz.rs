@@ -1,6 +1,7 @@
 //! Settings files read from text alone, for the fuzz targets (`fuzz/`, through
 //! `crate::fuzzing`): the user's `settings.json` as the configuration it makes (under an
-//! empty environment), and a project's `.iac-code/settings.json` as its rules.
+//! empty environment, its `hooks` read too), and a project's `.iac-code/settings.json` as
+//! its rules.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,7 @@ pub fn settings(text: &str) -> Result<Config, String> {
         .map_err(|e| e.to_string())?;
     config.mcp.servers = layered.mcp_servers.unwrap_or_default();
     config.permissions = std::sync::Arc::new(layered.permissions);
+    config.hooks = std::sync::Arc::new(layered.hooks);
     Ok(config)
 }
 

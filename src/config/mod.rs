@@ -38,6 +38,8 @@ pub struct Config {
     /// Permission rules of `settings.json`, the environment and the flags (a project's own:
     /// [`permissions::project_rules`], per session).
     pub permissions: Arc<RuleSet>,
+    /// Hooks of `settings.json` (a project's own: [`hooks::project_hooks`], per session).
+    pub hooks: Arc<Vec<hooks::HookSpec>>,
 }
 
 /// What the MCP client needs from the configuration.
@@ -78,17 +80,20 @@ pub struct Limits {
 
 pub mod approval;
 pub(crate) mod fuzz;
+pub mod hooks;
 pub mod manage;
 pub mod permissions;
 mod policy;
 mod presets;
 pub mod settings;
 mod store;
+mod tls;
 
 pub use policy::{ClientMcp, MCP_TOOLS_MAX_BYTES, WebFetch};
 pub use presets::preset_names;
 use presets::{find_preset, infer_preset};
 pub use store::{StoreConfig, redacted};
+use tls::tls;
 
 /// Which wire API the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +191,7 @@ impl Config {
         let mut rules = layered.permissions.clone();
         rules.extend(permissions::from_env(process)?);
         config.permissions = Arc::new(rules);
+        config.hooks = Arc::new(layered.hooks.clone());
         config.mcp.servers = layered.mcp_servers.unwrap_or_default();
         Ok(config)
     }
@@ -236,6 +242,7 @@ impl Config {
             node_named: env.get("IAC_CODE_NODE_ID").is_some(),
             lease_ttl: store::lease_ttl(env)?,
             permissions: Arc::default(),
+            hooks: Arc::default(),
         })
     }
 }
@@ -339,32 +346,6 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
             }
         },
     }))
-}
-
-/// The PEM certificates of `IAC_CODE_CA_FILE` as the trusted roots (instead of the bundled
-/// public ones: a site's own CA, or the system bundle `/etc/ssl/certs/ca-certificates.crt`).
-fn tls(env: &dyn Env) -> Result<Option<ureq::tls::TlsConfig>> {
-    let Some(path) = env.get("IAC_CODE_CA_FILE") else { return Ok(None) };
-    let path = expand_home(&path, env);
-    let pem = std::fs::read(&path).map_err(|err| {
-        Error::Config(format!("IAC_CODE_CA_FILE {}: cannot read it: {err}", path.display()))
-    })?;
-    let mut certs: Vec<ureq::tls::Certificate<'static>> = Vec::new();
-    for item in ureq::tls::parse_pem(&pem) {
-        if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
-            certs.push(cert);
-        }
-    }
-    if certs.is_empty() {
-        return Err(Error::Config(format!(
-            "IAC_CODE_CA_FILE {}: no PEM certificate in it",
-            path.display()
-        )));
-    }
-    let tls = ureq::tls::TlsConfig::builder()
-        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-        .build();
-    Ok(Some(tls))
 }
 
 fn expand_home(path: &str, env: &dyn Env) -> PathBuf {

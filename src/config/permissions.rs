@@ -3,7 +3,8 @@
 //! `--allowed-tools` and `--disallowed-tools`, and a project's `.iac-code/settings.json`.
 //! A bad rule is `Error::Config` (exit 2 at start) naming the file, variable or flag and
 //! the rule. A project's deny and ask rules apply at once (they only tighten); its allow
-//! rules only once the user approved the file's exact content (`iac-code config approve`).
+//! rules only once the user approved the file's exact content (`iac-code config approve`),
+//! and so do its hooks (`config/hooks.rs`).
 //!
 //! ```json
 //! {"permissions": {"allow": ["bash(terraform plan*)", "write_file(*.tf)"],
@@ -177,7 +178,8 @@ pub fn project_settings(cwd: &Path, config_dir: &Path) -> Result<Option<ProjectS
 }
 
 /// The rules of a project's settings file, `text` read from `path`: its `permissions`,
-/// read like the user's; other keys are ignored with a warning.
+/// read like the user's; `hooks` is `config/hooks.rs`'s; other keys are ignored with a
+/// warning.
 pub(super) fn project_rules_of(text: &str, path: &Path) -> Result<RuleSet, String> {
     let shown = path.display();
     let root: Map<String, Value> = match serde_json::from_str(text) {
@@ -185,10 +187,11 @@ pub(super) fn project_rules_of(text: &str, path: &Path) -> Result<RuleSet, Strin
         Ok(_) => return Err(format!("{shown}: expected a JSON object")),
         Err(err) => return Err(format!("{shown}: not valid JSON: {err}")),
     };
-    let ignored: Vec<&str> = root.keys().map(String::as_str).filter(|k| *k != KEY).collect();
+    let read = |k: &&str| *k == KEY || *k == super::hooks::KEY;
+    let ignored: Vec<&str> = root.keys().map(String::as_str).filter(|k| !read(k)).collect();
     if !ignored.is_empty() {
         log::warn!(
-            "{shown}: only {KEY} is read from a project's settings; ignored: {}",
+            "{shown}: only {KEY} and hooks are read from a project's settings; ignored: {}",
             ignored.join(", ")
         );
     }

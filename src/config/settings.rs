@@ -1,7 +1,7 @@
 //! The settings file, `<config dir>/settings.json`: the active provider and, per provider,
 //! its base URL, key, model, models offered, limits, thinking, images and CA bundle.
-//! Environment variables override it; `permissions` (rules, `config/permissions.rs`) and
-//! `mcpServers` are kept whole. Unknown keys are errors (a typo must not be
+//! Environment variables override it; `permissions` (rules, `config/permissions.rs`),
+//! `hooks` (`config/hooks.rs`) and `mcpServers` are kept whole. Unknown keys are errors (a typo must not be
 //! silently ignored); a file holding a key that others may read is warned about.
 //!
 //! ```json
@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Env, permissions};
+use super::{Env, hooks, permissions};
 use crate::error::{Error, Result};
 use crate::rules::{RuleSet, Source};
 
@@ -61,6 +61,8 @@ pub(super) struct Layered<'a> {
     pub(super) mcp_servers: Option<Value>,
     /// The rules of `permissions`.
     pub(super) permissions: RuleSet,
+    /// The hooks of `hooks`.
+    pub(super) hooks: Vec<hooks::HookSpec>,
 }
 
 impl Layered<'_> {
@@ -82,8 +84,9 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            let permissions = RuleSet::default();
-            return Ok(Layered { env, file: HashMap::new(), mcp_servers: None, permissions });
+            let (permissions, hooks) = (RuleSet::default(), Vec::new());
+            let file = HashMap::new();
+            return Ok(Layered { env, file, mcp_servers: None, permissions, hooks });
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
@@ -122,12 +125,13 @@ pub(super) fn from_value<'a>(
             && key != "providers"
             && key != MCP_SERVERS
             && key != permissions::KEY
+            && key != hooks::KEY
             && !TOP_KEYS.iter().any(|(k, _)| k == key)
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
                  clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
-                 leaseTtl, mcpToolsMaxBytes, mcpServers, permissions)"
+                 leaseTtl, mcpToolsMaxBytes, mcpServers, permissions, hooks)"
             )));
         }
     }
@@ -143,6 +147,11 @@ pub(super) fn from_value<'a>(
         Some(value) => permissions::from_settings(value, path, &Source::User(path.to_path_buf()))
             .map_err(Error::Config)?,
         None => RuleSet::default(),
+    };
+    let hooks = match root.get(hooks::KEY) {
+        Some(value) => hooks::from_settings(value, path, &Source::User(path.to_path_buf()))
+            .map_err(Error::Config)?,
+        None => Vec::new(),
     };
     for (key, var) in TOP_KEYS {
         if let Some(value) = root.get(*key) {
@@ -193,7 +202,7 @@ pub(super) fn from_value<'a>(
             }
         }
     }
-    Ok(Layered { env, file, mcp_servers, permissions })
+    Ok(Layered { env, file, mcp_servers, permissions, hooks })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and

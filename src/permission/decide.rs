@@ -4,16 +4,18 @@
 //! The order, first match wins:
 //! 1. a tool that refuses the call in every mode (a state file written by a file tool): deny;
 //! 2. a deny rule: deny, in every mode, bypass included;
-//! 3. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
+//! 3. a `PreToolUse` hook that blocks or denies: deny, in every mode, bypass included;
+//! 4. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
 //!    person); otherwise ask, every time, in every mode, bypass included, never "always";
-//! 4. plan mode: anything that changes something is denied (read and plan tiers go on);
-//! 5. an "always reject" answer: deny;
-//! 6. an ask rule: ask, never "always";
-//! 7. bypass mode: allow;
-//! 8. a path outside the project or a sensitive one, or project code written without
+//! 5. plan mode: anything that changes something is denied (read and plan tiers go on);
+//! 6. an "always reject" answer: deny;
+//! 7. an ask rule, or a hook that asks: ask, never "always", in every mode;
+//! 8. bypass mode: allow;
+//! 9. a path outside the project or a sensitive one, or project code written without
 //!    review: ask, never "always";
-//! 9. an allow rule: allow;
-//! 10. the tier, the tool's access and the mode (read and plan tiers run; a mutation asks
+//! 10. an allow rule, or a hook that allows: allow (a hook's allow thus skips only the
+//!     mode's ordinary question, never a row above);
+//! 11. the tier, the tool's access and the mode (read and plan tiers run; a mutation asks
 //!     unless "always" was said for its prefixes, or accept_edits and it only writes files
 //!     in the project).
 
@@ -43,6 +45,9 @@ pub struct Call<'a> {
     pub rule: Option<(Verdict, &'a str)>,
     /// The tool refuses this call in every mode, and why.
     pub refused: Option<&'a str>,
+    /// What the `PreToolUse` hooks said, with who said it and why ("the PreToolUse hook
+    /// `./guard.sh`: not outside CI").
+    pub hook: Option<(Verdict, &'a str)>,
 }
 
 impl<'a> Call<'a> {
@@ -58,6 +63,7 @@ impl<'a> Call<'a> {
             unreviewed: false,
             rule: None,
             refused: None,
+            hook: None,
         }
     }
 }
@@ -79,6 +85,9 @@ pub fn decide(mode: Mode, always: &Always, call: &Call) -> Decision {
     if let Some((Verdict::Deny, rule)) = call.rule {
         return Decision::Deny(format!("Denied by the permission rule {rule}."));
     }
+    if let Some((Verdict::Deny, hook)) = call.hook {
+        return Decision::Deny(format!("Blocked by {hook}"));
+    }
     let changes = match call.tier {
         Some(tier) => tier >= Tier::Mutate,
         None => !call.access.read_only(),
@@ -97,7 +106,8 @@ pub fn decide(mode: Mode, always: &Always, call: &Call) -> Decision {
     if always.rejects(call.tool) || (call.tier.is_some() && always.rejects_prefix(prefixes)) {
         return Decision::Deny(DENIED.to_string());
     }
-    if let Some((Verdict::Ask, _)) = call.rule {
+    if matches!(call.rule, Some((Verdict::Ask, _))) || matches!(call.hook, Some((Verdict::Ask, _)))
+    {
         return sticky;
     }
     if mode == Mode::BypassPermissions {
@@ -108,7 +118,9 @@ pub fn decide(mode: Mode, always: &Always, call: &Call) -> Decision {
     if call.reach.outside_cwd || call.reach.sensitive || call.unreviewed {
         return sticky;
     }
-    if let Some((Verdict::Allow, _)) = call.rule {
+    if matches!(call.rule, Some((Verdict::Allow, _)))
+        || matches!(call.hook, Some((Verdict::Allow, _)))
+    {
         return Decision::Allow;
     }
     // An MCP tool's annotations are the server's claim: in plan mode it asks every time.

@@ -226,3 +226,96 @@ fn public_hosts_follow_the_policy() {
     m.record_host("other.org", Answer::RejectAlways);
     assert_eq!(d(&m, WebFetch::Ask, "other.org"), Decision::Deny(DENIED.to_string()));
 }
+
+const HOOK_DENY: Option<(Verdict, &str)> =
+    Some((Verdict::Deny, "the PreToolUse hook `g`: CI only"));
+const HOOK_ASK: Option<(Verdict, &str)> = Some((Verdict::Ask, "the PreToolUse hook `g`"));
+const HOOK_ALLOW: Option<(Verdict, &str)> = Some((Verdict::Allow, "the PreToolUse hook `g`"));
+
+#[test]
+fn a_hook_that_blocks_holds_in_every_mode_and_names_itself() {
+    let always = Always::default();
+    let p = vec!["terraform apply".to_string()];
+    for call in [
+        bash(Tier::Read, None),
+        bash(Tier::Mutate, Some(&p)),
+        bash(Tier::Destroy, None),
+        Call { rule: Some((Verdict::Allow, "bash(terraform *)")), ..bash(Tier::Destroy, None) },
+        Call::of("write_file", Access::Write, IN),
+    ] {
+        let call = Call { hook: HOOK_DENY, ..call };
+        for mode in ALL {
+            let decided = decide(mode, &always, &call);
+            assert!(denied(&decided), "{mode:?} {call:?}");
+            if mode != Mode::Plan || call.tier == Some(Tier::Read) {
+                let expected = "Blocked by the PreToolUse hook `g`: CI only";
+                assert_eq!(decided, Decision::Deny(expected.into()), "{mode:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_hook_that_asks_asks_even_where_the_mode_would_not() {
+    let mut always = Always::default();
+    let p = vec!["terraform fmt".to_string()];
+    always.record_prefixes(&p, Answer::AllowAlways);
+    always.record("write_file", Answer::AllowAlways);
+    for call in [
+        bash(Tier::Read, None),
+        bash(Tier::Mutate, Some(&p)),
+        Call {
+            rule: Some((Verdict::Allow, "write_file")),
+            ..Call::of("write_file", Access::Write, IN)
+        },
+    ] {
+        let call = Call { hook: HOOK_ASK, ..call };
+        for mode in [Mode::Default, Mode::AcceptEdits, Mode::BypassPermissions] {
+            assert_eq!(decide(mode, &always, &call), STICKY, "{mode:?} {call:?}");
+        }
+    }
+    let change = Call { hook: HOOK_ASK, ..bash(Tier::Mutate, Some(&p)) };
+    assert!(denied(&decide(Mode::Plan, &always, &change)), "plan mode still refuses");
+}
+
+#[test]
+fn a_hooks_allow_skips_only_the_modes_ordinary_question() {
+    let mut always = Always::default();
+    let p = vec!["terraform apply".to_string()];
+    fn allowed(call: Call) -> Call {
+        Call { hook: HOOK_ALLOW, ..call }
+    }
+    // What it lifts: the question a mutation or a write asks by default.
+    assert_eq!(
+        decide(Mode::Default, &always, &allowed(bash(Tier::Mutate, Some(&p)))),
+        Decision::Allow
+    );
+    let write = allowed(Call::of("write_file", Access::Write, IN));
+    assert_eq!(decide(Mode::Default, &always, &write), Decision::Allow);
+    // What it never lifts: a deny rule, an ask rule, a destroy, a refusal, plan mode,
+    // a sensitive or outside path, unreviewed code, an "always reject".
+    let deny_rule =
+        Call { rule: Some((Verdict::Deny, "bash(terraform *)")), ..bash(Tier::Mutate, None) };
+    let ask_rule =
+        Call { rule: Some((Verdict::Ask, "bash(terraform *)")), ..bash(Tier::Mutate, None) };
+    let refused = Call { refused: Some("state"), ..Call::of("write_file", Access::Write, IN) };
+    let unreviewed = Call { unreviewed: true, ..bash(Tier::Plan, None) };
+    for mode in [Mode::Default, Mode::AcceptEdits] {
+        assert!(denied(&decide(mode, &always, &allowed(deny_rule))), "{mode:?}");
+        assert!(denied(&decide(mode, &always, &allowed(refused))), "{mode:?}");
+        assert_eq!(decide(mode, &always, &allowed(ask_rule)), STICKY, "{mode:?}");
+        assert_eq!(decide(mode, &always, &allowed(bash(Tier::Destroy, None))), STICKY, "{mode:?}");
+        assert_eq!(decide(mode, &always, &allowed(unreviewed)), STICKY, "{mode:?}");
+        for reach in [OUT, SECRET] {
+            let call = allowed(Call::of("read_file", Access::Read, reach));
+            assert_eq!(decide(mode, &always, &call), STICKY, "{mode:?} {reach:?}");
+        }
+    }
+    assert_eq!(
+        decide(Mode::BypassPermissions, &always, &allowed(bash(Tier::Destroy, None))),
+        STICKY
+    );
+    assert!(denied(&decide(Mode::Plan, &always, &allowed(bash(Tier::Mutate, Some(&p))))));
+    always.record_prefixes(&p, Answer::RejectAlways);
+    assert!(denied(&decide(Mode::Default, &always, &allowed(bash(Tier::Mutate, Some(&p))))));
+}

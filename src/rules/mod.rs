@@ -191,6 +191,13 @@ enum Item<'a> {
 }
 
 impl Rule {
+    /// Whether the rule matches the call `s` as a deny or ask rule would (its tool, and
+    /// one of its commands, paths or host, or the raw text of a command not parsed
+    /// whole): what a hook's matcher, a rule outside any list, asks.
+    pub fn matches(&self, s: &Subject) -> bool {
+        self.tool_matches(s.tool) && self.matches_any(s)
+    }
+
     /// Whether the rule's tool is `tool` (or, for an MCP glob, covers it).
     fn tool_matches(&self, tool: &str) -> bool {
         if self.tool.contains('*') {

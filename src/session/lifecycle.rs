@@ -30,6 +30,7 @@ impl Manager {
         };
         let journal = self.services.store.create(meta)?;
         let session = self.build(journal, root, Rebuilt::default());
+        super::hooks::session_start(&self.services, &session, "startup");
         log::info!("session {} created in {cwd}", session.id);
         Ok(session)
     }
@@ -55,6 +56,7 @@ impl Manager {
         }
         let all = rebuilt.all.clone();
         let session = self.build(journal, root, rebuilt);
+        super::hooks::session_start(&self.services, &session, "resume");
         log::info!("session {id} loaded ({} messages)", all.len());
         Ok((session, all))
     }
@@ -80,6 +82,7 @@ impl Manager {
             .ok_or_else(|| Error::UnknownSession(source.to_string()))?;
         let rebuilt = repair(journal.as_ref(), rebuilt)?;
         let session = self.build(journal, root, rebuilt);
+        super::hooks::session_start(&self.services, &session, "resume");
         log::info!("session {source} forked as {new_id}");
         Ok(session)
     }
@@ -124,6 +127,7 @@ impl Manager {
             mcp: crate::mcp::Servers::default(),
             mcp_client: Mutex::default(),
             mcp_project_asked: Mutex::default(),
+            started: Default::default(),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

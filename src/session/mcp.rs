@@ -217,6 +217,7 @@ fn ask_project(
         raw: Value::Null,
         diff: None,
         terminal: None,
+        hooks: Vec::new(),
     }));
     approved
 }

@@ -5,6 +5,7 @@
 
 mod commands;
 mod files;
+mod hooks;
 mod id;
 mod lifecycle;
 mod mcp;
@@ -104,6 +105,8 @@ pub struct Session {
     mcp_client: Mutex<Option<Vec<serde_json::Value>>>,
     /// The project `.mcp.json` content the user was last asked about in this session.
     mcp_project_asked: Mutex<Option<String>>,
+    /// What its `SessionStart` hooks did (run as it was created or loaded).
+    started: hooks::SessionStart,
 }
 
 struct State {

@@ -14,6 +14,7 @@ use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::Image;
+use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::rules::RuleSet;
 use crate::sync::lock;
@@ -73,6 +74,7 @@ impl Manager {
         // A project's rules are read anew for every prompt; a malformed file stops the
         // prompt (its deny rules cannot be known), it is never ignored.
         let rules = rules_for(&self.services.config, &session.root)?;
+        let hooks = super::hooks::hooks_for(&self.services, &session)?;
         let provider = match self.services.provider.clone() {
             Ok(provider) => Some(provider),
             Err(_) if command.as_ref().is_some_and(|c| !c.needs_llm()) => None,
@@ -103,7 +105,7 @@ impl Manager {
         let spawned =
             thread::Builder::new().name(format!("prompt-{}", &id.as_str()[..8])).spawn(move || {
                 let _guard = guard;
-                let input = Input { text, images, rules };
+                let input = Input { text, images, rules, hooks };
                 run(&services, &session, provider.as_deref(), &cancel, input, command, io);
                 // Let go of the session (and its lock) before the guard says we are done.
                 drop(session);
@@ -125,11 +127,11 @@ fn run(
     command: Option<Command>,
     io: PromptIo,
 ) {
-    let Input { text, images, rules } = input;
+    let Input { text, images, rules, hooks } = input;
     let mut history = std::mem::take(&mut lock(&session.state).history);
     let attempt = catch_unwind(AssertUnwindSafe(|| match (command, provider) {
         (Some(command), provider) => {
-            let turn = provider.map(|p| TurnParts::new(services, session, p, rules));
+            let turn = provider.map(|p| TurnParts::new(services, session, p, rules, hooks));
             let turn = turn.as_ref().map(|parts| parts.turn(services, session, cancel, &io));
             commands::run(
                 command,
@@ -142,7 +144,11 @@ fn run(
         }
         (None, Some(provider)) => {
             super::mcp::before_turn(services, session, &io, cancel);
-            let parts = TurnParts::new(services, session, provider, rules);
+            let text = match super::hooks::before_turn(session, &hooks, text, &*io.sink, cancel) {
+                Ok(text) => text,
+                Err(refused) => return Ok(refused),
+            };
+            let parts = TurnParts::new(services, session, provider, rules, hooks);
             let turn = parts.turn(services, session, cancel, &io);
             agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
                 agent::close(session, &mut history, "Not run: the turn failed.");
@@ -189,11 +195,12 @@ fn run(
     (io.done)(result);
 }
 
-/// What the user sent, and the rules in force for it.
+/// What the user sent, and the rules and hooks in force for it.
 struct Input {
     text: String,
     images: Vec<Image>,
     rules: RuleSet,
+    hooks: Hooks,
 }
 
 /// The rules in force in `cwd`: the configuration's, then the project's (its allow rules
@@ -221,6 +228,7 @@ struct TurnParts<'a> {
     system: String,
     sub_usage: Mutex<TurnUsage>,
     rules: RuleSet,
+    hooks: Hooks,
 }
 
 impl<'a> TurnParts<'a> {
@@ -229,6 +237,7 @@ impl<'a> TurnParts<'a> {
         session: &Session,
         provider: &'a dyn Provider,
         rules: RuleSet,
+        hooks: Hooks,
     ) -> TurnParts<'a> {
         let model = lock(&session.settings).model.clone();
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
@@ -239,9 +248,10 @@ impl<'a> TurnParts<'a> {
             &model,
             &services.config.instructions_file,
             &tool_names,
-        );
+        ) + &session.started.section();
         system.extend(crate::memory::prompt_section(&services.config.config_dir, &session.root));
-        TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()), rules }
+        let sub_usage = Mutex::new(TurnUsage::default());
+        TurnParts { provider, system, sub_usage, rules, hooks }
     }
 
     fn turn<'t>(
@@ -259,6 +269,7 @@ impl<'a> TurnParts<'a> {
             tool_defs: services.tool_defs(),
             settings: &session.settings,
             rules: &self.rules,
+            hooks: &self.hooks,
             asker: io.asker.as_ref(),
             sink: io.sink.as_ref(),
             cancel,

@@ -85,6 +85,7 @@ pub fn events(
                         raw: Value::Null,
                         diff: None,
                         terminal: None,
+                        hooks: Vec::new(),
                     }));
                     if let Some(plan) = plan.filter(|_| !is_error) {
                         out.push(AgentEvent::Plan(plan));

@@ -9,28 +9,39 @@
 //! supervisor → server `pid N` (the program started), `exit code N` / `exit signal N`,
 //! `proc PID COMMAND` lines closed by `end` (answering `list`); server → supervisor `list`,
 //! `kill`. `kill`, or the socket closing (the server exited, however it died), makes the
-//! supervisor kill every descendant, reap them, and exit.
+//! supervisor kill every descendant, reap them, and exit. Started with `--stdin` before
+//! the program, it first reads `stdin N` and N bytes, which it feeds to the program's
+//! stdin (a hook's JSON document); otherwise the program's stdin is closed.
 
-use std::ffi::OsString;
+mod process;
+
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdout, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
+pub use process::run;
+
 use crate::sync::lock;
-use crate::sys::{self, Ended};
+use crate::sys::Ended;
 
 /// The hidden first argument that runs the supervisor.
 pub const ARG: &str = "__supervise";
 
 /// How long killing a call's processes may take before we give up waiting.
 const KILL_WAIT: Duration = Duration::from_secs(3);
+
+/// The supervisor's argument (before the program) that says the program's stdin comes
+/// over the control socket: a line `stdin N`, then N bytes.
+const STDIN_FLAG: &str = "--stdin";
+/// The largest input a program can be given on its stdin.
+pub const MAX_INPUT: usize = 64 << 20;
 
 /// What the supervisor reports.
 #[derive(Debug)]
@@ -75,11 +86,39 @@ impl Supervised {
         cwd: &Path,
         env: &[(&str, &str)],
     ) -> std::io::Result<(Supervised, Pipes)> {
+        Supervised::start(program, args, cwd, env, None)
+    }
+
+    /// Like [`Supervised::spawn`], with `input` (at most `MAX_INPUT` bytes) on the
+    /// program's stdin, which then ends: sent over the control socket before the program
+    /// starts, and fed to it by the supervisor.
+    pub fn spawn_with_input(
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+        input: &[u8],
+    ) -> std::io::Result<(Supervised, Pipes)> {
+        Supervised::start(program, args, cwd, env, Some(input))
+    }
+
+    fn start(
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+        input: Option<&[u8]>,
+    ) -> std::io::Result<(Supervised, Pipes)> {
+        if input.is_some_and(|bytes| bytes.len() > MAX_INPUT) {
+            return Err(std::io::Error::other(format!("an input over {MAX_INPUT} bytes")));
+        }
         let (ours, theirs) = UnixStream::pair()?;
         let mut command = super::command("/proc/self/exe");
+        command.arg0("iac-code").arg(ARG);
+        if input.is_some() {
+            command.arg(STDIN_FLAG);
+        }
         command
-            .arg0("iac-code")
-            .arg(ARG)
             .arg(program)
             .args(args)
             .current_dir(cwd)
@@ -111,6 +150,13 @@ impl Supervised {
         })?;
         let mut supervised =
             Supervised { child: Some(child), control: ours, reports, exit, pid: 0 };
+        if let Some(bytes) = input {
+            // Read whole before the program starts; a supervisor gone fails the write.
+            supervised.control.set_write_timeout(Some(KILL_WAIT))?;
+            (&supervised.control).write_all(format!("stdin {}\n", bytes.len()).as_bytes())?;
+            (&supervised.control).write_all(bytes)?;
+            supervised.control.set_write_timeout(None)?;
+        }
         match supervised.reports.recv_timeout(KILL_WAIT) {
             Ok(Report::Started(pid)) => supervised.pid = pid,
             Ok(Report::Failed(why)) => return Err(std::io::Error::other(why)),
@@ -243,104 +289,4 @@ impl Drop for Jobs {
     fn drop(&mut self) {
         self.stop_all();
     }
-}
-
-// ---- the supervisor process itself ----
-
-/// Runs the supervisor: `argv` is the program and its arguments. Returns the exit status.
-pub fn run(argv: Vec<OsString>) -> i32 {
-    sys::default_sigchld();
-    let _ = sys::set_child_subreaper();
-    let control = match std::io::stdin().as_fd().try_clone_to_owned() {
-        Ok(fd) => UnixStream::from(fd),
-        Err(_) => return 2,
-    };
-    let _ = sys::redirect_to_null(0);
-    let writer = Arc::new(Mutex::new(match control.try_clone() {
-        Ok(w) => w,
-        Err(_) => return 2,
-    }));
-    let say = |line: String| {
-        let _ = lock(&writer).write_all(line.as_bytes());
-    };
-    let Some((program, args)) = argv.split_first() else {
-        say("error no program\n".into());
-        return 2;
-    };
-    let spawned = super::command(program).args(args).stdin(Stdio::null()).process_group(0).spawn();
-    // From here on the output pipes belong to the program alone.
-    let _ = sys::redirect_to_null(1);
-    let _ = sys::redirect_to_null(2);
-    let child = match spawned {
-        Ok(child) => child,
-        Err(err) => {
-            say(format!("error cannot start {}: {err}\n", program.to_string_lossy()));
-            return 1;
-        }
-    };
-    let program_pid = child.id();
-    // Reaped below with waitpid(-1): std must not wait for it.
-    drop(child);
-    say(format!("pid {program_pid}\n"));
-    let reaper_writer = Arc::clone(&writer);
-    let _ = std::thread::Builder::new().name("reap".into()).spawn(move || {
-        while let Ok(Some((pid, ended))) = sys::wait_any() {
-            if pid == program_pid {
-                let line = match ended {
-                    Ended::Code(code) => format!("exit code {code}\n"),
-                    Ended::Signal(signal) => format!("exit signal {signal}\n"),
-                };
-                let _ = lock(&reaper_writer).write_all(line.as_bytes());
-            }
-        }
-    });
-    let me = std::process::id();
-    for line in BufReader::new(control).lines() {
-        match line.as_deref() {
-            Ok("list") => {
-                let mut out = String::new();
-                for pid in descendants(me) {
-                    out.push_str(&format!("proc {pid} {}\n", command_line(pid)));
-                }
-                out.push_str("end\n");
-                say(out);
-            }
-            Ok("kill") | Err(_) => break,
-            Ok(_) => {}
-        }
-    }
-    kill_all(me);
-    0
-}
-
-/// Kills every descendant of `me` until none is left (bounded); the reap thread reaps
-/// them as they die.
-fn kill_all(me: u32) {
-    let deadline = Instant::now() + KILL_WAIT;
-    loop {
-        let alive = descendants(me);
-        if alive.is_empty() || Instant::now() >= deadline {
-            return;
-        }
-        for pid in alive {
-            let _ = sys::kill_process(pid, sys::SIGKILL);
-        }
-        // A killed process needs a scheduler tick to die.
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// Live (non-zombie) descendants of `root`, from /proc.
-fn descendants(root: u32) -> Vec<u32> {
-    let procs = super::process_table();
-    let mut found = super::with_descendants(vec![root], &procs);
-    found.remove(0);
-    found.retain(|pid| procs.iter().any(|p| p.pid == *pid && p.live));
-    found
-}
-
-/// `/proc/<pid>/cmdline` with spaces for NULs, shortened.
-fn command_line(pid: u32) -> String {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    crate::text::clip(String::from_utf8_lossy(&raw).replace('\0', " ").trim(), 200)
 }

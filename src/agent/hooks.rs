@@ -1,0 +1,152 @@
+//! The hooks of a turn (`Turn.hooks`): `PreToolUse` after a call is announced and before
+//! its permission decision (what the hooks say is one more input to `permission::decide`),
+//! `PostToolUse` after it ran (what they say joins the result the model gets), and `Stop`
+//! when the model ends the turn (a block makes the turn go on with its reason as the next
+//! instruction, at most `MAX_STOP_CONTINUATIONS` times per prompt; never for a
+//! sub-agent). Each hook that ran is a line of the call's content; a hook that failed is
+//! a notice. Hooks run in every mode, bypass included.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::event::AgentEvent;
+use super::{CANCELLED_RESULT, Turn};
+use crate::history::ToolUse;
+use crate::hooks::wire::About;
+use crate::hooks::{Event, Report};
+use crate::rules::{Subject, Verdict};
+use crate::sync::lock;
+use crate::tools::{Invocation, Tool, paths};
+
+/// How many times per prompt the `Stop` hooks may make the turn go on.
+pub(super) const MAX_STOP_CONTINUATIONS: u32 = 3;
+
+/// The call `invocation` of `tool` as the rules and the hooks' matchers see it: each
+/// command, the raw text when it was not parsed whole, the paths relative to `cwd`.
+pub(super) fn with_subject<R>(
+    tool: &str,
+    invocation: &Invocation,
+    cwd: &Path,
+    judge: impl FnOnce(&Subject) -> R,
+) -> R {
+    let paths: Vec<String> =
+        invocation.targets.iter().map(|t| paths::display_relative(&t.path, cwd)).collect();
+    judge(&Subject {
+        tool,
+        commands: &invocation.gate.lines,
+        opaque: invocation.gate.opaque.as_deref(),
+        paths: &paths,
+        host: None,
+    })
+}
+
+/// The session's mode now, as a hook's input names it.
+fn mode(turn: &Turn) -> &'static str {
+    lock(turn.settings).mode.id()
+}
+
+/// Tells the client what ran: the lines in the call's content (kept in `lines` for its
+/// end), the warnings as notices.
+fn tell(turn: &Turn, id: Option<&str>, report: &Report, lines: &mut Vec<String>) {
+    if report.is_empty() {
+        return;
+    }
+    lines.extend(report.lines());
+    if let Some(id) = id {
+        turn.sink.emit(AgentEvent::ToolHooks { id: id.to_string(), lines: lines.clone() });
+    }
+    for warning in report.warnings() {
+        turn.sink.emit(AgentEvent::Notice(format!("{warning}\n\n")));
+    }
+}
+
+/// Runs the `PreToolUse` hooks that match the call; what they say for the permission
+/// gate. `Err`: the turn was cancelled while they ran.
+pub(super) fn pre_tool_use(
+    turn: &Turn,
+    id: &str,
+    call: &ToolUse,
+    tool: &dyn Tool,
+    args: &Value,
+    invocation: &Invocation,
+    lines: &mut Vec<String>,
+) -> Result<Option<(Verdict, String)>, String> {
+    if !turn.hooks.any(Event::PreToolUse) {
+        return Ok(None);
+    }
+    let about =
+        About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
+    let report = with_subject(tool.name(), invocation, turn.cwd, |subject| {
+        turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
+    });
+    tell(turn, Some(id), &report, lines);
+    if report.cancelled() {
+        return Err(CANCELLED_RESULT.to_string());
+    }
+    Ok(report.decision())
+}
+
+/// Runs the `PostToolUse` hooks that match a call that ran (`ok`: it succeeded, `text`
+/// what the model gets, `raw` its structured output); what they say for the model, to
+/// add to the result.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn post_tool_use(
+    turn: &Turn,
+    id: &str,
+    call: &ToolUse,
+    tool: &dyn Tool,
+    args: &Value,
+    invocation: &Invocation,
+    (ok, text, raw): (bool, &str, &Value),
+    lines: &mut Vec<String>,
+) -> Option<String> {
+    if !turn.hooks.any(Event::PostToolUse) {
+        return None;
+    }
+    let mut response = match raw {
+        Value::Object(fields) => Value::Object(fields.clone()),
+        Value::Null => json!({}),
+        other => json!({ "value": other }),
+    };
+    if let Value::Object(fields) = &mut response {
+        fields.entry("output").or_insert_with(|| Value::String(text.to_string()));
+    }
+    let about = About::PostToolUse {
+        tool_name: tool.name(),
+        tool_input: args,
+        tool_use_id: &call.id,
+        tool_response: &response,
+        ok,
+    };
+    let report = with_subject(tool.name(), invocation, turn.cwd, |subject| {
+        turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
+    });
+    tell(turn, Some(id), &report, lines);
+    report.context().map(|feedback| format!("\n\n{feedback}"))
+}
+
+/// Runs the `Stop` hooks when the model ended the turn; the next instruction when one
+/// blocked and the turn may still go on (`continued`: how often it already did).
+pub(super) fn stop(turn: &Turn, continued: &mut u32) -> Option<String> {
+    if turn.nested || !turn.hooks.any(Event::Stop) || turn.cancel.is_cancelled() {
+        return None;
+    }
+    let about = About::Stop { stop_hook_active: *continued > 0 };
+    let report = turn.hooks.run(&about, Some(mode(turn)), |_| true, turn.cancel);
+    let mut lines = Vec::new();
+    tell(turn, None, &report, &mut lines);
+    for line in &lines {
+        turn.sink.emit(AgentEvent::Notice(format!("[{line}]\n\n")));
+    }
+    let block = report.block()?;
+    if *continued >= MAX_STOP_CONTINUATIONS {
+        turn.sink.emit(AgentEvent::Notice(format!(
+            "[The Stop hooks asked to go on {MAX_STOP_CONTINUATIONS} times already: the \
+             turn ends here.]\n\n"
+        )));
+        return None;
+    }
+    *continued += 1;
+    Some(format!("The turn is not over: {block}"))
+}

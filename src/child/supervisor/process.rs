@@ -1,0 +1,165 @@
+//! The supervisor process itself (`iac-code __supervise [--stdin] PROGRAM ARGS…`): a child
+//! subreaper that starts the program, tells the server its pid and its end, lists its
+//! descendants when asked, and kills them all on `kill` or when the control socket closes.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{KILL_WAIT, MAX_INPUT, STDIN_FLAG};
+use crate::sync::lock;
+use crate::sys::{self, Ended};
+
+/// Runs the supervisor: `argv` is the program and its arguments. Returns the exit status.
+pub fn run(argv: Vec<OsString>) -> i32 {
+    sys::default_sigchld();
+    let _ = sys::set_child_subreaper();
+    let control = match std::io::stdin().as_fd().try_clone_to_owned() {
+        Ok(fd) => UnixStream::from(fd),
+        Err(_) => return 2,
+    };
+    let _ = sys::redirect_to_null(0);
+    let writer = Arc::new(Mutex::new(match control.try_clone() {
+        Ok(w) => w,
+        Err(_) => return 2,
+    }));
+    let say = |line: String| {
+        let _ = lock(&writer).write_all(line.as_bytes());
+    };
+    let mut control = BufReader::new(control);
+    let (input, argv) = match argv.split_first() {
+        Some((flag, rest)) if flag == STDIN_FLAG => match read_input(&mut control) {
+            Ok(input) => (Some(input), rest),
+            Err(err) => {
+                say(format!("error no input: {err}\n"));
+                return 2;
+            }
+        },
+        _ => (None, &argv[..]),
+    };
+    let Some((program, args)) = argv.split_first() else {
+        say("error no program\n".into());
+        return 2;
+    };
+    let mut command = crate::child::command(program);
+    command.args(args).process_group(0);
+    let feed = match input {
+        None => {
+            command.stdin(Stdio::null());
+            None
+        }
+        Some(input) => match std::io::pipe() {
+            Ok((reader, writer)) => {
+                command.stdin(reader);
+                Some((writer, input))
+            }
+            Err(err) => {
+                say(format!("error cannot make a pipe: {err}\n"));
+                return 1;
+            }
+        },
+    };
+    let spawned = command.spawn();
+    // Our copy of the pipe's read end goes, so the program sees the input end.
+    drop(command);
+    // From here on the output pipes belong to the program alone.
+    let _ = sys::redirect_to_null(1);
+    let _ = sys::redirect_to_null(2);
+    let child = match spawned {
+        Ok(child) => child,
+        Err(err) => {
+            say(format!("error cannot start {}: {err}\n", program.to_string_lossy()));
+            return 1;
+        }
+    };
+    let program_pid = child.id();
+    // Reaped below with waitpid(-1): std must not wait for it.
+    drop(child);
+    if let Some((mut writer, input)) = feed {
+        // A program that never reads its input leaves this thread blocked until it ends.
+        let _ = std::thread::Builder::new().name("stdin".into()).spawn(move || {
+            let _ = writer.write_all(&input);
+        });
+    }
+    say(format!("pid {program_pid}\n"));
+    let reaper_writer = Arc::clone(&writer);
+    let _ = std::thread::Builder::new().name("reap".into()).spawn(move || {
+        while let Ok(Some((pid, ended))) = sys::wait_any() {
+            if pid == program_pid {
+                let line = match ended {
+                    Ended::Code(code) => format!("exit code {code}\n"),
+                    Ended::Signal(signal) => format!("exit signal {signal}\n"),
+                };
+                let _ = lock(&reaper_writer).write_all(line.as_bytes());
+            }
+        }
+    });
+    let me = std::process::id();
+    for line in control.lines() {
+        match line.as_deref() {
+            Ok("list") => {
+                let mut out = String::new();
+                for pid in descendants(me) {
+                    out.push_str(&format!("proc {pid} {}\n", command_line(pid)));
+                }
+                out.push_str("end\n");
+                say(out);
+            }
+            Ok("kill") | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    kill_all(me);
+    0
+}
+
+/// The input announced on the control socket: a line `stdin N`, then N bytes.
+fn read_input(control: &mut BufReader<UnixStream>) -> std::io::Result<Vec<u8>> {
+    let mut line = String::new();
+    control.by_ref().take(64).read_line(&mut line)?;
+    let len = line
+        .strip_prefix("stdin ")
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .filter(|n| *n <= MAX_INPUT)
+        .ok_or_else(|| std::io::Error::other(format!("expected 'stdin N', got {line:?}")))?;
+    let mut input = vec![0; len];
+    control.read_exact(&mut input)?;
+    Ok(input)
+}
+
+/// Kills every descendant of `me` until none is left (bounded); the reap thread reaps
+/// them as they die.
+fn kill_all(me: u32) {
+    let deadline = Instant::now() + KILL_WAIT;
+    loop {
+        let alive = descendants(me);
+        if alive.is_empty() || Instant::now() >= deadline {
+            return;
+        }
+        for pid in alive {
+            let _ = sys::kill_process(pid, sys::SIGKILL);
+        }
+        // A killed process needs a scheduler tick to die.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Live (non-zombie) descendants of `root`, from /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let procs = crate::child::process_table();
+    let mut found = crate::child::with_descendants(vec![root], &procs);
+    found.remove(0);
+    found.retain(|pid| procs.iter().any(|p| p.pid == *pid && p.live));
+    found
+}
+
+/// `/proc/<pid>/cmdline` with spaces for NULs, shortened.
+fn command_line(pid: u32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    crate::text::clip(String::from_utf8_lossy(&raw).replace('\0', " ").trim(), 200)
+}
