@@ -73,7 +73,7 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_name: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_input: Option<&'a Value>,
+    tool_input: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_use_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,12 +108,12 @@ pub fn document(common: &Common, about: &About) -> Vec<u8> {
     match *about {
         About::PreToolUse { tool_name, tool_input, tool_use_id } => {
             doc.tool_name = Some(tool_name);
-            doc.tool_input = Some(tool_input);
+            doc.tool_input = Some(with_aliases(tool_input));
             doc.tool_use_id = Some(tool_use_id);
         }
         About::PostToolUse { tool_name, tool_input, tool_use_id, tool_response, ok } => {
             doc.tool_name = Some(tool_name);
-            doc.tool_input = Some(tool_input);
+            doc.tool_input = Some(with_aliases(tool_input));
             doc.tool_use_id = Some(tool_use_id);
             doc.tool_response = Some(tool_response);
             doc.status = Some(if ok { "success" } else { "error" });
@@ -125,6 +125,18 @@ pub fn document(common: &Common, about: &About) -> Vec<u8> {
     let mut bytes = serde_json::to_vec(&doc).unwrap_or_else(|_| b"{}".to_vec());
     bytes.push(b'\n');
     bytes
+}
+
+/// A tool's input as Claude Code's scripts read it too: a file tool's `path` is also
+/// given as `file_path` (what `jq -r .tool_input.file_path` expects).
+fn with_aliases(input: &Value) -> Value {
+    let mut input = input.clone();
+    if let Value::Object(map) = &mut input
+        && let Some(path) = map.get("path").filter(|p| p.is_string()).cloned()
+    {
+        map.entry("file_path").or_insert(path);
+    }
+    input
 }
 
 #[cfg(test)]
@@ -173,5 +185,20 @@ mod tests {
         assert_eq!(stop["stop_hook_active"], true);
         assert!(stop.get("tool_name").is_none());
         assert_eq!(parsed(About::SessionStart { source: "resume" })["source"], "resume");
+    }
+
+    #[test]
+    fn a_file_tools_path_is_also_its_file_path() {
+        let input = json!({"path": "main.tf", "content": "x"});
+        let pre = parsed(About::PreToolUse {
+            tool_name: "write_file",
+            tool_input: &input,
+            tool_use_id: "c",
+        });
+        assert_eq!(pre["tool_input"]["file_path"], "main.tf");
+        assert_eq!(pre["tool_input"]["path"], "main.tf");
+        let given = json!({"path": "a.tf", "file_path": "b.tf"});
+        let kept = parsed(About::PreToolUse { tool_name: "x", tool_input: &given, tool_use_id: "c" });
+        assert_eq!(kept["tool_input"]["file_path"], "b.tf", "never overwritten");
     }
 }
