@@ -22,6 +22,7 @@ pub mod rules;
 mod serve;
 pub mod session;
 pub mod shell;
+pub mod skills;
 pub mod sync;
 mod sys;
 pub mod text;

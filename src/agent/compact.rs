@@ -91,7 +91,13 @@ pub fn compact(
             return Err(Failure::new(failure.kind, message));
         }
     };
-    let summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
+    let mut summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
+    // Skills loaded in the summarised part stay loaded: their content follows the summary.
+    let skills = crate::skills::catalog::kept(history[..split].iter().filter_map(skill_text));
+    if !skills.is_empty() {
+        summary.push_str("\n\n[Skills loaded earlier, still in force]\n");
+        summary.push_str(&skills.join("\n"));
+    }
     let keep = history.len() - split;
     history.drain(..split);
     history.insert(0, ChatMessage::User { text: summary.clone(), images: Vec::new() });
@@ -101,6 +107,16 @@ pub fn compact(
         .emit(AgentEvent::Notice(format!("[Context compacted: {before} -> {after} tokens]\n\n")));
     log::info!("context compacted: {before} -> {after} tokens, {keep} messages kept");
     Ok(Some(Compacted { before, after, split }))
+}
+
+/// Where a loaded skill's content may be: a prompt (a `/name` command, an earlier
+/// summary) or a successful tool result.
+fn skill_text(message: &ChatMessage) -> Option<&str> {
+    match message {
+        ChatMessage::User { text, .. } => Some(text),
+        ChatMessage::ToolResult { content, is_error: false, .. } => Some(content),
+        _ => None,
+    }
 }
 
 fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {

@@ -42,6 +42,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         terminal: &terminal,
         images: turn.images,
         prepared: None,
+        skills: turn.skills,
     };
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
@@ -78,6 +79,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         }
     };
     let mut invocation = tool.describe(&args, &ctx);
+    super::skills::reach(turn, tool, &mut invocation);
     announce(
         turn,
         &id,
@@ -87,7 +89,10 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         invocation.locations.clone(),
         invocation.gate.tier,
     );
-    let passed = gate::pass(turn, &id, tool, &args, &mut invocation, &ctx);
+    let passed = match super::skills::refused(turn, tool, &invocation) {
+        Some(why) => Err(why),
+        None => gate::pass(turn, &id, tool, &args, &mut invocation, &ctx),
+    };
     let result = match passed {
         Ok(passed) => execute(turn, &id, call, tool, &args, &invocation, ctx, passed),
         Err(message) => Ok(fail(turn, &id, call, message)),

@@ -82,6 +82,7 @@ pub mod manage;
 pub mod permissions;
 mod policy;
 mod presets;
+pub mod project;
 pub mod settings;
 mod store;
 

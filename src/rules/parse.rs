@@ -17,6 +17,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "web_fetch",
     "agent",
     "update_plan",
+    "skill",
     "exit_plan_mode",
 ];
 
@@ -29,6 +30,7 @@ const CLAUDE_NAMES: &[(&str, &str)] = &[
     ("WebFetch", "web_fetch"),
     ("Glob", "glob"),
     ("Grep", "grep"),
+    ("LS", "list_files"),
 ];
 
 /// The tools whose calls have paths a glob can match.

@@ -1,9 +1,10 @@
-//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/help`. They arrive as prompt
+//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/skills`, `/help`,
+//! and each usable skill's `/name` (expanded into the turn's prompt by `skills.rs`). They arrive as prompt
 //! text, run on the prompt thread like a turn (so they queue behind nothing and can be
 //! cancelled), and answer with a message. Anything else starting with `/` is a prompt.
 
 use super::record::Record;
-use super::{PromptFailure, Session};
+use super::{PromptFailure, Services, Session};
 use crate::agent::event::{AgentEvent, EventSink};
 use crate::agent::{Outcome, StopReason, Turn, TurnFailure, TurnUsage, compact};
 use crate::history::ChatMessage;
@@ -14,6 +15,7 @@ pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("clear", "Start the model afresh (the conversation stays in the session)", None),
     ("rename", "Set the session's title", Some("new title")),
     ("mcp", "Show the MCP servers: transport, status, tools, last error", None),
+    ("skills", "List the skills, where each came from, and the problems found", None),
     ("help", "List the commands", None),
 ];
 
@@ -24,6 +26,7 @@ pub(super) enum Command {
     Clear,
     Rename(String),
     Mcp,
+    Skills,
     Help,
 }
 
@@ -47,13 +50,24 @@ pub(super) fn parse(text: &str) -> Option<Command> {
         "rename" => Some(Command::Rename(arg.to_string())),
         "help" => Some(Command::Help),
         "mcp" => Some(Command::Mcp),
+        "skills" => Some(Command::Skills),
         _ => None,
     }
+}
+
+/// Every command of `session` for the client: the built-in ones, then its skills'.
+pub fn available(services: &Services, session: &Session) -> Vec<(String, String, Option<String>)> {
+    let builtin =
+        COMMANDS.iter().map(|(n, d, h)| (n.to_string(), d.to_string(), h.map(str::to_string)));
+    let skills = super::skills::commands(services, session).into_iter();
+    let skills = skills.filter(|(name, _)| !COMMANDS.iter().any(|(n, _, _)| n == name));
+    builtin.chain(skills.map(|(n, d)| (n, d, Some("arguments".to_string())))).collect()
 }
 
 /// Runs a command. `turn` is there when an LLM is configured.
 pub(super) fn run(
     command: Command,
+    services: &Services,
     session: &Session,
     turn: Option<&Turn>,
     history: &mut Vec<ChatMessage>,
@@ -70,6 +84,7 @@ pub(super) fn run(
             say(text);
         }
         Command::Mcp => say(mcp_status(session)),
+        Command::Skills => say(super::skills::listing(services, session)),
         Command::Rename(title) if title.is_empty() => say("Usage: `/rename <title>`".to_string()),
         Command::Rename(title) => {
             let title = crate::text::title(&title);

@@ -12,6 +12,7 @@ mod meta;
 mod prompt;
 mod rebuild;
 mod seal;
+mod skills;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;
 pub mod replay;
@@ -31,7 +32,7 @@ use crate::permission::Mode;
 use crate::provider::{self, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::Registry;
-pub use commands::COMMANDS;
+pub use commands::{COMMANDS, available};
 pub use id::SessionId;
 use record::Record;
 use store::{Journal, SessionStore};
@@ -104,6 +105,8 @@ pub struct Session {
     mcp_client: Mutex<Option<Vec<serde_json::Value>>>,
     /// The project `.mcp.json` content the user was last asked about in this session.
     mcp_project_asked: Mutex<Option<String>>,
+    /// The project skills the user was last asked about in this session, and the answer.
+    skills_asked: Mutex<Option<(String, bool)>>,
 }
 
 struct State {

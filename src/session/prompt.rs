@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::history::Image;
 use crate::provider::Provider;
 use crate::rules::RuleSet;
+use crate::skills::{Active, catalog};
 use crate::sync::lock;
 
 /// How a prompt talks back: events, permission questions, and the final result.
@@ -129,13 +130,17 @@ fn run(
     let mut history = std::mem::take(&mut lock(&session.state).history);
     let attempt = catch_unwind(AssertUnwindSafe(|| match (command, provider) {
         (Some(command), provider) => {
-            let turn = provider.map(|p| TurnParts::new(services, session, p, rules));
+            let none = || Active::new(Vec::new(), None);
+            let turn = provider.map(|p| TurnParts::new(services, session, p, rules, none()));
             let turn = turn.as_ref().map(|parts| parts.turn(services, session, cancel, &io));
-            commands::run(command, session, turn.as_ref(), &mut history, io.sink.as_ref())
+            let sink = io.sink.as_ref();
+            commands::run(command, services, session, turn.as_ref(), &mut history, sink)
         }
         (None, Some(provider)) => {
             super::mcp::before_turn(services, session, &io, cancel);
-            let parts = TurnParts::new(services, session, provider, rules);
+            let skills = super::skills::before_turn(services, session, &io, cancel);
+            let text = super::skills::expand(&skills, text);
+            let parts = TurnParts::new(services, session, provider, rules, skills);
             let turn = parts.turn(services, session, cancel, &io);
             agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
                 agent::close(session, &mut history, "Not run: the turn failed.");
@@ -214,6 +219,7 @@ struct TurnParts<'a> {
     system: String,
     sub_usage: Mutex<TurnUsage>,
     rules: RuleSet,
+    skills: Active,
 }
 
 impl<'a> TurnParts<'a> {
@@ -222,18 +228,21 @@ impl<'a> TurnParts<'a> {
         session: &Session,
         provider: &'a dyn Provider,
         rules: RuleSet,
+        skills: Active,
     ) -> TurnParts<'a> {
         let model = lock(&session.settings).model.clone();
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
         let tool_names: Vec<&str> =
             services.tools.iter().map(|t| t.name()).chain(mcp.iter().map(|t| t.name())).collect();
-        let system = agent::prompt::system_prompt(
+        let mut system = agent::prompt::system_prompt(
             &session.root,
             &model,
             &services.config.instructions_file,
             &tool_names,
         );
-        TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()), rules }
+        let budget = catalog::budget(services.config.limits.context_window);
+        system.push_str(&catalog::render(skills.skills(), budget));
+        TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()), rules, skills }
     }
 
     fn turn<'t>(
@@ -263,6 +272,7 @@ impl<'a> TurnParts<'a> {
             files: io.files.as_ref(),
             external: &session.mcp,
             images: services.config.provider.as_ref().is_ok_and(|p| p.images),
+            skills: &self.skills,
         }
     }
 }

@@ -20,6 +20,7 @@ mod plan;
 mod process;
 mod read_file;
 mod run;
+mod skill;
 mod state_files;
 mod target;
 mod terminal;
@@ -47,6 +48,7 @@ pub use gate::{
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use plan::remove_scratch;
 pub use process::{shell, shell_args};
+pub use skill::{NoSkills, SkillBook};
 pub use target::{Target, judge};
 pub use update_plan::plan_of;
 
@@ -125,6 +127,8 @@ pub struct ToolContext<'a> {
     /// What the gate approved in place of the call's own command (`apply <saved plan>`,
     /// from `prepare`): the call runs exactly this, or nothing.
     pub prepared: Option<&'a str>,
+    /// The skills the turn may load (`skill`).
+    pub skills: &'a dyn SkillBook,
 }
 
 /// How a particular call will be presented before it runs.
@@ -272,6 +276,7 @@ impl Registry {
                 Arc::new(web_fetch::WebFetch),
                 Arc::new(agent::Agent),
                 Arc::new(update_plan::UpdatePlan),
+                Arc::new(skill::Skill),
                 // Last: offered only in plan mode (`agent::offered_tools`).
                 Arc::new(exit_plan_mode::ExitPlanMode),
             ],
@@ -284,8 +289,8 @@ impl Registry {
         let tools = self
             .tools
             .iter()
-            // Their plans and modes are the parent's business.
-            .filter(|t| !["agent", "exit_plan_mode", "update_plan"].contains(&t.name()))
+            // Their plans, modes and skills are the parent's business.
+            .filter(|t| !["agent", "exit_plan_mode", "update_plan", "skill"].contains(&t.name()))
             .filter(|t| kind == SubAgentType::GeneralPurpose || t.access().read_only())
             .cloned()
             .collect();
