@@ -54,7 +54,8 @@ pub fn render(skills: &[Skill], budget: usize) -> String {
         .collect();
     let mut listed = 0;
     for (i, entry) in entries.iter().enumerate() {
-        let rest = omitted(&skills[i + 1..], budget.saturating_sub(out.len() + entry.len()));
+        // Listed only while every skill after it can still be named.
+        let rest = omitted(&skills[i + 1..], usize::MAX);
         if out.len() + entry.len() + rest.len() > budget {
             break;
         }
@@ -64,8 +65,11 @@ pub fn render(skills: &[Skill], budget: usize) -> String {
     let rest = omitted(&skills[listed..], budget.saturating_sub(out.len()));
     out.push_str(&rest);
     if out.len() > budget {
-        // Not even the header fits: the names alone, as many as fit.
+        // Not even the header fits: the names alone, as many as fit, or nothing.
         out = omitted(skills, budget);
+        if out.len() > budget {
+            out.clear();
+        }
     }
     out
 }

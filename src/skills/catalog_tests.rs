@@ -39,10 +39,13 @@ fn the_catalog_keeps_to_its_budget_and_names_the_rest() {
     let rows: &[(usize, usize, usize, usize, bool)] = &[
         (3, 50, 16_000, 3, false),
         (50, 100, 16_000, 50, false),
-        (50, 100, 2_000, 12, true),
-        (50, 100, 640, 2, true),
+        // header ~220 + n × 114 + the other names (~50 + 11 each) ≤ 2000: n = 11
+        (50, 100, 2_000, 11, true),
+        // the header and every name alone are past 640: names only, cut with a count
+        (50, 100, 640, 0, true),
         (200, 1024, 16_000, 13, true),
-        (5, 50, 60, 0, true),
+        // not even a line fits: nothing
+        (5, 50, 60, 0, false),
     ];
     for &(count, len, budget, listed, omits) in rows {
         let skills: Vec<Skill> = (0..count)

@@ -39,7 +39,7 @@ fn lenient_table() {
         ("name: a--b\ndescription: d", "x--y", false, "valid name", true),
         ("name: a\ndescription: d\nfoo: 1", "a", true, "unknown field 'foo'", false),
         ("name: a\ndescription: d: with colon", "a", true, "not valid YAML", false),
-        ("name: a\ndescription: [unclosed", "a", false, "not valid YAML", true),
+        ("name: a\ndescription: d\nmetadata:\n  k: [x", "a", false, "not valid YAML", true),
         ("- a\n- b", "a", false, "not a YAML mapping", true),
         ("name: a\ndescription: d\nmetadata: [1]", "a", true, "not a mapping", false),
         ("name: a\ndescription: d\nlicense: [x]", "a", true, "'license' is not text", false),
