@@ -12,22 +12,14 @@ use crate::cancel::CancelToken;
 use crate::config::approval::Standing;
 use crate::permission::{Answer, Question};
 use crate::skills::approval::{Pending, usable};
-use crate::skills::{Active, Origin, Report, Skill, bundled, catalog, discover};
+use crate::skills::{Active, Origin, Report, Skill, bundled, discover};
 use crate::sync::lock;
 use crate::tools::ToolKind;
 
 /// Every skill of the session's cwd (before approval), and the problems found.
 fn found(session: &Session) -> (Vec<Skill>, Vec<Report>) {
-    let found = discover::discover(discover::home().as_deref(), &session.root);
-    discover::log_once(&found.reports);
-    let skills = catalog::resolve(found.skills);
-    let mut reports = found.reports;
-    for skill in &skills {
-        let (_, problems) = crate::skills::front::allowed_rules(&skill.meta);
-        let path = skill.source();
-        reports.extend(problems.into_iter().map(|problem| Report { path: path.clone(), problem }));
-    }
-    (skills, reports)
+    let found = crate::skills::find(discover::home().as_deref(), &session.root);
+    (found.skills, found.reports)
 }
 
 /// What the project's skills' approval is now, without asking: approved, or not.

@@ -17,7 +17,7 @@ pub mod catalog;
 pub mod discover;
 pub mod front;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use active::Active;
 pub use front::{Problem, SkillMeta};
@@ -80,4 +80,20 @@ impl std::fmt::Display for Report {
         let what = if self.problem.fatal { "skipped" } else { "warning" };
         write!(f, "{}: {what}: {}", self.path, self.problem.message)
     }
+}
+
+/// The skills in force for a session in `cwd` (before any approval: the project's are
+/// among them), resolved by precedence, and every problem found (`allowed-tools` entries
+/// that are not rules among them), each logged once.
+pub fn find(home: Option<&Path>, cwd: &Path) -> discover::Found {
+    let found = discover::discover(home, cwd);
+    let skills = catalog::resolve(found.skills);
+    let mut reports = found.reports;
+    for skill in &skills {
+        let (_, problems) = front::allowed_rules(&skill.meta);
+        let path = skill.source();
+        reports.extend(problems.into_iter().map(|problem| Report { path: path.clone(), problem }));
+    }
+    discover::log_once(&reports);
+    discover::Found { skills, reports }
 }
