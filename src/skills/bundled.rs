@@ -8,8 +8,7 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::discover::Found;
-use super::{Origin, Report, Skill, front};
+use super::{Found, Origin, Report, Skill, front};
 
 /// One bundled skill: its name, its SKILL.md, and its other files (relative path, text).
 type Bundle = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
@@ -117,7 +116,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         for name in names() {
             let dir = unpack(name, &root).unwrap();
-            let (listed, _) = super::super::discover::list_files(&dir);
+            let (listed, _) = crate::skills::discover::list_files(&dir);
             let skill = skills().skills.into_iter().find(|s| s.meta.name == name).unwrap();
             assert_eq!(listed, skill.files, "{name}: every file unpacked");
             unpack(name, &root).unwrap(); // again: nothing changed, nothing fails

@@ -81,7 +81,7 @@ fn omitted(skills: &[Skill], room: usize) -> String {
         return String::new();
     }
     let head = format!("Not listed for room ({} skills; load them by name):", skills.len());
-    let mut out = head.clone();
+    let mut out = head;
     for (i, skill) in skills.iter().enumerate() {
         let more = format!(" … and {} more\n", skills.len() - i);
         if out.len() + skill.meta.name.len() + 2 + more.len() > room {

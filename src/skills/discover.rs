@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{Origin, Problem, Report, Skill, bundled, front};
+use super::{Found, Origin, Problem, Report, Skill, bundled, front};
 use crate::config::approval::read_project_file;
 use crate::config::project::Project;
 use crate::sync::lock;
@@ -21,14 +21,6 @@ pub const MAX_FILES: usize = 200;
 const MAX_DEPTH: usize = 4;
 /// Largest SKILL.md read.
 pub const MAX_SKILL_MD: u64 = 256 << 10;
-
-/// Every skill found, in precedence order (bundled, user, project from the root down),
-/// and the problems met.
-#[derive(Debug, Default)]
-pub struct Found {
-    pub skills: Vec<Skill>,
-    pub reports: Vec<Report>,
-}
 
 /// The directories searched, lowest precedence first.
 pub fn roots(home: Option<&Path>, cwd: &Path) -> Vec<(Origin, PathBuf)> {

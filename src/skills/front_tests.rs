@@ -16,7 +16,7 @@ fn reads_every_field_of_the_format() {
     );
     let (meta, problems) = parse(&text, "tf-plan");
     assert_eq!(problems, vec![]);
-    let meta = meta.unwrap();
+    let meta = meta.expect("parsed");
     assert_eq!(meta.name, "tf-plan");
     assert_eq!(meta.description, "Review a terraform plan. Use before apply.");
     assert_eq!(meta.license.as_deref(), Some("Apache-2.0"));
@@ -67,12 +67,12 @@ fn names_follow_the_format() {
 fn bounds_and_shapes() {
     let long = "d".repeat(1100);
     let (meta, problems) = parse(&skill(&format!("name: a\ndescription: {long}"), ""), "a");
-    assert_eq!(meta.unwrap().description.chars().count(), MAX_DESCRIPTION);
+    assert_eq!(meta.expect("parsed").description.chars().count(), MAX_DESCRIPTION);
     assert!(problems.iter().any(|p| p.message.contains("1100 characters")), "{problems:?}");
     let compat = "c".repeat(501);
     let (meta, _) =
         parse(&skill(&format!("name: a\ndescription: d\ncompatibility: {compat}"), ""), "a");
-    assert_eq!(meta.unwrap().compatibility.unwrap().len(), MAX_COMPATIBILITY);
+    assert_eq!(meta.expect("parsed").compatibility.expect("parsed").len(), MAX_COMPATIBILITY);
     let body = "line\n".repeat(BODY_LINES + 1);
     let (meta, problems) = parse(&skill("name: a\ndescription: d", &body), "a");
     assert!(meta.is_some() && problems.iter().any(|p| p.message.contains("500 lines")));
@@ -84,7 +84,7 @@ fn bounds_and_shapes() {
     let (meta, problems) = parse(&skill(&deep, ""), "a");
     assert!(meta.is_none() && problems[0].message.contains("nests too deeply"));
     let crlf = "---\r\nname: a\r\ndescription: d\r\n---\r\nbody\r\n";
-    assert_eq!(parse(crlf, "a").0.unwrap().body, "body\r\n");
+    assert_eq!(parse(crlf, "a").0.expect("parsed").body, "body\r\n");
 }
 
 #[test]
@@ -93,5 +93,5 @@ fn allowed_tools_split_outside_parentheses() {
     assert_eq!(split_tools("Read, Grep,Glob"), ["Read", "Grep", "Glob"]);
     let (meta, _) =
         parse(&skill("name: a\ndescription: d\nallowed-tools: [Read, 'Bash(ls:*)']", ""), "a");
-    assert_eq!(meta.unwrap().allowed_tools, ["Read", "Bash(ls:*)"]);
+    assert_eq!(meta.expect("parsed").allowed_tools, ["Read", "Bash(ls:*)"]);
 }

@@ -67,6 +67,14 @@ impl Skill {
     }
 }
 
+/// Skills found (in precedence order: bundled, user, project from the root down, or
+/// resolved), and the problems met.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub skills: Vec<Skill>,
+    pub reports: Vec<Report>,
+}
+
 /// A problem found in one place (a SKILL.md, a directory).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -85,7 +93,7 @@ impl std::fmt::Display for Report {
 /// The skills in force for a session in `cwd` (before any approval: the project's are
 /// among them), resolved by precedence, and every problem found (`allowed-tools` entries
 /// that are not rules among them), each logged once.
-pub fn find(home: Option<&Path>, cwd: &Path) -> discover::Found {
+pub fn find(home: Option<&Path>, cwd: &Path) -> Found {
     let found = discover::discover(home, cwd);
     let skills = catalog::resolve(found.skills);
     let mut reports = found.reports;
@@ -95,5 +103,5 @@ pub fn find(home: Option<&Path>, cwd: &Path) -> discover::Found {
         reports.extend(problems.into_iter().map(|problem| Report { path: path.clone(), problem }));
     }
     discover::log_once(&reports);
-    discover::Found { skills, reports }
+    Found { skills, reports }
 }
