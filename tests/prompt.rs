@@ -74,7 +74,8 @@ fn a_plain_reply_streams_and_reports_usage() {
             "bash",
             "web_fetch",
             "agent",
-            "update_plan"
+            "update_plan",
+            "skill"
         ],
         "exit_plan_mode is offered in plan mode only"
     );
