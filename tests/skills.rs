@@ -166,6 +166,12 @@ fn a_project_skill_is_used_only_after_approval_and_asked_again_when_changed() {
     let (msgs, _) = acp.prompt(&id, "hello");
     assert_eq!(asked(&msgs).len(), 1);
     assert!(system(&llm, 2).contains("- team-deploy: Deploy the team's stacks."));
+    let update = msgs
+        .iter()
+        .find(|m| m["params"]["update"]["sessionUpdate"] == "available_commands_update")
+        .expect("the client hears of the new commands");
+    let names = update["params"]["update"]["availableCommands"].to_string();
+    assert!(names.contains("\"team-deploy\"") && names.contains("\"compact\""), "{names}");
     let id = acp.new_session(&ws.project());
     let names: Vec<&str> = acp.commands.iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"team-deploy"), "approved: announced: {names:?}");

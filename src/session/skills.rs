@@ -56,6 +56,18 @@ pub(super) fn before_turn(
                     log::error!("cannot remember the approval of the project's skills: {err}");
                 }
                 *lock(&session.skills_asked) = Some((signature, yes));
+                if yes {
+                    // Their commands join the list the client shows.
+                    let mut all = super::available(services, session);
+                    for s in skills.iter().filter(|s| s.origin == Origin::Project) {
+                        if !all.iter().any(|(n, _, _)| *n == s.meta.name) {
+                            let description = crate::text::clip(&s.meta.description, 200);
+                            let hint = Some("arguments".to_string());
+                            all.push((s.meta.name.clone(), description, hint));
+                        }
+                    }
+                    io.sink.emit(AgentEvent::Commands(all));
+                }
                 yes
             }
         },
