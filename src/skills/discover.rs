@@ -18,7 +18,7 @@ pub const MAX_FOLDERS: usize = 100;
 /// approval could not cover them all.
 pub const MAX_FILES: usize = 200;
 /// Depth of the listing below a skill's folder.
-const MAX_DEPTH: usize = 4;
+const MAX_DEPTH: usize = 8;
 /// Largest SKILL.md read.
 pub const MAX_SKILL_MD: u64 = 256 << 10;
 
