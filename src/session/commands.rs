@@ -77,7 +77,7 @@ pub(super) fn run(
     match command {
         Command::Help => {
             let mut text = String::from("Commands:\n");
-            for (name, description, hint) in COMMANDS {
+            for (name, description, hint) in available(services, session) {
                 let arg = hint.map(|h| format!(" <{h}>")).unwrap_or_default();
                 text.push_str(&format!("- `/{name}{arg}`: {description}\n"));
             }
