@@ -85,8 +85,9 @@ impl SkillBook for Active {
     }
 
     fn refuses(&self, subject: &Subject) -> Option<String> {
-        if subject.tool == "skill" {
-            return None; // reading another skill changes nothing
+        // Loading another skill, and the plan tools, touch nothing.
+        if ["skill", "update_plan", "exit_plan_mode"].contains(&subject.tool) {
+            return None;
         }
         let loaded = lock(&self.loaded);
         let narrowing = loaded.iter().filter_map(|l| l.allowed.as_ref().map(|rules| (l, rules)));
@@ -159,6 +160,8 @@ mod tests {
         assert_eq!(book.refuses(&subject("read_file", &[])), None);
         assert!(book.refuses(&subject("write_file", &[])).is_some());
         assert_eq!(book.refuses(&subject("skill", &[])), None);
+        assert_eq!(book.refuses(&subject("update_plan", &[])), None);
+        assert!(book.refuses(&subject("web_fetch", &[])).is_some());
         assert_eq!(book.readable(), [PathBuf::from("/s/free"), PathBuf::from("/s/git-only")]);
         assert!(book.load("nope", None).unwrap_err().contains("Skills: git-only, free"));
         assert!(book.command("nope", "x").is_none());
