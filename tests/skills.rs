@@ -372,6 +372,8 @@ fn skills_check_validates_a_folder_with_exit_codes() {
     assert_eq!(run(&["skills", "frob"]).status.code(), Some(2));
     // `doctor` reports the broken user skill once found.
     skill(&user_skills(&ws), "no-desc", "license: MIT", "x");
+    let shown = String::from_utf8_lossy(&run(&["config", "show"]).stdout).to_string();
+    assert!(shown.lines().any(|l| l == "skills.helm-chart\tbundled"), "{shown}");
     let doctor = String::from_utf8_lossy(&run(&["doctor"]).stdout).to_string();
     assert!(doctor.contains("skills: 6 bundled, 0 of the user"), "{doctor}");
     assert!(doctor.contains("no-desc") && doctor.contains("no description"), "{doctor}");

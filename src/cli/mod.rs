@@ -40,8 +40,8 @@ Usage:
                              copy every session into that store
   iac-code config path       print the settings file's path
   iac-code config show [--json]
-                             the provider settings and permission rules in
-                             force and where each comes from
+                             the provider settings, permission rules and
+                             skills in force and where each comes from
   iac-code config set [--provider <NAME>] <KEY> <VALUE|->
                              write KEY to the settings file (created 0600);
                              - reads the value from stdin

@@ -1,6 +1,6 @@
 //! `iac-code config path|show|set|unset|approve` for people and scripts: where the
 //! settings file is, which provider settings and permission rules are in force and where
-//! each comes from, editing it one key at a time (a value of `-` is read from stdin, so a
+//! each comes from (and the skills in force), editing it one key at a time (a value of `-` is read from stdin, so a
 //! key stays out of shell history), and approving the project's `.iac-code/settings.json`.
 
 use std::io::{Read, Write};
@@ -57,6 +57,12 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                     .as_ref()
                     .map(|p| json!({"path": p.path.display().to_string(), "approved": p.approved}));
                 map.insert(permissions::KEY.into(), json!({"rules": rules, "project": project}));
+                let skills = super::skills::in_force(&cwd, &config.config_dir);
+                let skills: Vec<Value> = skills
+                    .into_iter()
+                    .map(|(name, source, used)| json!({"name": name, "source": source, "used": used}))
+                    .collect();
+                map.insert("skills".into(), Value::Array(skills));
                 writeln!(out, "{}", Value::Object(map)).map_err(Error::Stream)?;
             } else {
                 for s in &shown {
@@ -72,6 +78,10 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                     };
                     writeln!(out, "{}.{}\t{text}\t{}{note}", permissions::KEY, r.verdict, r.source)
                         .map_err(Error::Stream)?;
+                }
+                for (name, source, used) in super::skills::in_force(&cwd, &config.config_dir) {
+                    let note = if used { "" } else { " (not approved: asked at the next turn)" };
+                    writeln!(out, "skills.{name}\t{source}{note}").map_err(Error::Stream)?;
                 }
             }
         }

@@ -67,6 +67,16 @@ pub fn run(command: &SkillsCommand) -> Result<u8> {
     }
 }
 
+/// The skills in force in `cwd` for `config show`: name, where it came from, and whether
+/// it is used (a project's only once approved).
+pub fn in_force(cwd: &Path, config_dir: &Path) -> Vec<(String, String, bool)> {
+    let found = crate::skills::find(discover::home().as_deref(), cwd);
+    let standing = Pending::of(cwd, &found.skills).map(|p| p.standing(config_dir));
+    let approved = standing.is_none_or(|s| s == Standing::Approved);
+    let used = |s: &crate::skills::Skill| s.origin != Origin::Project || approved;
+    found.skills.iter().map(|s| (s.meta.name.clone(), s.source(), used(s))).collect()
+}
+
 /// Every problem of the skill folder `dir`.
 pub fn check(dir: &Path) -> Vec<Report> {
     let (skill, mut reports) = discover::read_folder(dir, Origin::User);
