@@ -92,6 +92,7 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
         files: &iac_code::tools::NoClientTools,
         terminal: &|_: &str| {},
         prepared: None,
+        skills: &iac_code::tools::NoSkills,
     };
     let tool = registry.get(tool).unwrap();
     let started = Instant::now();

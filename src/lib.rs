@@ -25,6 +25,7 @@ pub mod secret;
 mod serve;
 pub mod session;
 pub mod shell;
+pub mod skills;
 pub mod sync;
 mod sys;
 pub mod text;

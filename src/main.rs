@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Command::Sessions(command) => code(iac_code::commands::sessions::run(&command)),
         Command::Config(command) => code(iac_code::commands::config::run(&command)),
         Command::Mcp(command) => code(iac_code::commands::mcp::run(&command)),
+        Command::Skills(command) => code(iac_code::commands::skills::run(&command)),
         Command::Acp(args) => match iac_code::serve_acp(&args, &mut |url| {
             // HTTP mode only: stdout is free there, and scripts read the address from it
             // (println! flushes at the newline).

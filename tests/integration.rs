@@ -56,6 +56,8 @@ mod health;
 mod mcp_caps;
 // Titles the client gets: one printable bounded line, whose claim it is first.
 mod titles;
+// Agent Skills: the catalog, the skill tool, approval, commands, narrowing, compaction.
+mod skills;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
 // Which mode a loaded, imported or migrated session starts in; records checked on the way.

@@ -76,7 +76,8 @@ fn a_plain_reply_streams_and_reports_usage() {
             "agent",
             "update_plan",
             "read_memory",
-            "write_memory"
+            "write_memory",
+            "skill"
         ],
         "exit_plan_mode is offered in plan mode only"
     );

@@ -59,7 +59,7 @@ fn source_files_follow_the_house_rules() {
 const LAYERS: &[&[&str]] = &[
     &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret"],
     &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory"],
-    &["tools", "provider", "mcp", "hooks"],
+    &["tools", "provider", "mcp", "hooks", "skills"],
     &["permission"],
     &["agent"],
     &["session"],
@@ -73,7 +73,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("transport", &["acp", "session", "agent", "cli"]),
     ("agent", &["acp"]),
     ("provider", &["acp"]),
-    ("tools", &["acp", "agent"]),
+    ("tools", &["acp", "agent", "skills"]),
+    ("skills", &["acp", "agent", "session"]),
     ("mcp", &["acp", "agent"]),
     ("hooks", &["agent", "session", "acp"]),
     ("infra", &["config"]),

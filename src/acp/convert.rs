@@ -9,9 +9,10 @@ use crossbeam_channel::select;
 use serde_json::{Value, json};
 
 use super::types::{
-    ContentBlock, PermissionOption, PermissionOutcome, PermissionToolCall, PlanEntry,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
+    AvailableCommand, CommandInput, ContentBlock, PermissionOption, PermissionOutcome,
+    PermissionToolCall, PlanEntry, RequestPermissionRequest, RequestPermissionResponse,
+    SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolKind,
 };
 use crate::agent::event::{self, AgentEvent, EventSink, PieceKind, Pieces};
 use crate::cancel::CancelToken;
@@ -193,6 +194,16 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
                 config_options: super::setup::config_options(mode, &change.model, models),
             }
         }
+        AgentEvent::Commands(commands) => SessionUpdate::AvailableCommandsUpdate {
+            available_commands: commands
+                .into_iter()
+                .map(|(name, description, hint)| AvailableCommand {
+                    name,
+                    description,
+                    input: hint.map(|hint| CommandInput { hint }),
+                })
+                .collect(),
+        },
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::types::*;
 use crate::jsonrpc::{Outbox, Request, RpcError};
 use crate::permission::Mode;
-use crate::session::{COMMANDS, Manager, Session};
+use crate::session::{Manager, Session, available};
 use crate::sync::lock;
 
 /// What a method answers now: a result, nothing yet (answered later), or an error.
@@ -67,12 +67,12 @@ pub(super) fn opened(
     // A response that mints a session id goes to the connection's stream (the client
     // cannot have a stream for that session yet); load and resume stay with the session.
     outbox.respond(&request.id, &response, if with_id { None } else { route });
-    let commands = COMMANDS
-        .iter()
+    let commands = available(sessions.services(), session)
+        .into_iter()
         .map(|(name, description, hint)| AvailableCommand {
-            name: name.to_string(),
-            description: description.to_string(),
-            input: hint.map(|h| CommandInput { hint: h.to_string() }),
+            name,
+            description,
+            input: hint.map(|hint| CommandInput { hint }),
         })
         .collect();
     let update = SessionUpdate::AvailableCommandsUpdate { available_commands: commands };

@@ -91,7 +91,14 @@ pub fn compact(
             return Err(Failure::new(failure.kind, message));
         }
     };
-    let summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
+    let mut summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
+    // Skills loaded in the summarised part stay loaded: their content follows the summary.
+    let part = &history[..split];
+    let skills = crate::skills::catalog::kept(part.iter().filter_map(|m| skill_text(part, m)));
+    if !skills.is_empty() {
+        summary.push_str("\n\n[Skills loaded earlier, still in force]\n");
+        summary.push_str(&skills.join("\n"));
+    }
     let keep = history.len() - split;
     history.drain(..split);
     history.insert(0, ChatMessage::User { text: summary.clone(), images: Vec::new() });
@@ -101,6 +108,30 @@ pub fn compact(
         .emit(AgentEvent::Notice(format!("[Context compacted: {before} -> {after} tokens]\n\n")));
     log::info!("context compacted: {before} -> {after} tokens, {keep} messages kept");
     Ok(Some(Compacted { before, after, split }))
+}
+
+/// Where a loaded skill's content may be: a prompt that is one (a `/name` command) or an
+/// earlier summary, or a successful result of a `skill` call (never another tool's result,
+/// which could only quote one).
+fn skill_text<'m>(part: &[ChatMessage], message: &'m ChatMessage) -> Option<&'m str> {
+    match message {
+        ChatMessage::User { text, .. }
+            if text.starts_with(crate::skills::catalog::OPEN)
+                || text.starts_with(SUMMARY_HEADER) =>
+        {
+            Some(text)
+        }
+        ChatMessage::ToolResult { call_id, content, is_error: false, .. } => {
+            let by_skill = part.iter().any(|m| match m {
+                ChatMessage::Assistant { tool_calls, .. } => {
+                    tool_calls.iter().any(|c| c.id == *call_id && c.name == "skill")
+                }
+                _ => false,
+            });
+            by_skill.then_some(content.as_str())
+        }
+        _ => None,
+    }
 }
 
 fn estimate(turn: &Turn, history: &[ChatMessage]) -> u64 {
@@ -175,5 +206,25 @@ mod tests {
         assert_eq!(split_point(&history, 1), 4);
         // Room for everything: nothing to summarise.
         assert_eq!(split_point(&history, 10_000), 0);
+    }
+
+    #[test]
+    fn only_loaded_skills_are_kept() {
+        let block =
+            |name: &str| format!("<skill_content name=\"{name}\">\nsteps\n</skill_content>");
+        let mut loaded = calls(&["s"]);
+        if let ChatMessage::Assistant { tool_calls, .. } = &mut loaded {
+            tool_calls[0].name = "skill".into();
+        }
+        let part = vec![
+            user(&block("typed")),
+            loaded,
+            result("s", &block("loaded")),
+            calls(&["b"]),
+            result("b", &block("quoted-by-a-file")),
+            user(&format!("please look at {}", block("pasted"))),
+        ];
+        let kept = crate::skills::catalog::kept(part.iter().filter_map(|m| skill_text(&part, m)));
+        assert_eq!(kept, [block("typed"), block("loaded")]);
     }
 }

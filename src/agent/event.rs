@@ -53,6 +53,9 @@ pub enum AgentEvent {
     },
     /// The mode or the model changed by another route than the client's own request.
     Settings(SettingsChange),
+    /// The session's slash commands changed (a project's skills were approved): name,
+    /// description, input hint of each.
+    Commands(Vec<(String, String, Option<String>)>),
 }
 
 /// The settings after a change, for the client's selectors.

@@ -10,6 +10,7 @@ mod gate;
 mod hooks;
 mod network;
 pub mod prompt;
+mod skills;
 mod sub_agent;
 mod tool_call;
 
@@ -176,6 +177,8 @@ pub struct Turn<'a> {
     pub external: &'a dyn ExternalTools,
     /// Whether the model accepts images (tool results may then carry them).
     pub images: bool,
+    /// The skills this turn may load, and what the loaded ones allow.
+    pub skills: &'a dyn crate::tools::SkillBook,
 }
 
 impl<'a> Turn<'a> {

@@ -2,7 +2,9 @@
 //! own instructions (AGENTS.md from the cwd up to the repository root).
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::config::project::Project;
 
 /// Bytes of project instructions included at most.
 const MAX_INSTRUCTIONS: usize = 32 << 10;
@@ -26,8 +28,9 @@ pub fn system_prompt(
     let _ = writeln!(out, "- Platform: {} ({})", std::env::consts::OS, std::env::consts::ARCH);
     let _ = writeln!(out, "- Date: {}", crate::time::today());
     let _ = writeln!(out, "- Model: {model}");
-    if let Some(root) = git_root(cwd) {
-        let _ = writeln!(out, "- Git repository root: {}", root.display());
+    let project = Project::of(cwd);
+    if project.in_git {
+        let _ = writeln!(out, "- Git repository root: {}", project.root.display());
     }
     let _ = writeln!(out, "- Tools: {}", tool_names.join(", "));
     out.push_str(
@@ -60,7 +63,7 @@ pub fn system_prompt(
          \n# Answers\n\
          Be concise. Use Markdown. Refer to code as path:line.\n",
     );
-    let instructions = project_instructions(cwd, instructions_file);
+    let instructions = project_instructions(&project, instructions_file);
     if !instructions.is_empty() {
         out.push_str("\n# Project instructions\n");
         out.push_str(&instructions);
@@ -68,22 +71,10 @@ pub fn system_prompt(
     out
 }
 
-fn git_root(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
-}
-
 /// Instruction files from the repository root (or the cwd alone) down to the cwd.
-fn project_instructions(cwd: &Path, file_name: &str) -> String {
-    let stop = git_root(cwd);
-    let mut dirs: Vec<&Path> = Vec::new();
-    for dir in cwd.ancestors() {
-        dirs.push(dir);
-        if stop.as_deref().is_none_or(|root| root == dir) {
-            break;
-        }
-    }
+fn project_instructions(project: &Project, file_name: &str) -> String {
     let mut out = String::new();
-    for dir in dirs.iter().rev() {
+    for dir in &project.dirs {
         for candidate in [dir.join(file_name), dir.join(".iac-code").join(file_name)] {
             let Ok(text) = std::fs::read_to_string(&candidate) else { continue };
             let _ = writeln!(out, "From {}:\n{}\n", candidate.display(), text.trim_end());

@@ -197,7 +197,8 @@ impl EventSink for SubSink<'_> {
             | AgentEvent::UserText(_)
             | AgentEvent::Plan(_)
             | AgentEvent::SessionInfo { .. }
-            | AgentEvent::Settings(_) => {}
+            | AgentEvent::Settings(_)
+            | AgentEvent::Commands(_) => {}
         }
     }
 }

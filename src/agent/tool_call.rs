@@ -43,6 +43,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         terminal: &terminal,
         images: turn.images,
         prepared: None,
+        skills: turn.skills,
     };
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
@@ -79,6 +80,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         }
     };
     let mut invocation = tool.describe(&args, &ctx);
+    super::skills::reach(turn, tool, &mut invocation);
     announce(
         turn,
         &id,
@@ -89,7 +91,11 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
         invocation.gate.tier,
     );
     let mut hooks = Vec::new();
-    let said = super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks);
+    // A call the active skill does not allow is refused before any hook runs for it.
+    let said = match super::skills::refused(turn, tool, &invocation) {
+        Some(why) => Err(why),
+        None => super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks),
+    };
     let passed =
         said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
     let result = match passed {

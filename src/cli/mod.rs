@@ -4,12 +4,14 @@
 mod acp;
 mod mcp;
 mod script;
+mod skills;
 
 use std::ffi::OsString;
 
 pub use acp::{AcpArgs, HttpArgs, Transport};
 pub use mcp::McpCommand;
 pub use script::{ConfigCommand, OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
+pub use skills::SkillsCommand;
 
 use crate::error::{Error, Result};
 
@@ -38,8 +40,8 @@ Usage:
                              copy every session into that store
   iac-code config path       print the settings file's path
   iac-code config show [--json]
-                             the provider settings and permission rules in
-                             force and where each comes from
+                             the provider settings, permission rules and
+                             skills in force and where each comes from
   iac-code config set [--provider <NAME>] <KEY> <VALUE|->
                              write KEY to the settings file (created 0600);
                              - reads the value from stdin
@@ -57,6 +59,13 @@ Usage:
   iac-code mcp test <NAME> [--json]
                              connect, list its tools; exit 0 if it works
   iac-code mcp approve       approve the current directory's .mcp.json
+  iac-code skills list       the skills of the current directory: bundled,
+                             the user's, the project's; where each came from
+  iac-code skills show <NAME>
+                             a skill's content as the model gets it
+  iac-code skills check <DIR>
+                             check a skill folder against the Agent Skills
+                             format; exit 0 if it has no problem, else 1
   iac-code --help            print this help
   iac-code --version         print the version
 
@@ -141,6 +150,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Manage and test MCP servers.
     Mcp(McpCommand),
+    /// List, show and check Agent Skills.
+    Skills(SkillsCommand),
     Help,
     Version,
 }
@@ -170,6 +181,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                     "sessions" => script::parse_sessions(&mut parser),
                     "config" => script::parse_config(&mut parser),
                     "mcp" => mcp::parse_mcp(&mut parser),
+                    "skills" => skills::parse_skills(&mut parser),
                     "help" => Ok(Command::Help),
                     other => Err(Error::Usage(format!(
                         "unknown command '{other}' (try 'iac-code --help')"

@@ -1,6 +1,7 @@
 //! `iac-code config path|show|set|unset|approve` for people and scripts: where the
-//! settings file is, which provider settings, permission rules and hooks are in force and
-//! where each comes from, editing it one key at a time (a value of `-` is read from stdin, so a
+//! settings file is, which provider settings, permission rules, hooks and skills are in
+//! force and where each comes from, editing it one key at a time (a value of `-` is read
+//! from stdin, so a
 //! key stays out of shell history), and approving the project's `.iac-code/settings.json`.
 
 use std::io::{Read, Write};
@@ -67,6 +68,12 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                     })
                     .collect();
                 map.insert(hooks::KEY.into(), Value::Array(hooks));
+                let skills = super::skills::in_force(&cwd, &config.config_dir);
+                let skills: Vec<Value> = skills
+                    .into_iter()
+                    .map(|(name, source, used)| json!({"name": name, "source": source, "used": used}))
+                    .collect();
+                map.insert("skills".into(), Value::Array(skills));
                 writeln!(out, "{}", Value::Object(map)).map_err(Error::Stream)?;
             } else {
                 for s in &shown {
@@ -90,6 +97,10 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
                         if h.applies { "" } else { " (not approved: iac-code config approve)" };
                     writeln!(out, "{}.{}\t{what}\t{}{note}", hooks::KEY, h.event, h.source)
                         .map_err(Error::Stream)?;
+                }
+                for (name, source, used) in super::skills::in_force(&cwd, &config.config_dir) {
+                    let note = if used { "" } else { " (not approved: asked at the next turn)" };
+                    writeln!(out, "skills.{name}\t{source}{note}").map_err(Error::Stream)?;
                 }
             }
         }

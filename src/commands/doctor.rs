@@ -91,6 +91,9 @@ pub fn run() -> Result<u8> {
             config.limits.web_fetch.name()
         ),
     );
+    for (warn, line) in super::skills::doctor_lines(&config.config_dir) {
+        report.say(if warn { Level::Warn } else { Level::Ok }, &line);
+    }
     Ok(u8::from(report.errors > 0))
 }
 

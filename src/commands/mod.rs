@@ -1,9 +1,10 @@
 //! The commands for scripts, each run once from `main` and printing to stdout: `-p` (one
-//! turn), `doctor`, `sessions`, `config`. The ACP server itself is wired in `serve`.
+//! turn), `doctor`, `sessions`, `config`, `mcp`, `skills`. The ACP server itself is wired in `serve`.
 
 pub mod config;
 pub mod doctor;
 pub mod mcp;
 pub mod oneshot;
 pub mod sessions;
+pub mod skills;
 pub(crate) mod transfer;

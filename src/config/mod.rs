@@ -21,8 +21,7 @@ pub struct Config {
     pub instructions_file: String,
     /// Bearer token the HTTP transport requires (`IACCODE_ACP_HTTP_TOKEN`), if set.
     pub http_token: Option<String>,
-    /// Whether tools use what the client offers (its files, its terminals):
-    /// `IAC_CODE_CLIENT_TOOLS` = `auto` (true) or `off`.
+    /// Whether tools use the client's files and terminals (`IAC_CODE_CLIENT_TOOLS`: auto|off).
     pub client_tools: bool,
     /// MCP servers for every session, and the client's timeouts.
     pub mcp: McpConfig,
@@ -85,6 +84,7 @@ pub mod manage;
 pub mod permissions;
 mod policy;
 mod presets;
+pub mod project;
 pub mod settings;
 mod store;
 mod tls;

@@ -19,6 +19,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "update_plan",
     "read_memory",
     "write_memory",
+    "skill",
     "exit_plan_mode",
 ];
 
@@ -31,6 +32,7 @@ const CLAUDE_NAMES: &[(&str, &str)] = &[
     ("WebFetch", "web_fetch"),
     ("Glob", "glob"),
     ("Grep", "grep"),
+    ("LS", "list_files"),
 ];
 
 /// The tools whose calls have paths a glob can match.

@@ -1,9 +1,11 @@
-//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/memory`, `/help`. They arrive as prompt
+//! Slash commands: `/compact`, `/clear`, `/rename <title>`, `/mcp`, `/memory`, `/skills`,
+//! `/help`, and each usable skill's `/name` (expanded into the turn's prompt by
+//! `skills.rs`). They arrive as prompt
 //! text, run on the prompt thread like a turn (so they queue behind nothing and can be
 //! cancelled), and answer with a message. Anything else starting with `/` is a prompt.
 
 use super::record::Record;
-use super::{PromptFailure, Session};
+use super::{PromptFailure, Services, Session};
 use crate::agent::event::{AgentEvent, EventSink};
 use crate::agent::{Outcome, StopReason, Turn, TurnFailure, TurnUsage, compact};
 use crate::history::ChatMessage;
@@ -15,6 +17,7 @@ pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
     ("rename", "Set the session's title", Some("new title")),
     ("mcp", "Show the MCP servers: transport, status, tools, last error", None),
     ("memory", "Show what is remembered about this project, and where", None),
+    ("skills", "List the skills, where each came from, and the problems found", None),
     ("help", "List the commands", None),
 ];
 
@@ -26,6 +29,7 @@ pub(super) enum Command {
     Rename(String),
     Mcp,
     Memory,
+    Skills,
     Help,
 }
 
@@ -50,15 +54,25 @@ pub(super) fn parse(text: &str) -> Option<Command> {
         "help" => Some(Command::Help),
         "mcp" => Some(Command::Mcp),
         "memory" => Some(Command::Memory),
+        "skills" => Some(Command::Skills),
         _ => None,
     }
+}
+
+/// Every command of `session` for the client: the built-in ones, then its skills'.
+pub fn available(services: &Services, session: &Session) -> Vec<(String, String, Option<String>)> {
+    let builtin =
+        COMMANDS.iter().map(|(n, d, h)| (n.to_string(), d.to_string(), h.map(str::to_string)));
+    let skills = super::skills::commands(services, session).into_iter();
+    let skills = skills.filter(|(name, _)| !COMMANDS.iter().any(|(n, _, _)| n == name));
+    builtin.chain(skills.map(|(n, d)| (n, d, Some("arguments".to_string())))).collect()
 }
 
 /// Runs a command. `turn` is there when an LLM is configured.
 pub(super) fn run(
     command: Command,
+    services: &Services,
     session: &Session,
-    config_dir: &std::path::Path,
     turn: Option<&Turn>,
     history: &mut Vec<ChatMessage>,
     sink: &dyn EventSink,
@@ -67,14 +81,15 @@ pub(super) fn run(
     match command {
         Command::Help => {
             let mut text = String::from("Commands:\n");
-            for (name, description, hint) in COMMANDS {
+            for (name, description, hint) in available(services, session) {
                 let arg = hint.map(|h| format!(" <{h}>")).unwrap_or_default();
                 text.push_str(&format!("- `/{name}{arg}`: {description}\n"));
             }
             say(text);
         }
         Command::Mcp => say(mcp_status(session)),
-        Command::Memory => say(memory_status(config_dir, &session.root)),
+        Command::Memory => say(memory_status(&services.config.config_dir, &session.root)),
+        Command::Skills => say(super::skills::listing(services, session)),
         Command::Rename(title) if title.is_empty() => say("Usage: `/rename <title>`".to_string()),
         Command::Rename(title) => {
             let title = crate::text::title(&title);

@@ -128,6 +128,7 @@ impl Manager {
             mcp_client: Mutex::default(),
             mcp_project_asked: Mutex::default(),
             started: Default::default(),
+            skills_asked: Mutex::default(),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

@@ -13,6 +13,7 @@ mod meta;
 mod prompt;
 mod rebuild;
 mod seal;
+mod skills;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;
 pub mod replay;
@@ -32,7 +33,7 @@ use crate::permission::Mode;
 use crate::provider::{self, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::Registry;
-pub use commands::COMMANDS;
+pub use commands::{COMMANDS, available};
 pub use id::SessionId;
 use record::Record;
 use store::{Journal, SessionStore};
@@ -107,6 +108,8 @@ pub struct Session {
     mcp_project_asked: Mutex<Option<String>>,
     /// What its `SessionStart` hooks did (run as it was created or loaded).
     started: hooks::SessionStart,
+    /// The project skills the user was last asked about in this session, and the answer.
+    skills_asked: Mutex<Option<(String, bool)>>,
 }
 
 struct State {

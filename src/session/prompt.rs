@@ -17,6 +17,7 @@ use crate::history::Image;
 use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::rules::RuleSet;
+use crate::skills::{Active, catalog};
 use crate::sync::lock;
 
 /// How a prompt talks back: events, permission questions, and the final result.
@@ -131,24 +132,25 @@ fn run(
     let mut history = std::mem::take(&mut lock(&session.state).history);
     let attempt = catch_unwind(AssertUnwindSafe(|| match (command, provider) {
         (Some(command), provider) => {
-            let turn = provider.map(|p| TurnParts::new(services, session, p, rules, hooks));
+            let none = || Active::new(Vec::new(), None);
+            let turn = provider.map(|p| TurnParts::new(services, session, p, rules, hooks, none()));
             let turn = turn.as_ref().map(|parts| parts.turn(services, session, cancel, &io));
-            commands::run(
-                command,
-                session,
-                &services.config.config_dir,
-                turn.as_ref(),
-                &mut history,
-                io.sink.as_ref(),
-            )
+            let sink = io.sink.as_ref();
+            commands::run(command, services, session, turn.as_ref(), &mut history, sink)
         }
         (None, Some(provider)) => {
             super::mcp::before_turn(services, session, &io, cancel);
+            let skills = super::skills::before_turn(services, session, &io, cancel);
+            // The hooks judge the prompt as typed; a skill's `/name` is expanded after, and
+            // what the hooks add follows it.
+            let typed = text.clone();
             let text = match super::hooks::before_turn(session, &hooks, text, &*io.sink, cancel) {
                 Ok(text) => text,
                 Err(refused) => return Ok(refused),
             };
-            let parts = TurnParts::new(services, session, provider, rules, hooks);
+            let context = text.strip_prefix(typed.as_str()).unwrap_or_default().to_string();
+            let text = super::skills::expand(&skills, typed) + &context;
+            let parts = TurnParts::new(services, session, provider, rules, hooks, skills);
             let turn = parts.turn(services, session, cancel, &io);
             agent::run_turn(&turn, &mut history, text, images).map_err(|failure| {
                 agent::close(session, &mut history, "Not run: the turn failed.");
@@ -229,6 +231,7 @@ struct TurnParts<'a> {
     sub_usage: Mutex<TurnUsage>,
     rules: RuleSet,
     hooks: Hooks,
+    skills: Active,
 }
 
 impl<'a> TurnParts<'a> {
@@ -238,6 +241,7 @@ impl<'a> TurnParts<'a> {
         provider: &'a dyn Provider,
         rules: RuleSet,
         hooks: Hooks,
+        skills: Active,
     ) -> TurnParts<'a> {
         let model = lock(&session.settings).model.clone();
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
@@ -249,9 +253,11 @@ impl<'a> TurnParts<'a> {
             &services.config.instructions_file,
             &tool_names,
         ) + &session.started.section();
+        let budget = catalog::budget(services.config.limits.context_window);
+        system.push_str(&catalog::render(skills.skills(), budget));
         system.extend(crate::memory::prompt_section(&services.config.config_dir, &session.root));
         let sub_usage = Mutex::new(TurnUsage::default());
-        TurnParts { provider, system, sub_usage, rules, hooks }
+        TurnParts { provider, system, sub_usage, rules, hooks, skills }
     }
 
     fn turn<'t>(
@@ -282,6 +288,7 @@ impl<'a> TurnParts<'a> {
             files: io.files.as_ref(),
             external: &session.mcp,
             images: services.config.provider.as_ref().is_ok_and(|p| p.images),
+            skills: &self.skills,
         }
     }
 }

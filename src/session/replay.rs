@@ -35,6 +35,7 @@ pub fn events(
         files: &crate::tools::NoClientTools,
         terminal: &|_: &str| {},
         prepared: None,
+        skills: &crate::tools::NoSkills,
     };
     let mut out = Vec::new();
     // Each call's replay id, and the plan it set (shown again after its result).

@@ -21,6 +21,7 @@ mod process;
 mod read_file;
 mod read_memory;
 mod run;
+mod skill;
 mod state_files;
 mod target;
 mod terminal;
@@ -49,6 +50,7 @@ pub use gate::{
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use plan::remove_scratch;
 pub use process::{shell, shell_args};
+pub use skill::{NoSkills, SkillBook};
 pub use target::{Target, judge};
 pub use update_plan::plan_of;
 
@@ -127,6 +129,8 @@ pub struct ToolContext<'a> {
     /// What the gate approved in place of the call's own command (`apply <saved plan>`,
     /// from `prepare`): the call runs exactly this, or nothing.
     pub prepared: Option<&'a str>,
+    /// The skills the turn may load (`skill`).
+    pub skills: &'a dyn SkillBook,
 }
 
 /// How a particular call will be presented before it runs.
@@ -276,6 +280,7 @@ impl Registry {
                 Arc::new(update_plan::UpdatePlan),
                 Arc::new(read_memory::ReadMemory),
                 Arc::new(write_memory::WriteMemory),
+                Arc::new(skill::Skill),
                 // Last: offered only in plan mode (`agent::offered_tools`).
                 Arc::new(exit_plan_mode::ExitPlanMode),
             ],
@@ -288,8 +293,8 @@ impl Registry {
         let tools = self
             .tools
             .iter()
-            // Their plans and modes are the parent's business.
-            .filter(|t| !["agent", "exit_plan_mode", "update_plan"].contains(&t.name()))
+            // Their plans, modes and skills are the parent's business.
+            .filter(|t| !["agent", "exit_plan_mode", "update_plan", "skill"].contains(&t.name()))
             .filter(|t| kind == SubAgentType::GeneralPurpose || t.access().read_only())
             .cloned()
             .collect();

@@ -70,6 +70,8 @@ pub struct AcpProcess {
     stderr_path: PathBuf,
     permission: Permission,
     timeout: Duration,
+    /// The commands of the last `available_commands_update` seen by `expect_commands`.
+    pub commands: Vec<Value>,
 }
 
 impl AcpProcess {
@@ -149,6 +151,7 @@ impl AcpProcess {
             stderr_path,
             permission: Permission::default(),
             timeout: DEFAULT_TIMEOUT,
+            commands: Vec::new(),
         }
     }
 
@@ -329,7 +332,10 @@ impl AcpProcess {
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["compact", "clear", "rename", "mcp", "memory", "help"]);
+        // The built-in commands first; skills' commands (bundled ones at least) follow.
+        let builtin = ["compact", "clear", "rename", "mcp", "memory", "skills", "help"];
+        assert_eq!(names[..builtin.len()], builtin, "{names:?}");
+        self.commands = update["availableCommands"].as_array().cloned().unwrap_or_default();
     }
 
     /// Sends a text `session/prompt`; returns (messages before the response, the response).

@@ -1,0 +1,191 @@
+//! A session's skills: found anew for every turn (bundled, the user's, the project's), the
+//! project's put to the user before they are used (like a project `.mcp.json`: approved
+//! by their files' hashes, asked again when one changes, a refusal kept for the session),
+//! problems logged once; the `/name` command of a skill; `/skills`; and the command list
+//! the client is told about.
+
+use serde_json::{Value, json};
+
+use super::{PromptIo, Services, Session};
+use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use crate::cancel::CancelToken;
+use crate::config::approval::Standing;
+use crate::permission::{Answer, Question};
+use crate::skills::approval::{Pending, usable};
+use crate::skills::{Active, Origin, Report, Skill, bundled, discover};
+use crate::sync::lock;
+use crate::tools::ToolKind;
+
+/// Every skill of the session's cwd (before approval), and the problems found.
+fn found(session: &Session) -> (Vec<Skill>, Vec<Report>) {
+    let found = crate::skills::find(discover::home().as_deref(), &session.root);
+    (found.skills, found.reports)
+}
+
+/// What the project's skills' approval is now, without asking: approved, or not.
+fn approved_now(services: &Services, session: &Session, skills: &[Skill]) -> bool {
+    match Pending::of(&session.root, skills) {
+        None => true,
+        Some(pending) => pending.standing(&services.config.config_dir) == Standing::Approved,
+    }
+}
+
+/// Before a turn: the skills it may use, after asking about the project's when their
+/// approval does not hold (once per content in a session).
+pub(super) fn before_turn(
+    services: &Services,
+    session: &Session,
+    io: &PromptIo,
+    cancel: &CancelToken,
+) -> Active {
+    let (skills, _) = found(session);
+    let cache = bundled::cache_root(discover::home().as_deref());
+    let Some(pending) = Pending::of(&session.root, &skills) else {
+        return Active::new(skills, cache);
+    };
+    let config_dir = &services.config.config_dir;
+    let signature = format!("{}{:?}", pending.text, pending.runs);
+    let asked = lock(&session.skills_asked).clone();
+    let approved = match asked {
+        Some((seen, answer)) if seen == signature => answer,
+        _ => match pending.standing(config_dir) {
+            Standing::Approved => true,
+            standing => {
+                let yes = ask(&pending, &skills, &standing, io, cancel);
+                if yes && let Err(err) = pending.approve(config_dir) {
+                    log::error!("cannot remember the approval of the project's skills: {err}");
+                }
+                *lock(&session.skills_asked) = Some((signature, yes));
+                if yes {
+                    // Their commands join the list the client shows.
+                    let mut all = super::available(services, session);
+                    for s in skills.iter().filter(|s| s.origin == Origin::Project) {
+                        if !all.iter().any(|(n, _, _)| *n == s.meta.name) {
+                            let description = crate::text::clip(&s.meta.description, 200);
+                            let hint = Some("arguments".to_string());
+                            all.push((s.meta.name.clone(), description, hint));
+                        }
+                    }
+                    io.sink.emit(AgentEvent::Commands(all));
+                }
+                yes
+            }
+        },
+    };
+    Active::new(usable(skills, approved), cache)
+}
+
+/// The prompt a `/name arguments` turn sends: the skill's content (the skill active), or
+/// the text unchanged when it names no usable skill.
+pub(super) fn expand(skills: &Active, text: String) -> String {
+    let Some(rest) = text.trim_start().strip_prefix('/') else { return text };
+    let (name, arguments) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    skills.command(name, arguments).unwrap_or(text)
+}
+
+/// Asks whether to use the project's skills; true if approved.
+fn ask(
+    pending: &Pending,
+    skills: &[Skill],
+    standing: &Standing,
+    io: &PromptIo,
+    cancel: &CancelToken,
+) -> bool {
+    let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
+    let project: Vec<&Skill> = skills.iter().filter(|s| s.origin == Origin::Project).collect();
+    let names: Vec<&str> = project.iter().map(|s| s.meta.name.as_str()).collect();
+    let mut title = format!(
+        "Use this project's skills ({})? They instruct the agent, and their scripts may be run.",
+        names.join(", ")
+    );
+    if let Standing::Changed(files) = standing {
+        title.push_str(&format!(" Changed since they were approved: {}.", files.join(", ")));
+    }
+    let listed: Vec<String> = project
+        .iter()
+        .map(|s| {
+            format!(
+                "- {} ({}): {}",
+                s.meta.name,
+                s.source(),
+                crate::text::clip(&s.meta.description, 300)
+            )
+        })
+        .collect();
+    let input = json!({ "skills": names, "cwd": pending.key });
+    let title = crate::text::Title::new(None, &title).into_string();
+    io.sink.emit(AgentEvent::ToolCall(ToolCallStart {
+        id: id.clone(),
+        title: title.clone(),
+        kind: ToolKind::Other,
+        input: input.clone(),
+        locations: Vec::new(),
+        parent: None,
+        tier: None,
+    }));
+    let question = Question {
+        tool_call_id: id.clone(),
+        tool: "project_skills".to_string(),
+        title,
+        kind: ToolKind::Other,
+        content: vec![listed.join("\n")],
+        tier: None,
+        input,
+        locations: Vec::new(),
+        offer_always: false,
+        remembers: None,
+        choices: vec![
+            ("approve", "Use these skills".to_string(), Answer::AllowAlways),
+            ("decline", "Do not use them".to_string(), Answer::RejectOnce),
+        ],
+    };
+    let approved = io.asker.ask(&question, cancel).allows();
+    let text = if approved {
+        format!("Approved the project's skills: {}.", names.join(", "))
+    } else {
+        "Not approved: the project's skills are not used in this session.".to_string()
+    };
+    io.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
+        id,
+        ok: approved,
+        text,
+        raw: Value::Null,
+        diff: None,
+        terminal: None,
+    }));
+    approved
+}
+
+/// `/skills`: every skill with where it came from, and the problems found.
+pub(super) fn listing(services: &Services, session: &Session) -> String {
+    let (skills, reports) = found(session);
+    let approved = approved_now(services, session, &skills);
+    let mut text = String::from("Skills (load with the skill tool, or run as `/name`):\n");
+    for skill in &skills {
+        let pending = skill.origin == Origin::Project && !approved;
+        let note = if pending { " — not approved yet: asked before the next turn" } else { "" };
+        text.push_str(&format!(
+            "- `/{}` ({}){note}: {}\n",
+            skill.meta.name,
+            skill.source(),
+            crate::text::clip(&skill.meta.description, 200)
+        ));
+    }
+    if !reports.is_empty() {
+        text.push_str("\nProblems:\n");
+        for report in &reports {
+            text.push_str(&format!("- {report}\n"));
+        }
+    }
+    text
+}
+
+/// The commands of the session's usable skills: name, description.
+pub fn commands(services: &Services, session: &Session) -> Vec<(String, String)> {
+    let (skills, _) = found(session);
+    let approved = approved_now(services, session, &skills);
+    usable(skills, approved)
+        .into_iter()
+        .map(|s| (s.meta.name.clone(), crate::text::clip(&s.meta.description, 200)))
+        .collect()
+}
