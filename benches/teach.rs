@@ -5,6 +5,7 @@
 //! `cargo bench --bench teach`; prints medians, then the summary table.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
 #[allow(dead_code)]

@@ -198,7 +198,8 @@ mod tests {
         assert_eq!(pre["tool_input"]["file_path"], "main.tf");
         assert_eq!(pre["tool_input"]["path"], "main.tf");
         let given = json!({"path": "a.tf", "file_path": "b.tf"});
-        let kept = parsed(About::PreToolUse { tool_name: "x", tool_input: &given, tool_use_id: "c" });
+        let kept =
+            parsed(About::PreToolUse { tool_name: "x", tool_input: &given, tool_use_id: "c" });
         assert_eq!(kept["tool_input"]["file_path"], "b.tf", "never overwritten");
     }
 }

@@ -152,6 +152,7 @@ fn ask(
         raw: Value::Null,
         diff: None,
         terminal: None,
+        hooks: Vec::new(),
     }));
     approved
 }
