@@ -80,6 +80,7 @@ pub fn compact(
         messages: &messages,
         tools: &[],
         max_tokens: turn.limits.max_tokens.min(SUMMARY_TOKENS),
+        cache_key: None,
     };
     let completion = match turn.provider.stream(&request, turn.cancel, &mut |_| {}) {
         Ok(completion) => completion,
@@ -97,9 +98,14 @@ pub fn compact(
     history.insert(0, ChatMessage::User { text: summary.clone(), images: Vec::new() });
     let after = estimate(turn, history);
     turn.recorder.compacted(&summary, keep, before, after);
-    turn.sink
-        .emit(AgentEvent::Notice(format!("[Context compacted: {before} -> {after} tokens]\n\n")));
-    log::info!("context compacted: {before} -> {after} tokens, {keep} messages kept");
+    // The system prompt and the tools stay as they were: their cached prefix survives.
+    let saved = before.saturating_sub(after);
+    turn.sink.emit(AgentEvent::Notice(format!(
+        "[Context compacted: {before} -> {after} tokens, {saved} saved]\n\n"
+    )));
+    log::info!(
+        "context compacted: {before} -> {after} tokens ({saved} saved), {keep} messages kept"
+    );
     Ok(Some(Compacted { before, after, split }))
 }
 

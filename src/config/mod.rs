@@ -38,6 +38,8 @@ pub struct Config {
     /// Permission rules of `settings.json`, the environment and the flags (a project's own:
     /// [`permissions::project_rules`], per session).
     pub permissions: Arc<RuleSet>,
+    /// What tokens cost (`config/pricing.rs`).
+    pub pricing: pricing::Pricing,
 }
 
 /// What the MCP client needs from the configuration.
@@ -77,18 +79,23 @@ pub struct Limits {
 }
 
 pub mod approval;
+mod cache;
 pub(crate) mod fuzz;
 pub mod manage;
 pub mod permissions;
 mod policy;
 mod presets;
+pub mod pricing;
 pub mod settings;
 mod store;
+mod tls;
 
+pub use cache::{CacheHint, PromptCache};
 pub use policy::{ClientMcp, MCP_TOOLS_MAX_BYTES, WebFetch};
-pub use presets::preset_names;
+pub use presets::{cache_hint, preset_names};
 use presets::{find_preset, infer_preset};
 pub use store::{StoreConfig, redacted};
+use tls::tls;
 
 /// Which wire API the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +131,8 @@ pub struct ProviderConfig {
     pub reasoning_effort: Option<String>,
     /// Whether the model accepts images (`IAC_CODE_IMAGES`).
     pub images: bool,
+    /// Prompt caching (`IAC_CODE_PROMPT_CACHE`).
+    pub prompt_cache: PromptCache,
 }
 
 /// Bounded retries with exponential backoff and jitter.
@@ -187,6 +196,7 @@ impl Config {
         rules.extend(permissions::from_env(process)?);
         config.permissions = Arc::new(rules);
         config.mcp.servers = layered.mcp_servers.unwrap_or_default();
+        config.pricing = pricing::Pricing::new(&config.provider, layered.pricing);
         Ok(config)
     }
 
@@ -236,6 +246,7 @@ impl Config {
             node_named: env.get("IAC_CODE_NODE_ID").is_some(),
             lease_ttl: store::lease_ttl(env)?,
             permissions: Arc::default(),
+            pricing: pricing::Pricing::default(),
         })
     }
 }
@@ -329,6 +340,7 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
                 )));
             }
         },
+        prompt_cache: cache::prompt_cache(env)?,
         images: match env.get("IAC_CODE_IMAGES").as_deref().map(str::trim) {
             None | Some("0" | "false" | "no") => false,
             Some("1" | "true" | "yes") => true,
@@ -339,32 +351,6 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
             }
         },
     }))
-}
-
-/// The PEM certificates of `IAC_CODE_CA_FILE` as the trusted roots (instead of the bundled
-/// public ones: a site's own CA, or the system bundle `/etc/ssl/certs/ca-certificates.crt`).
-fn tls(env: &dyn Env) -> Result<Option<ureq::tls::TlsConfig>> {
-    let Some(path) = env.get("IAC_CODE_CA_FILE") else { return Ok(None) };
-    let path = expand_home(&path, env);
-    let pem = std::fs::read(&path).map_err(|err| {
-        Error::Config(format!("IAC_CODE_CA_FILE {}: cannot read it: {err}", path.display()))
-    })?;
-    let mut certs: Vec<ureq::tls::Certificate<'static>> = Vec::new();
-    for item in ureq::tls::parse_pem(&pem) {
-        if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
-            certs.push(cert);
-        }
-    }
-    if certs.is_empty() {
-        return Err(Error::Config(format!(
-            "IAC_CODE_CA_FILE {}: no PEM certificate in it",
-            path.display()
-        )));
-    }
-    let tls = ureq::tls::TlsConfig::builder()
-        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-        .build();
-    Ok(Some(tls))
 }
 
 fn expand_home(path: &str, env: &dyn Env) -> PathBuf {

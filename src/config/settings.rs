@@ -1,7 +1,7 @@
 //! The settings file, `<config dir>/settings.json`: the active provider and, per provider,
 //! its base URL, key, model, models offered, limits, thinking, images and CA bundle.
 //! Environment variables override it; `permissions` (rules, `config/permissions.rs`) and
-//! `mcpServers` are kept whole. Unknown keys are errors (a typo must not be
+//! `mcpServers` are kept whole, `pricing` is read by `config/pricing.rs`. Unknown keys are errors (a typo must not be
 //! silently ignored); a file holding a key that others may read is warned about.
 //!
 //! ```json
@@ -48,6 +48,7 @@ pub(super) const TOP_KEYS: &[(&str, &str)] = &[
     ("nodeId", "IAC_CODE_NODE_ID"),
     ("leaseTtl", "IAC_CODE_LEASE_TTL"),
     ("mcpToolsMaxBytes", "IAC_CODE_MCP_TOOLS_MAX_BYTES"),
+    ("promptCache", "IAC_CODE_PROMPT_CACHE"),
 ];
 
 /// The MCP servers' key (an object keyed by name, kept as JSON).
@@ -61,6 +62,8 @@ pub(super) struct Layered<'a> {
     pub(super) mcp_servers: Option<Value>,
     /// The rules of `permissions`.
     pub(super) permissions: RuleSet,
+    /// The prices of `pricing`, per model.
+    pub(super) pricing: std::collections::BTreeMap<String, super::pricing::Price>,
 }
 
 impl Layered<'_> {
@@ -83,7 +86,8 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             let permissions = RuleSet::default();
-            return Ok(Layered { env, file: HashMap::new(), mcp_servers: None, permissions });
+            let (file, pricing) = (HashMap::new(), Default::default());
+            return Ok(Layered { env, file, mcp_servers: None, permissions, pricing });
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
@@ -122,12 +126,13 @@ pub(super) fn from_value<'a>(
             && key != "providers"
             && key != MCP_SERVERS
             && key != permissions::KEY
+            && key != super::pricing::KEY
             && !TOP_KEYS.iter().any(|(k, _)| k == key)
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
                  clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
-                 leaseTtl, mcpToolsMaxBytes, mcpServers, permissions)"
+                 leaseTtl, mcpToolsMaxBytes, promptCache, mcpServers, permissions, pricing)"
             )));
         }
     }
@@ -143,6 +148,11 @@ pub(super) fn from_value<'a>(
         Some(value) => permissions::from_settings(value, path, &Source::User(path.to_path_buf()))
             .map_err(Error::Config)?,
         None => RuleSet::default(),
+    };
+    let pricing = match root.get(super::pricing::KEY) {
+        Some(value) => super::pricing::from_settings(value)
+            .map_err(|why| Error::Config(format!("{shown}: {why}")))?,
+        None => Default::default(),
     };
     for (key, var) in TOP_KEYS {
         if let Some(value) = root.get(*key) {
@@ -193,7 +203,7 @@ pub(super) fn from_value<'a>(
             }
         }
     }
-    Ok(Layered { env, file, mcp_servers, permissions })
+    Ok(Layered { env, file, mcp_servers, permissions, pricing })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and

@@ -124,6 +124,8 @@ impl Manager {
             mcp: crate::mcp::Servers::default(),
             mcp_client: Mutex::default(),
             mcp_project_asked: Mutex::default(),
+            prefix: Mutex::default(),
+            spent: Mutex::new(rebuilt.usage),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

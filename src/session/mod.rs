@@ -12,6 +12,8 @@ mod meta;
 mod prompt;
 mod rebuild;
 mod seal;
+mod system;
+pub mod usage;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;
 pub mod replay;
@@ -104,6 +106,10 @@ pub struct Session {
     mcp_client: Mutex<Option<Vec<serde_json::Value>>>,
     /// The project `.mcp.json` content the user was last asked about in this session.
     mcp_project_asked: Mutex<Option<String>>,
+    /// The frozen system prompt and the tools last offered (`session/system.rs`).
+    prefix: Mutex<system::Prefix>,
+    /// What its model calls used and cost so far (`session/usage.rs`).
+    spent: Mutex<agent::TurnUsage>,
 }
 
 struct State {
@@ -181,6 +187,12 @@ impl Recorder for Session {
     }
     fn mode(&self, mode: &str) {
         self.record(&Record::Mode { mode: mode.to_string() });
+    }
+    fn usage(&self, model: &str, call: &agent::TurnUsage) -> agent::TurnUsage {
+        self.spend(model, call)
+    }
+    fn offered(&self, tools: &[ToolDef]) {
+        self.watch_tools(tools);
     }
 }
 

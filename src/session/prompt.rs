@@ -211,7 +211,7 @@ fn rules_for(config: &Config, cwd: &std::path::Path) -> Result<RuleSet> {
 /// What a turn borrows that must outlive it.
 struct TurnParts<'a> {
     provider: &'a dyn Provider,
-    system: String,
+    system: Arc<str>,
     sub_usage: Mutex<TurnUsage>,
     rules: RuleSet,
 }
@@ -227,12 +227,10 @@ impl<'a> TurnParts<'a> {
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
         let tool_names: Vec<&str> =
             services.tools.iter().map(|t| t.name()).chain(mcp.iter().map(|t| t.name())).collect();
-        let system = agent::prompt::system_prompt(
-            &session.root,
-            &model,
-            &services.config.instructions_file,
-            &tool_names,
-        );
+        // Built once per session and kept (the provider's prompt cache depends on it).
+        let system = session.system_prompt(&model, &tool_names, |date| {
+            system_prompt(services, session, &model, &tool_names, date)
+        });
         TurnParts { provider, system, sub_usage: Mutex::new(TurnUsage::default()), rules }
     }
 
@@ -263,8 +261,24 @@ impl<'a> TurnParts<'a> {
             files: io.files.as_ref(),
             external: &session.mcp,
             images: services.config.provider.as_ref().is_ok_and(|p| p.images),
+            pricing: &services.config.pricing,
+            cache_key: Some(session.id.as_str()),
         }
     }
+}
+
+/// The system prompt of `session` built now, every section in order, its date `date`.
+/// What this returns is frozen for the session (`session/system.rs`): a section that
+/// varies belongs after the cache breakpoint, not here.
+fn system_prompt(
+    services: &Services,
+    session: &Session,
+    model: &str,
+    tools: &[&str],
+    date: &str,
+) -> String {
+    let config = &services.config;
+    agent::prompt::system_prompt(&session.root, model, &config.instructions_file, tools, date)
 }
 
 /// Counts running prompt threads; decrements on drop, even when the thread panics.
