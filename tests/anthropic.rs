@@ -69,7 +69,7 @@ fn thinking_tool_use_and_usage_round_trip() {
     assert_eq!(requests[0].header("anthropic-version"), Some("2023-06-01"));
     let first_body = &requests[0].body;
     assert_eq!(first_body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
-    assert!(first_body["system"].as_str().unwrap().contains("iac-code"));
+    assert!(first_body["system"][0]["text"].as_str().unwrap().contains("iac-code"));
     assert_eq!(first_body["tools"][0]["name"], "read_file");
     let second = &requests[1].body["messages"];
     let roles: Vec<&str> =

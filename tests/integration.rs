@@ -56,6 +56,8 @@ mod health;
 mod mcp_caps;
 // Titles the client gets: one printable bounded line, whose claim it is first.
 mod titles;
+// The token economy: a byte-stable prefix, cache breakpoints and hints, usage and cost.
+mod tokens;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
 // Which mode a loaded, imported or migrated session starts in; records checked on the way.
