@@ -267,7 +267,11 @@ fn images_reach_both_apis_when_the_model_accepts_them() {
         content[0],
         json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}})
     );
-    assert_eq!(content[1], json!({"type": "text", "text": "what is this?"}));
+    assert_eq!(
+        content[1],
+        json!({"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}}),
+        "the newest message's last block is a cache breakpoint"
+    );
 
     // OpenAI-compatible: a data URL part.
     let ws = Workspace::new("images-openai");
