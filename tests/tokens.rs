@@ -367,3 +367,41 @@ fn tool_output_goes_back_to_the_model_as_it_was_shown_even_after_a_reload() {
         assert_eq!(sent["content"].as_str().unwrap(), shown, "never bigger than it was shown");
     }
 }
+
+#[test]
+fn one_shot_json_and_stream_json_carry_the_cache_figures_and_the_cost() {
+    let ws = Workspace::new("tokens-oneshot");
+    let llm = FakeLlm::start(vec![text_with("Fine.", cached(1)), text_with("Fine.", cached(1))]);
+    let base = llm.base_url();
+    let env = [
+        ("IAC_CODE_PROVIDER", "openai"),
+        ("IAC_CODE_BASE_URL", base.as_str()),
+        ("IAC_CODE_API_KEY", "sk-test"),
+        ("IAC_CODE_MODEL", "gpt-4.1"),
+    ];
+    // 200 at full price ($2), 2,000 read ($0.50), 20 out ($8) per million tokens.
+    let (prompt, read, _, completion) = usage_of(1);
+    let micros = (prompt - read) * 2 + read / 2 + completion * 8;
+    let run = |format: &str| {
+        let out = iac_code(&ws)
+            .args(["-p", "check the plan", "--output-format", format])
+            .envs(env)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let result: Value = serde_json::from_str(run("json").trim()).unwrap();
+    let usage = &result["usage"];
+    assert_eq!(usage["inputTokens"], prompt - read, "{usage}");
+    assert_eq!(usage["cachedReadTokens"], read, "{usage}");
+    assert_eq!(usage["thoughtTokens"], 4, "{usage}");
+    assert_eq!(usage["cost"]["currency"], "USD", "{usage}");
+    assert!((usage["cost"]["amount"].as_f64().unwrap() - micros as f64 / 1e6).abs() < 1e-9);
+    let lines: Vec<Value> =
+        run("stream-json").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let update = lines.iter().find(|l| l["type"] == "usage").expect("a usage line per call");
+    assert!((update["cost"]["amount"].as_f64().unwrap() - micros as f64 / 1e6).abs() < 1e-9);
+    let end = lines.last().unwrap();
+    assert_eq!(end["usage"]["cachedReadTokens"], read, "{end}");
+}

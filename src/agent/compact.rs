@@ -3,7 +3,7 @@
 //! last turns stay whole and a tool call never loses its result; the journal keeps
 //! everything, and the client sees `[Context compacted: X -> Y tokens]`.
 
-use super::event::AgentEvent;
+use super::event::{AgentEvent, ContextUsage};
 use super::{Turn, estimate};
 use crate::history::ChatMessage;
 use crate::provider::{ChatRequest, Failure, FailureKind, ProviderError};
@@ -92,6 +92,17 @@ pub fn compact(
             return Err(Failure::new(failure.kind, message));
         }
     };
+    // The summary's call costs like any other: the session's totals count it.
+    let (reported, estimated) = match completion.usage {
+        Some(usage) => (usage, false),
+        None => {
+            let output = estimate::tokens(completion.text.len());
+            let input = estimate::request(&request);
+            (crate::provider::Usage { input, output, ..Default::default() }, true)
+        }
+    };
+    let call = super::TurnUsage::of_call(&reported, estimated, turn.pricing.price(&model));
+    let spent = turn.recorder.usage(&model, &call);
     let summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
     let keep = history.len() - split;
     history.drain(..split);
@@ -106,6 +117,9 @@ pub fn compact(
     log::info!(
         "context compacted: {before} -> {after} tokens ({saved} saved), {keep} messages kept"
     );
+    let size = turn.limits.context_window;
+    let used = ContextUsage { used: after, size, estimated: true, cost: spent.cost };
+    turn.sink.emit(AgentEvent::Usage(used));
     Ok(Some(Compacted { before, after, split }))
 }
 
