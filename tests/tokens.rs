@@ -326,6 +326,11 @@ fn session_totals_survive_a_reload_and_sessions_show_prints_them() {
         (usage["cost"]["amount"].as_f64().unwrap() - micros as f64 / 1e6).abs() < 1e-9,
         "{usage}"
     );
+    // The metadata keeps the totals too, for listings.
+    let out = iac_code(&ws).args(["sessions", "list", "--json"]).output().unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(listed[0]["usage"]["cachedReadTokens"], usage["cachedReadTokens"], "{listed}");
+    assert_eq!(listed[0]["usage"]["cost"], usage["cost"], "{listed}");
     let out = iac_code(&ws).args(["sessions", "show", &session]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("usage   ") && text.contains(" USD"), "{text}");

@@ -117,6 +117,7 @@ fn meta_json(m: &Meta) -> Value {
         "updatedAt": m.updated_at,
         "forkedFrom": m.forked_from,
         "messageCount": m.messages,
+        "usage": m.usage.as_ref().map(|u| usage_json(&u.read())),
     })
 }
 

@@ -27,6 +27,7 @@ impl Manager {
             updated_at: now,
             forked_from: None,
             messages: 0,
+            usage: None,
         };
         let journal = self.services.store.create(meta)?;
         let session = self.build(journal, root, Rebuilt::default());

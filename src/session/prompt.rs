@@ -172,7 +172,8 @@ fn run(
         state.history = history;
         state.running = None;
     }
-    session.touch(|_| {});
+    let spent = super::usage::UsageRecord::totals(&session.spent());
+    session.touch(|m| m.usage = spent);
     if let Err(err) = session.journal.sync() {
         log::error!("session {}: journal sync failed: {err}", session.id);
     }

@@ -70,6 +70,14 @@ impl UsageRecord {
     }
 }
 
+impl UsageRecord {
+    /// A session's totals as kept in its metadata (`None` before its first call).
+    pub fn totals(usage: &TurnUsage) -> Option<UsageRecord> {
+        (usage.input + usage.output > 0 || usage.cost != Cost::Nothing)
+            .then(|| UsageRecord::of(usage))
+    }
+}
+
 impl Session {
     /// Journals a model call's usage and adds it to the session's totals; returns them.
     pub(super) fn spend(&self, model: &str, call: &TurnUsage) -> TurnUsage {
