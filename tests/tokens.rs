@@ -410,3 +410,26 @@ fn one_shot_json_and_stream_json_carry_the_cache_figures_and_the_cost() {
     let end = lines.last().unwrap();
     assert_eq!(end["usage"]["cachedReadTokens"], read, "{end}");
 }
+
+#[test]
+fn the_prefix_is_built_again_only_for_a_reason_the_log_names() {
+    let ws = Workspace::new("tokens-rebuilt");
+    let llm = FakeLlm::start(vec![text_reply("One."), text_reply("Two."), text_reply("Three.")]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_MODELS", "other-model")]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    acp.prompt(&session, "first");
+    acp.prompt(&session, "second");
+    assert!(!acp.stderr().contains("built again"), "nothing changed: {}", acp.stderr());
+    let set = json!({"sessionId": session, "configId": "model", "value": "other-model"});
+    acp.call("session/set_config_option", set);
+    acp.prompt(&session, "third");
+    assert!(
+        acp.stderr().contains("system prompt built again: the model changed"),
+        "{}",
+        acp.stderr()
+    );
+    let requests = llm.requests();
+    assert_eq!(system_of(&requests[0]), system_of(&requests[1]));
+    assert!(system_of(&requests[2]).contains("- Model: other-model"));
+}
