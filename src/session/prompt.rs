@@ -268,9 +268,11 @@ impl<'a> TurnParts<'a> {
     }
 }
 
-/// The system prompt of `session` built now, every section in order, its date `date`.
-/// What this returns is frozen for the session (`session/system.rs`): a section that
-/// varies belongs after the cache breakpoint, not here.
+/// The system prompt of `session` built now, every section in order, its date `date`: the
+/// one place that assembles it (a further section, such as a skills catalog, a memory index
+/// or what a `SessionStart` hook said, is appended here, one line each). What this returns
+/// is frozen for the session (`session/system.rs`): a section that varies from call to
+/// call belongs after the cache breakpoint, not here.
 fn system_prompt(
     services: &Services,
     session: &Session,
