@@ -59,6 +59,7 @@ fn meta(cwd: &Path) -> Meta {
         updated_at: now,
         forked_from: None,
         messages: 0,
+        usage: None,
     }
 }
 

@@ -372,6 +372,7 @@ fn journal_append() {
         updated_at: "t".into(),
         forked_from: None,
         messages: 0,
+        usage: None,
     };
     let journal = store.create(meta).unwrap();
     let record = Record::Assistant {

@@ -69,7 +69,7 @@ fn thinking_tool_use_and_usage_round_trip() {
     assert_eq!(requests[0].header("anthropic-version"), Some("2023-06-01"));
     let first_body = &requests[0].body;
     assert_eq!(first_body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
-    assert!(first_body["system"].as_str().unwrap().contains("iac-code"));
+    assert!(first_body["system"][0]["text"].as_str().unwrap().contains("iac-code"));
     assert_eq!(first_body["tools"][0]["name"], "read_file");
     let second = &requests[1].body["messages"];
     let roles: Vec<&str> =
@@ -267,7 +267,11 @@ fn images_reach_both_apis_when_the_model_accepts_them() {
         content[0],
         json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}})
     );
-    assert_eq!(content[1], json!({"type": "text", "text": "what is this?"}));
+    assert_eq!(
+        content[1],
+        json!({"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}}),
+        "the newest message's last block is a cache breakpoint"
+    );
 
     // OpenAI-compatible: a data URL part.
     let ws = Workspace::new("images-openai");

@@ -58,6 +58,8 @@ mod mcp_caps;
 mod titles;
 // Agent Skills: the catalog, the skill tool, approval, commands, narrowing, compaction.
 mod skills;
+// The token economy: a byte-stable prefix, cache breakpoints and hints, usage and cost.
+mod tokens;
 // Sessions in a real Redis shared by several nodes: leases, fencing, failover.
 mod redis_store;
 // Which mode a loaded, imported or migrated session starts in; records checked on the way.

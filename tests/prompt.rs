@@ -33,7 +33,8 @@ fn a_plain_reply_streams_and_reports_usage() {
     let pieces = updates_of(&msgs, "agent_message_chunk").len() as u64;
     assert_eq!(
         result["usage"],
-        json!({"inputTokens": 10, "outputTokens": pieces, "totalTokens": 10 + pieces})
+        json!({"inputTokens": 10, "outputTokens": pieces, "totalTokens": 10 + pieces,
+            "cachedReadTokens": 0, "cachedWriteTokens": 0})
     );
     let usage = updates_of(&msgs, "usage_update");
     assert_eq!(usage.len(), 1);

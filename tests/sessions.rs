@@ -359,8 +359,12 @@ fn slash_commands_rename_clear_compact_and_help() {
     assert!(notice.starts_with("[Context compacted: "), "{notice}");
     let summary_request = &llm.requests()[2].body;
     assert!(summary_request["messages"][0]["content"].as_str().unwrap().starts_with("You compact"));
+    assert!(notice.contains(" saved]"), "says what it saved: {notice}");
     acp.prompt(&id, "third");
     let messages = llm.requests()[3].body["messages"].clone();
+    let before = &llm.requests()[1].body;
+    assert_eq!(messages[0], before["messages"][0], "the system prompt survives a compaction");
+    assert_eq!(llm.requests()[3].body["tools"], before["tools"], "and so do the tools");
     assert!(
         messages[1]["content"].as_str().unwrap().contains("SUMMARY: user asked twice"),
         "{messages}"

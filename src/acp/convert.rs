@@ -177,6 +177,10 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
         AgentEvent::Usage(usage) => SessionUpdate::UsageUpdate {
             used: usage.used,
             size: usage.size,
+            cost: usage.cost.amount().map(|(amount, currency)| super::types::Cost {
+                amount,
+                currency: currency.as_str().to_string(),
+            }),
             meta: usage.estimated.then(|| json!({ "iacCode": { "estimated": true } })),
         },
         AgentEvent::Plan(steps) => SessionUpdate::Plan {

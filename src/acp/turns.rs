@@ -141,8 +141,11 @@ fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptRespons
                 },
                 usage: Usage {
                     total_tokens: usage.input + usage.output,
-                    input_tokens: usage.input,
+                    input_tokens: usage.full_input(),
                     output_tokens: usage.output,
+                    thought_tokens: (usage.thought > 0).then_some(usage.thought),
+                    cached_read_tokens: usage.cached_read,
+                    cached_write_tokens: usage.cached_write,
                 },
                 meta: usage.estimated.then(|| json!({ "iacCode": { "usageEstimated": true } })),
             })

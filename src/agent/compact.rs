@@ -3,7 +3,7 @@
 //! last turns stay whole and a tool call never loses its result; the journal keeps
 //! everything, and the client sees `[Context compacted: X -> Y tokens]`.
 
-use super::event::AgentEvent;
+use super::event::{AgentEvent, ContextUsage};
 use super::{Turn, estimate};
 use crate::history::ChatMessage;
 use crate::provider::{ChatRequest, Failure, FailureKind, ProviderError};
@@ -80,6 +80,7 @@ pub fn compact(
         messages: &messages,
         tools: &[],
         max_tokens: turn.limits.max_tokens.min(SUMMARY_TOKENS),
+        cache_key: None,
     };
     let completion = match turn.provider.stream(&request, turn.cancel, &mut |_| {}) {
         Ok(completion) => completion,
@@ -91,6 +92,17 @@ pub fn compact(
             return Err(Failure::new(failure.kind, message));
         }
     };
+    // The summary's call costs like any other: the session's totals count it.
+    let (reported, estimated) = match completion.usage {
+        Some(usage) => (usage, false),
+        None => {
+            let output = estimate::tokens(completion.text.len());
+            let input = estimate::request(&request);
+            (crate::provider::Usage { input, output, ..Default::default() }, true)
+        }
+    };
+    let call = super::TurnUsage::of_call(&reported, estimated, turn.pricing.price(&model));
+    let spent = turn.recorder.usage(&model, &call);
     let mut summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
     // Skills loaded in the summarised part stay loaded: their content follows the summary.
     let part = &history[..split];
@@ -104,9 +116,17 @@ pub fn compact(
     history.insert(0, ChatMessage::User { text: summary.clone(), images: Vec::new() });
     let after = estimate(turn, history);
     turn.recorder.compacted(&summary, keep, before, after);
-    turn.sink
-        .emit(AgentEvent::Notice(format!("[Context compacted: {before} -> {after} tokens]\n\n")));
-    log::info!("context compacted: {before} -> {after} tokens, {keep} messages kept");
+    // The system prompt and the tools stay as they were: their cached prefix survives.
+    let saved = before.saturating_sub(after);
+    turn.sink.emit(AgentEvent::Notice(format!(
+        "[Context compacted: {before} -> {after} tokens, {saved} saved]\n\n"
+    )));
+    log::info!(
+        "context compacted: {before} -> {after} tokens ({saved} saved), {keep} messages kept"
+    );
+    let size = turn.limits.context_window;
+    let used = ContextUsage { used: after, size, estimated: true, cost: spent.cost };
+    turn.sink.emit(AgentEvent::Usage(used));
     Ok(Some(Compacted { before, after, split }))
 }
 

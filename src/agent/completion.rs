@@ -1,10 +1,11 @@
 //! One LLM call of a turn: the reply streamed out as events (pieces that arrive together
-//! leave together), usage accounted, partial text kept on cancel.
+//! leave together), usage accounted and priced (a `usage_update` after every call, with the
+//! session's cost so far), partial text kept on cancel.
 
 use super::event::{AgentEvent, ContextUsage, PieceKind, Pieces};
 use super::{Turn, TurnUsage, estimate, push};
 use crate::history::ChatMessage;
-use crate::provider::{Completion, Delta, Failure, ProviderError};
+use crate::provider::{Completion, Delta, Failure, ProviderError, Usage};
 use crate::sync::lock;
 
 pub(super) enum Step {
@@ -20,6 +21,7 @@ pub(super) fn request_completion(
 ) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
     let tools = turn.offered();
+    turn.recorder.offered(&tools);
     // Only the most recent images go again with every request.
     let messages = crate::history::recent_images(history);
     let request = turn.request(&model, &messages, &tools);
@@ -52,9 +54,9 @@ pub(super) fn request_completion(
         Err(ProviderError::Cancelled) => {
             // The provider reports no usage for a cut-off reply: count our estimate (the
             // request, and what streamed), flagged as one, never zeros that look real.
-            usage.estimated = true;
-            usage.input += request_tokens;
-            usage.output += estimate::tokens(partial_text.len() + partial_thinking.len());
+            let output = estimate::tokens(partial_text.len() + partial_thinking.len());
+            let guess = Usage { input: request_tokens, output, ..Usage::default() };
+            account(turn, &model, usage, &guess, true);
             // Keep what the user already saw, so the model knows what it said.
             if !partial_text.is_empty() || !partial_thinking.is_empty() {
                 let partial = ChatMessage::Assistant {
@@ -70,8 +72,8 @@ pub(super) fn request_completion(
         }
         Err(ProviderError::Failed(failure)) => return Err(Step::Failed(failure)),
     };
-    let (input, output, estimated) = match completion.usage {
-        Some(u) => (u.input, u.output, false),
+    let (reported, estimated) = match completion.usage {
+        Some(u) => (u, false),
         None => {
             let out_chars = completion.text.len()
                 + completion.thinking.len()
@@ -80,18 +82,32 @@ pub(super) fn request_completion(
                     .iter()
                     .map(|c| c.arguments.len() + c.name.len())
                     .sum::<usize>();
-            (request_tokens, estimate::tokens(out_chars), true)
+            let output = estimate::tokens(out_chars);
+            (Usage { input: request_tokens, output, ..Usage::default() }, true)
         }
     };
-    usage.input += input;
-    usage.output += output;
-    usage.estimated |= estimated;
+    let session = account(turn, &model, usage, &reported, estimated);
     turn.sink.emit(AgentEvent::Usage(ContextUsage {
-        used: input + output,
+        used: reported.input + reported.output,
         size: turn.limits.context_window,
         estimated,
+        cost: session.cost,
     }));
     Ok(sanitize_ids(completion))
+}
+
+/// Adds one call's usage, priced, to the turn's and to the session's record; returns the
+/// session's totals.
+fn account(
+    turn: &Turn,
+    model: &str,
+    usage: &mut TurnUsage,
+    reported: &Usage,
+    estimated: bool,
+) -> TurnUsage {
+    let call = TurnUsage::of_call(reported, estimated, turn.pricing.price(model));
+    usage.add(call);
+    turn.recorder.usage(model, &call)
 }
 
 /// Some local models send empty or repeated tool-call ids; every call needs its own.

@@ -115,6 +115,8 @@ pub struct ContextUsage {
     pub size: u64,
     /// Whether `used` is an estimate (the provider reported no usage).
     pub estimated: bool,
+    /// What the session cost so far.
+    pub cost: super::Cost,
 }
 
 /// Receives events; implemented by the session layer.

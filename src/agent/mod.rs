@@ -13,6 +13,7 @@ pub mod prompt;
 mod skills;
 mod sub_agent;
 mod tool_call;
+pub mod usage;
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -27,6 +28,7 @@ use crate::sync::lock;
 use crate::tools::{ExternalTools, Registry, Tool};
 use completion::{Step, request_completion};
 use event::EventSink;
+pub use usage::{Cost, TurnUsage};
 
 /// Keeps a durable copy of the history as it grows; the session journal implements it.
 pub trait Recorder: Send + Sync {
@@ -38,6 +40,14 @@ pub trait Recorder: Send + Sync {
     fn compacted(&self, summary: &str, keep: usize, before: u64, after: u64);
     /// The permission mode changed during the turn (`exit_plan_mode`).
     fn mode(&self, _mode: &str) {}
+    /// A model call with `model` used `call`; returns what the session used so far (by
+    /// default, this call alone).
+    fn usage(&self, _model: &str, call: &TurnUsage) -> TurnUsage {
+        *call
+    }
+    /// A request offers `tools` (where they change, the provider's prompt cache starts
+    /// again: the session logs why).
+    fn offered(&self, _tools: &[ToolDef]) {}
 }
 
 /// Records nothing (sub-agents, whose history is their own).
@@ -107,17 +117,6 @@ pub enum StopReason {
     Cancelled,
 }
 
-/// Tokens used by a whole turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TurnUsage {
-    /// Input tokens over every LLM call.
-    pub input: u64,
-    /// Output tokens over every LLM call.
-    pub output: u64,
-    /// Whether any call's usage was estimated.
-    pub estimated: bool,
-}
-
 /// A finished turn.
 #[derive(Debug, Clone, Copy)]
 pub struct Outcome {
@@ -179,6 +178,11 @@ pub struct Turn<'a> {
     pub images: bool,
     /// The skills this turn may load, and what the loaded ones allow.
     pub skills: &'a dyn crate::tools::SkillBook,
+    /// What tokens cost.
+    pub pricing: &'a crate::config::pricing::Pricing,
+    /// Names the conversation to providers that route a prompt cache by it (the session
+    /// id).
+    pub cache_key: Option<&'a str>,
 }
 
 impl<'a> Turn<'a> {
@@ -196,6 +200,7 @@ impl<'a> Turn<'a> {
             messages,
             tools,
             max_tokens: self.limits.max_tokens,
+            cache_key: self.cache_key,
         }
     }
 
@@ -231,14 +236,6 @@ fn def_of(tool: &dyn Tool) -> ToolDef {
         name: tool.name().to_string(),
         description: tool.description().to_string(),
         parameters: tool.schema(),
-    }
-}
-
-impl TurnUsage {
-    fn add(&mut self, other: TurnUsage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.estimated |= other.estimated;
     }
 }
 

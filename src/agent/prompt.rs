@@ -9,12 +9,13 @@ use crate::config::project::Project;
 /// Bytes of project instructions included at most.
 const MAX_INSTRUCTIONS: usize = 32 << 10;
 
-/// Builds the system prompt for a turn.
+/// Builds the system prompt, dated `date` (the session's: a session keeps one prompt).
 pub fn system_prompt(
     cwd: &Path,
     model: &str,
     instructions_file: &str,
     tool_names: &[&str],
+    date: &str,
 ) -> String {
     let mut out = String::with_capacity(4096);
     out.push_str(
@@ -26,7 +27,7 @@ pub fn system_prompt(
     out.push_str("# Environment\n");
     let _ = writeln!(out, "- Working directory: {}", cwd.display());
     let _ = writeln!(out, "- Platform: {} ({})", std::env::consts::OS, std::env::consts::ARCH);
-    let _ = writeln!(out, "- Date: {}", crate::time::today());
+    let _ = writeln!(out, "- Date: {date}");
     let _ = writeln!(out, "- Model: {model}");
     let project = Project::of(cwd);
     if project.in_git {
@@ -104,7 +105,7 @@ mod tests {
         std::fs::write(dir.join("AGENTS.md"), "Use tflint.").unwrap();
         std::fs::write(dir.join("envs/prod/AGENTS.md"), "Never touch prod state.").unwrap();
         let cwd = dir.join("envs/prod");
-        let prompt = system_prompt(&cwd, "m1", "AGENTS.md", &["read_file"]);
+        let prompt = system_prompt(&cwd, "m1", "AGENTS.md", &["read_file"], "2026-01-02");
         assert!(prompt.contains(&format!("Working directory: {}", cwd.display())));
         let root = prompt.find("Use tflint.").expect("root instructions");
         let leaf = prompt.find("Never touch prod state.").expect("leaf instructions");

@@ -68,7 +68,7 @@ impl Delegate for SubAgents<'_> {
         let turn = Turn {
             system_prompt: &system,
             sub_usage: &own_sub_usage,
-            recorder: &super::NoRecorder,
+            recorder: &UsageOnly(parent.recorder),
             tools: &tools,
             tool_defs: &defs,
             external,
@@ -90,6 +90,18 @@ impl Delegate for SubAgents<'_> {
             return Err(ToolError::Model(super::CANCELLED_RESULT.to_string()));
         }
         Ok(report(&history, outcome.stop, outcome.usage))
+    }
+}
+
+/// A sub-agent's record: its history is its own, but what its calls cost is the session's.
+struct UsageOnly<'a>(&'a dyn super::Recorder);
+
+impl super::Recorder for UsageOnly<'_> {
+    fn message(&self, _: &ChatMessage) {}
+    fn rewind(&self, _: usize) {}
+    fn compacted(&self, _: &str, _: usize, _: u64, _: u64) {}
+    fn usage(&self, model: &str, call: &super::TurnUsage) -> super::TurnUsage {
+        self.0.usage(model, call)
     }
 }
 

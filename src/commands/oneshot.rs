@@ -213,7 +213,10 @@ impl Printer {
             }
         };
         let usage = usage.map(|u| {
-            json!({"inputTokens": u.input, "outputTokens": u.output, "totalTokens": u.input + u.output})
+            json!({"inputTokens": u.full_input(), "outputTokens": u.output,
+                "totalTokens": u.input + u.output, "cachedReadTokens": u.cached_read,
+                "cachedWriteTokens": u.cached_write, "thoughtTokens": u.thought,
+                "cost": cost_json(u.cost)})
         });
         let result = json!({
             "type": "result",
@@ -240,6 +243,14 @@ impl Printer {
             crate::logging::stderr_line(&format!("iac-code: error: {error}"));
         }
         if self.broken.load(Ordering::SeqCst) { exit::BROKEN_PIPE } else { code }
+    }
+}
+
+/// A cost as ACP writes it (`{amount, currency}`), `null` when it is not known.
+fn cost_json(cost: crate::agent::Cost) -> Value {
+    match cost.amount() {
+        Some((amount, currency)) => json!({"amount": amount, "currency": currency.as_str()}),
+        None => Value::Null,
     }
 }
 
@@ -290,7 +301,10 @@ impl EventSink for Printer {
                 self.line(&json!({"type": "tool_result", "id": end.id, "status": status, "output": end.text}));
             }
             AgentEvent::Usage(usage) if stream => {
-                self.line(&json!({"type": "usage", "used": usage.used, "size": usage.size}));
+                let cost = cost_json(usage.cost);
+                self.line(
+                    &json!({"type": "usage", "used": usage.used, "size": usage.size, "cost": cost}),
+                );
             }
             _ => {}
         }

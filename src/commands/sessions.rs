@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::agent::TurnUsage;
 use crate::cli::SessionsCommand;
 use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
@@ -70,13 +71,15 @@ fn run_inner(command: &SessionsCommand) -> Result<u8> {
             };
             if *json {
                 let messages: Vec<Value> = rebuilt.all.iter().map(message_json).collect();
-                let value = json!({"session": meta_json(&meta), "messages": messages});
+                let value = json!({"session": meta_json(&meta), "messages": messages,
+                    "usage": usage_json(&rebuilt.usage)});
                 write(&mut out, &value.to_string())?;
             } else {
                 write(&mut out, &format!("session {}", meta.session_id))?;
                 write(&mut out, &format!("cwd     {}", meta.cwd))?;
                 write(&mut out, &format!("title   {}", meta.title.as_deref().unwrap_or("")))?;
                 write(&mut out, &format!("updated {}", meta.updated_at))?;
+                write(&mut out, &format!("usage   {}", usage_line(&rebuilt.usage)))?;
                 for message in &rebuilt.all {
                     write(&mut out, &transcript_line(message))?;
                 }
@@ -114,7 +117,33 @@ fn meta_json(m: &Meta) -> Value {
         "updatedAt": m.updated_at,
         "forkedFrom": m.forked_from,
         "messageCount": m.messages,
+        "usage": m.usage.as_ref().map(|u| usage_json(&u.read())),
     })
+}
+
+/// A session's totals (`Record::Usage` summed) as JSON; `cost` null when not known.
+fn usage_json(u: &TurnUsage) -> Value {
+    let cost = u.cost.amount().map(|(amount, c)| json!({"amount": amount, "currency": c.as_str()}));
+    json!({"inputTokens": u.full_input(), "outputTokens": u.output, "totalTokens": u.input + u.output,
+        "cachedReadTokens": u.cached_read, "cachedWriteTokens": u.cached_write,
+        "thoughtTokens": u.thought, "cost": cost})
+}
+
+/// A session's totals on one line.
+fn usage_line(u: &TurnUsage) -> String {
+    let cost = match u.cost.amount() {
+        Some((amount, currency)) => format!("{amount:.6} {}", currency.as_str()),
+        None if u.input + u.output == 0 => "none".to_string(),
+        None => "unknown".to_string(),
+    };
+    format!(
+        "{} in ({} at full price, {} read from cache, {} written to it), {} out, cost {cost}",
+        u.input,
+        u.full_input(),
+        u.cached_read,
+        u.cached_write,
+        u.output
+    )
 }
 
 fn message_json(message: &ChatMessage) -> Value {

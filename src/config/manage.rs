@@ -339,6 +339,7 @@ pub fn show(env: &dyn Env) -> Result<Vec<Shown>> {
                 ("clientTools", _) => (Some("auto".into()), "default"),
                 ("clientMcp", _) => (Some("http over HTTP, stdio over stdio".into()), "default"),
                 ("mcpInternal", _) => (Some("deny over HTTP, allow over stdio".into()), "default"),
+                ("promptCache", _) => (Some("auto".into()), "default"),
                 ("mcpToolsMaxBytes", _) => {
                     (Some(config.mcp.tools_max_bytes.to_string()), "default")
                 }

@@ -39,6 +39,8 @@ pub struct Config {
     pub permissions: Arc<RuleSet>,
     /// Hooks of `settings.json` (a project's own: [`hooks::project_hooks`], per session).
     pub hooks: Arc<Vec<hooks::HookSpec>>,
+    /// What tokens cost (`config/pricing.rs`).
+    pub pricing: pricing::Pricing,
 }
 
 /// What the MCP client needs from the configuration.
@@ -78,19 +80,22 @@ pub struct Limits {
 }
 
 pub mod approval;
+mod cache;
 pub(crate) mod fuzz;
 pub mod hooks;
 pub mod manage;
 pub mod permissions;
 mod policy;
 mod presets;
+pub mod pricing;
 pub mod project;
 pub mod settings;
 mod store;
 mod tls;
 
+pub use cache::{CacheHint, PromptCache};
 pub use policy::{ClientMcp, MCP_TOOLS_MAX_BYTES, WebFetch};
-pub use presets::preset_names;
+pub use presets::{cache_hint, preset_names};
 use presets::{find_preset, infer_preset};
 pub use store::{StoreConfig, redacted};
 use tls::tls;
@@ -129,6 +134,8 @@ pub struct ProviderConfig {
     pub reasoning_effort: Option<String>,
     /// Whether the model accepts images (`IAC_CODE_IMAGES`).
     pub images: bool,
+    /// Prompt caching (`IAC_CODE_PROMPT_CACHE`).
+    pub prompt_cache: PromptCache,
 }
 
 /// Bounded retries with exponential backoff and jitter.
@@ -193,6 +200,7 @@ impl Config {
         config.permissions = Arc::new(rules);
         config.hooks = Arc::new(layered.hooks.clone());
         config.mcp.servers = layered.mcp_servers.unwrap_or_default();
+        config.pricing = pricing::Pricing::new(&config.provider, layered.pricing);
         Ok(config)
     }
 
@@ -243,6 +251,7 @@ impl Config {
             lease_ttl: store::lease_ttl(env)?,
             permissions: Arc::default(),
             hooks: Arc::default(),
+            pricing: pricing::Pricing::default(),
         })
     }
 }
@@ -336,6 +345,7 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
                 )));
             }
         },
+        prompt_cache: cache::prompt_cache(env)?,
         images: match env.get("IAC_CODE_IMAGES").as_deref().map(str::trim) {
             None | Some("0" | "false" | "no") => false,
             Some("1" | "true" | "yes") => true,

@@ -2,6 +2,7 @@
 //! whether it needs a key, its default model, and the guess from a model's name.
 
 use super::ApiKind;
+use super::cache::CacheHint;
 
 pub(super) struct Preset {
     pub name: &'static str,
@@ -9,6 +10,8 @@ pub(super) struct Preset {
     pub base_url: Option<&'static str>,
     pub needs_key: bool,
     pub default_model: Option<&'static str>,
+    /// What its API takes to reuse a prompt prefix.
+    pub cache: CacheHint,
 }
 
 const PRESETS: &[Preset] = &[
@@ -18,6 +21,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("https://api.openai.com/v1"),
         needs_key: true,
         default_model: Some("gpt-4.1"),
+        cache: CacheHint::Key,
     },
     Preset {
         name: "openai_compatible",
@@ -25,6 +29,7 @@ const PRESETS: &[Preset] = &[
         base_url: None,
         needs_key: false,
         default_model: None,
+        cache: CacheHint::None,
     },
     Preset {
         name: "ollama",
@@ -32,6 +37,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("http://127.0.0.1:11434/v1"),
         needs_key: false,
         default_model: None,
+        cache: CacheHint::None,
     },
     Preset {
         name: "lmstudio",
@@ -39,6 +45,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("http://127.0.0.1:1234/v1"),
         needs_key: false,
         default_model: None,
+        cache: CacheHint::None,
     },
     Preset {
         name: "vllm",
@@ -46,6 +53,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("http://127.0.0.1:8000/v1"),
         needs_key: false,
         default_model: None,
+        cache: CacheHint::None,
     },
     Preset {
         name: "llamacpp",
@@ -53,6 +61,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("http://127.0.0.1:8080/v1"),
         needs_key: false,
         default_model: Some("default"),
+        cache: CacheHint::CachePrompt,
     },
     Preset {
         name: "deepseek",
@@ -60,6 +69,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("https://api.deepseek.com/v1"),
         needs_key: true,
         default_model: Some("deepseek-chat"),
+        cache: CacheHint::None,
     },
     Preset {
         name: "dashscope",
@@ -67,6 +77,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("https://dashscope.aliyuncs.com/compatible-mode/v1"),
         needs_key: true,
         default_model: Some("qwen-plus"),
+        cache: CacheHint::None,
     },
     Preset {
         name: "openrouter",
@@ -74,6 +85,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("https://openrouter.ai/api/v1"),
         needs_key: true,
         default_model: None,
+        cache: CacheHint::None,
     },
     Preset {
         name: "anthropic",
@@ -81,6 +93,7 @@ const PRESETS: &[Preset] = &[
         base_url: Some("https://api.anthropic.com/v1"),
         needs_key: true,
         default_model: Some("claude-sonnet-4-5"),
+        cache: CacheHint::None,
     },
     Preset {
         name: "anthropic_compatible",
@@ -88,6 +101,7 @@ const PRESETS: &[Preset] = &[
         base_url: None,
         needs_key: false,
         default_model: None,
+        cache: CacheHint::None,
     },
 ];
 
@@ -103,6 +117,12 @@ pub(super) fn normalize(name: &str) -> String {
         .chars()
         .map(|c| if c == ' ' || c == '-' || c == '.' { '_' } else { c })
         .collect()
+}
+
+/// What the preset named `preset` takes to reuse a prompt prefix (`None` for a name that is
+/// not a preset's).
+pub fn cache_hint(preset: &str) -> CacheHint {
+    find_preset(preset).map_or(CacheHint::None, |p| p.cache)
 }
 
 pub(super) fn find_preset(name: &str) -> Option<&'static Preset> {

@@ -1,7 +1,8 @@
 //! The settings file, `<config dir>/settings.json`: the active provider and, per provider,
 //! its base URL, key, model, models offered, limits, thinking, images and CA bundle.
 //! Environment variables override it; `permissions` (rules, `config/permissions.rs`),
-//! `hooks` (`config/hooks.rs`) and `mcpServers` are kept whole. Unknown keys are errors (a typo must not be
+//! `hooks` (`config/hooks.rs`) and `mcpServers` are kept whole, `pricing` is read by
+//! `config/pricing.rs`. Unknown keys are errors (a typo must not be
 //! silently ignored); a file holding a key that others may read is warned about.
 //!
 //! ```json
@@ -48,6 +49,7 @@ pub(super) const TOP_KEYS: &[(&str, &str)] = &[
     ("nodeId", "IAC_CODE_NODE_ID"),
     ("leaseTtl", "IAC_CODE_LEASE_TTL"),
     ("mcpToolsMaxBytes", "IAC_CODE_MCP_TOOLS_MAX_BYTES"),
+    ("promptCache", "IAC_CODE_PROMPT_CACHE"),
 ];
 
 /// The MCP servers' key (an object keyed by name, kept as JSON).
@@ -63,6 +65,8 @@ pub(super) struct Layered<'a> {
     pub(super) permissions: RuleSet,
     /// The hooks of `hooks`.
     pub(super) hooks: Vec<hooks::HookSpec>,
+    /// The prices of `pricing`, per model.
+    pub(super) pricing: std::collections::BTreeMap<String, super::pricing::Price>,
 }
 
 impl Layered<'_> {
@@ -85,8 +89,8 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             let (permissions, hooks) = (RuleSet::default(), Vec::new());
-            let file = HashMap::new();
-            return Ok(Layered { env, file, mcp_servers: None, permissions, hooks });
+            let (file, pricing) = (HashMap::new(), Default::default());
+            return Ok(Layered { env, file, mcp_servers: None, permissions, hooks, pricing });
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
@@ -126,12 +130,14 @@ pub(super) fn from_value<'a>(
             && key != MCP_SERVERS
             && key != permissions::KEY
             && key != hooks::KEY
+            && key != super::pricing::KEY
             && !TOP_KEYS.iter().any(|(k, _)| k == key)
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
                  clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
-                 leaseTtl, mcpToolsMaxBytes, mcpServers, permissions, hooks)"
+                 leaseTtl, mcpToolsMaxBytes, promptCache, mcpServers, permissions, hooks, \
+                 pricing)"
             )));
         }
     }
@@ -152,6 +158,11 @@ pub(super) fn from_value<'a>(
         Some(value) => hooks::from_settings(value, path, &Source::User(path.to_path_buf()))
             .map_err(Error::Config)?,
         None => Vec::new(),
+    };
+    let pricing = match root.get(super::pricing::KEY) {
+        Some(value) => super::pricing::from_settings(value)
+            .map_err(|why| Error::Config(format!("{shown}: {why}")))?,
+        None => Default::default(),
     };
     for (key, var) in TOP_KEYS {
         if let Some(value) = root.get(*key) {
@@ -202,7 +213,7 @@ pub(super) fn from_value<'a>(
             }
         }
     }
-    Ok(Layered { env, file, mcp_servers, permissions, hooks })
+    Ok(Layered { env, file, mcp_servers, permissions, hooks, pricing })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and

@@ -26,5 +26,6 @@ pub(crate) fn provider_config() -> ProviderConfig {
         thinking_budget: None,
         reasoning_effort: None,
         images: false,
+        prompt_cache: super::PromptCache::Auto,
     }
 }

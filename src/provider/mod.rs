@@ -2,6 +2,7 @@
 //! implementation; the agent sees `ChatRequest`, `Delta` and `Completion`.
 
 mod anthropic;
+pub mod cache;
 pub(crate) mod fuzz;
 mod idle;
 mod openai;
@@ -38,6 +39,9 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [ToolDef],
     /// Output cap.
     pub max_tokens: u32,
+    /// What names the conversation to a provider that routes by it (`prompt_cache_key`):
+    /// the session id.
+    pub cache_key: Option<&'a str>,
 }
 
 /// A piece of the reply, delivered as it streams.
@@ -87,10 +91,16 @@ pub enum Finish {
 /// Token counts of one call as the provider reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, all of them (those read from and written to the cache included).
     pub input: u64,
-    /// Completion tokens.
+    /// Completion tokens (reasoning included).
     pub output: u64,
+    /// Of `input`, those read from the provider's cache.
+    pub cached_read: u64,
+    /// Of `input`, those written to the provider's cache.
+    pub cached_write: u64,
+    /// Of `output`, reasoning.
+    pub thought: u64,
 }
 
 /// A finished reply.
@@ -202,6 +212,9 @@ pub trait Provider: Send + Sync {
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, ProviderError>;
 }
+
+#[cfg(test)]
+mod prefix_tests;
 
 /// Builds the provider for a configuration.
 pub fn build(config: &ProviderConfig) -> Arc<dyn Provider> {

@@ -27,6 +27,7 @@ impl Manager {
             updated_at: now,
             forked_from: None,
             messages: 0,
+            usage: None,
         };
         let journal = self.services.store.create(meta)?;
         let session = self.build(journal, root, Rebuilt::default());
@@ -129,6 +130,8 @@ impl Manager {
             mcp_project_asked: Mutex::default(),
             started: Default::default(),
             skills_asked: Mutex::default(),
+            prefix: Mutex::default(),
+            spent: Mutex::new(rebuilt.usage),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

@@ -35,6 +35,10 @@ pub struct Meta {
     /// Messages in the journal.
     #[serde(default)]
     pub messages: u64,
+    /// What the session's model calls used and cost, all told (as of its last turn; the
+    /// journal's `usage` records are the truth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::usage::UsageRecord>,
 }
 
 /// Writes the metadata file.
@@ -70,6 +74,7 @@ pub(super) fn meta_or_rebuilt(dir: &Path, id: &str, rebuilt: &Rebuilt) -> Option
         updated_at,
         forked_from,
         messages: rebuilt.all.len() as u64,
+        usage: super::usage::UsageRecord::totals(&rebuilt.usage),
     })
 }
 

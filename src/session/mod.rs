@@ -14,6 +14,8 @@ mod prompt;
 mod rebuild;
 mod seal;
 mod skills;
+mod system;
+pub mod usage;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;
 pub mod replay;
@@ -110,6 +112,10 @@ pub struct Session {
     started: hooks::SessionStart,
     /// The project skills the user was last asked about in this session, and the answer.
     skills_asked: Mutex<Option<(String, bool)>>,
+    /// The frozen system prompt and the tools last offered (`session/system.rs`).
+    prefix: Mutex<system::Prefix>,
+    /// What its model calls used and cost so far (`session/usage.rs`).
+    spent: Mutex<agent::TurnUsage>,
 }
 
 struct State {
@@ -187,6 +193,12 @@ impl Recorder for Session {
     }
     fn mode(&self, mode: &str) {
         self.record(&Record::Mode { mode: mode.to_string() });
+    }
+    fn usage(&self, model: &str, call: &agent::TurnUsage) -> agent::TurnUsage {
+        self.spend(model, call)
+    }
+    fn offered(&self, tools: &[ToolDef]) {
+        self.watch_tools(tools);
     }
 }
 

@@ -187,7 +187,8 @@ fn run(
         state.history = history;
         state.running = None;
     }
-    session.touch(|_| {});
+    let spent = super::usage::UsageRecord::totals(&session.spent());
+    session.touch(|m| m.usage = spent);
     if let Err(err) = session.journal.sync() {
         log::error!("session {}: journal sync failed: {err}", session.id);
     }
@@ -227,7 +228,7 @@ fn rules_for(config: &Config, cwd: &std::path::Path) -> Result<RuleSet> {
 /// What a turn borrows that must outlive it.
 struct TurnParts<'a> {
     provider: &'a dyn Provider,
-    system: String,
+    system: Arc<str>,
     sub_usage: Mutex<TurnUsage>,
     rules: RuleSet,
     hooks: Hooks,
@@ -247,15 +248,12 @@ impl<'a> TurnParts<'a> {
         let mcp = crate::tools::ExternalTools::current(&session.mcp);
         let tool_names: Vec<&str> =
             services.tools.iter().map(|t| t.name()).chain(mcp.iter().map(|t| t.name())).collect();
-        let mut system = agent::prompt::system_prompt(
-            &session.root,
-            &model,
-            &services.config.instructions_file,
-            &tool_names,
-        ) + &session.started.section();
         let budget = catalog::budget(services.config.limits.context_window);
-        system.push_str(&catalog::render(skills.skills(), budget));
-        system.extend(crate::memory::prompt_section(&services.config.config_dir, &session.root));
+        let catalog = catalog::render(skills.skills(), budget);
+        // Built once per session and kept (the provider's prompt cache depends on it).
+        let system = session.system_prompt(&model, &tool_names, &catalog, |date| {
+            system_prompt(services, session, &model, &tool_names, &catalog, date)
+        });
         let sub_usage = Mutex::new(TurnUsage::default());
         TurnParts { provider, system, sub_usage, rules, hooks, skills }
     }
@@ -289,8 +287,32 @@ impl<'a> TurnParts<'a> {
             external: &session.mcp,
             images: services.config.provider.as_ref().is_ok_and(|p| p.images),
             skills: &self.skills,
+            pricing: &services.config.pricing,
+            cache_key: Some(session.id.as_str()),
         }
     }
+}
+
+/// The system prompt of `session` built now, every section in order, its date `date`: the
+/// one place that assembles it (a further section, such as a skills catalog, a memory index
+/// or what a `SessionStart` hook said, is appended here, one line each). What this returns
+/// is frozen for the session (`session/system.rs`): a section that varies from call to
+/// call belongs after the cache breakpoint, not here.
+fn system_prompt(
+    services: &Services,
+    session: &Session,
+    model: &str,
+    tools: &[&str],
+    catalog: &str,
+    date: &str,
+) -> String {
+    let config = &services.config;
+    let mut system =
+        agent::prompt::system_prompt(&session.root, model, &config.instructions_file, tools, date);
+    system.push_str(&session.started.section());
+    system.push_str(catalog);
+    system.extend(crate::memory::prompt_section(&config.config_dir, &session.root));
+    system
 }
 
 /// Counts running prompt threads; decrements on drop, even when the thread panics.

@@ -139,6 +139,11 @@ pub enum Record {
     Title {
         title: String,
     },
+    /// One model call's tokens and cost (`session/usage.rs`).
+    Usage {
+        model: String,
+        tokens: super::usage::UsageRecord,
+    },
 }
 
 /// A signed block of reasoning in a journal.
@@ -256,7 +261,8 @@ impl Record {
             | Record::Compact { .. }
             | Record::Mode { .. }
             | Record::Model { .. }
-            | Record::Title { .. } => return None,
+            | Record::Title { .. }
+            | Record::Usage { .. } => return None,
         })
     }
 }
@@ -274,6 +280,8 @@ pub struct Rebuilt {
     pub model: Option<String>,
     /// The last title set, if any.
     pub title: Option<String>,
+    /// What the model calls of the session used and cost, all told.
+    pub usage: crate::agent::TurnUsage,
     /// The last `Start` record: cwd, creation time, fork origin.
     pub start: Option<(String, String, Option<String>)>,
     /// Lines read so far: the position of the next one (which a mode record's seal covers).
@@ -336,6 +344,7 @@ impl Rebuilt {
             Record::Mode { .. } => {}
             Record::Model { model } => self.model = Some(model.clone()),
             Record::Title { title } => self.title = Some(title.clone()),
+            Record::Usage { tokens, .. } => self.usage.add(tokens.read()),
             Record::Start { cwd, created_at, forked_from } => {
                 self.start = Some((cwd.clone(), created_at.clone(), forked_from.clone()));
             }

@@ -130,10 +130,19 @@ pub struct PromptResponse {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
-    /// Input + output.
+    /// Every token: input (read at full price, read from and written to the cache) and
+    /// output.
     pub total_tokens: u64,
+    /// Input read at full price (neither from nor into the provider's cache).
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of the output, reasoning (when the provider says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thought_tokens: Option<u64>,
+    /// Input read from the provider's cache.
+    pub cached_read_tokens: u64,
+    /// Input written to the provider's cache.
+    pub cached_write_tokens: u64,
 }
 
 /// `session/list` params.

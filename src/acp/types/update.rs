@@ -100,10 +100,22 @@ pub enum SessionUpdate {
         used: u64,
         /// Context window.
         size: u64,
+        /// What the session cost so far, when every price is known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<Cost>,
         /// Extension data.
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Value>,
     },
+}
+
+/// A cumulative cost.
+#[derive(Debug, Serialize)]
+pub struct Cost {
+    /// In units of the currency.
+    pub amount: f64,
+    /// ISO 4217.
+    pub currency: String,
 }
 
 /// One entry of a plan.

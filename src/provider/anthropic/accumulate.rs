@@ -135,6 +135,13 @@ impl Acc {
         if input > 0 {
             current.input = input;
         }
+        let count = |key: &str| usage.get(key).and_then(Value::as_u64).filter(|n| *n > 0);
+        if let Some(read) = count("cache_read_input_tokens") {
+            current.cached_read = read;
+        }
+        if let Some(written) = count("cache_creation_input_tokens") {
+            current.cached_write = written;
+        }
         if let Some(output) = usage.get("output_tokens").and_then(Value::as_u64).filter(|n| *n > 0)
         {
             current.output = output;

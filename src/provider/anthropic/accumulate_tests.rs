@@ -67,7 +67,7 @@ fn assembles_text_thinking_signatures_and_tool_use() {
     assert_eq!(completion.finish, Finish::ToolCalls);
     assert_eq!(
         completion.usage,
-        Some(Usage { input: 15, output: 40 }),
+        Some(Usage { input: 15, output: 40, cached_read: 3, ..Usage::default() }),
         "cache reads count as input; a zero in message_delta does not erase it"
     );
     assert_eq!(completion.tool_calls[0].arguments, r#"{"path":"main.tf"}"#);

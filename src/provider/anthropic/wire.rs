@@ -1,14 +1,53 @@
 //! The Anthropic request body: `system` apart, strictly alternating roles, tool results
-//! in user turns, signed and redacted thinking sent back intact, the thinking budget.
+//! in user turns, signed and redacted thinking sent back intact, the thinking budget, and
+//! the `cache_control` breakpoints `provider/cache.rs` places.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::config::ProviderConfig;
+use crate::config::{PromptCache, ProviderConfig};
 use crate::history::ChatMessage;
 use crate::provider::ChatRequest;
+use crate::provider::cache::{Breakpoints, breakpoints, previous_end};
+
+/// The request body. Its fields are written in this order, the conversation last, so that
+/// a request's bytes up to its last message are a prefix of the next request's (the
+/// previous breakpoint stays where it was; only the newest moves).
+#[derive(Serialize)]
+pub(super) struct Body {
+    model: String,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    system: Value,
+    messages: Vec<Value>,
+}
+
+/// The `cache_control` of a breakpoint, if the configuration asks for caching.
+fn cache_control(config: &ProviderConfig) -> Option<Value> {
+    match config.prompt_cache {
+        PromptCache::Off => None,
+        PromptCache::Auto => Some(json!({"type": "ephemeral"})),
+        PromptCache::OneHour => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+    }
+}
+
+/// Marks the last block of `content` that may carry a breakpoint (not reasoning).
+fn mark_last(content: &mut [Value], control: &Value) {
+    let block = content
+        .iter_mut()
+        .rev()
+        .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")));
+    if let Some(Value::Object(block)) = block {
+        block.insert("cache_control".to_string(), control.clone());
+    }
+}
 
 /// The request body.
-pub(super) fn request_body(req: &ChatRequest, config: &ProviderConfig) -> Value {
+pub(super) fn request_body(req: &ChatRequest, config: &ProviderConfig) -> Body {
     let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| {
         if blocks.is_empty() {
@@ -81,32 +120,65 @@ pub(super) fn request_body(req: &ChatRequest, config: &ProviderConfig) -> Value 
             }
         }
     }
-    let tools: Vec<Value> = req
+    let mut tools: Vec<Value> = req
         .tools
         .iter()
         .map(
             |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
         )
         .collect();
+    let control = cache_control(config);
+    let assistant: Vec<bool> = messages.iter().map(|(role, _)| role == "assistant").collect();
+    let marks = match &control {
+        Some(_) => breakpoints(
+            tools.len(),
+            !req.system.is_empty(),
+            messages.len(),
+            previous_end(&assistant),
+        ),
+        None => Breakpoints::default(),
+    };
+    let mut system = json!(req.system);
+    if let Some(control) = &control {
+        if marks.tools
+            && let Some(Value::Object(last)) = tools.last_mut()
+        {
+            last.insert("cache_control".to_string(), control.clone());
+        }
+        if marks.system {
+            system = json!([{"type": "text", "text": req.system, "cache_control": control}]);
+        }
+    }
+    let messages = messages
+        .into_iter()
+        .enumerate()
+        .map(|(at, (role, mut content))| {
+            if let Some(control) = &control
+                && marks.on_message(at)
+            {
+                mark_last(&mut content, control);
+            }
+            json!({"role": role, "content": content})
+        })
+        .collect();
     let mut max_tokens = req.max_tokens;
-    let mut body = json!({
-        "model": req.model,
-        "system": req.system,
-        "messages": messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect::<Vec<_>>(),
-        "stream": true,
-    });
+    let mut thinking = None;
     if let Some(budget) = config.thinking_budget.filter(|b| *b > 0) {
         // The budget counts inside max_tokens, which must stay larger.
         if max_tokens <= budget {
             max_tokens = budget.saturating_add(req.max_tokens);
         }
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        thinking = Some(json!({"type": "enabled", "budget_tokens": budget}));
     }
-    body["max_tokens"] = json!(max_tokens);
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
+    Body {
+        model: req.model.to_string(),
+        max_tokens,
+        stream: true,
+        thinking,
+        tools,
+        system,
+        messages,
     }
-    body
 }
 
 #[cfg(test)]

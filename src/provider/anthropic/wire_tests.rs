@@ -64,10 +64,12 @@ fn the_request_alternates_roles_and_sends_signed_thinking_back() {
         messages: &messages,
         tools: &tools,
         max_tokens: 1000,
+        cache_key: None,
     };
     let mut config = crate::config::tests_support::provider_config();
     config.thinking_budget = Some(2048);
-    let body = request_body(&request, &config);
+    config.prompt_cache = crate::config::PromptCache::Off;
+    let body = serde_json::to_value(request_body(&request, &config)).expect("ok");
     assert_eq!(body["system"], "sys");
     assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
     assert!(body["max_tokens"].as_u64().expect("ok") > 2048, "the budget fits inside max_tokens");

@@ -57,8 +57,7 @@ impl Accumulator {
             ));
         }
         if let Some(usage) = chunk.usage {
-            self.usage =
-                Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
+            self.usage = Some(usage.read());
         }
         for choice in chunk.choices.wanted() {
             if let Some(delta) = choice.delta {
@@ -185,8 +184,7 @@ impl Accumulator {
     ) -> Completion {
         let mut streamed = false;
         if let Some(usage) = reply.usage {
-            self.usage =
-                Some(Usage { input: usage.prompt_tokens, output: usage.completion_tokens });
+            self.usage = Some(usage.read());
         }
         if let Some(choice) = reply.choices.into_iter().next() {
             let mut message = choice.message;

@@ -27,7 +27,7 @@ fn assembles_tool_calls_by_index_and_forwards_text() {
     let done = acc.finish();
     assert_eq!(deltas, [Delta::Thought("hm".into()), Delta::Text("Hi".into())]);
     assert_eq!(done.finish, Finish::ToolCalls);
-    assert_eq!(done.usage, Some(Usage { input: 7, output: 3 }));
+    assert_eq!(done.usage, Some(Usage { input: 7, output: 3, ..Usage::default() }));
     assert_eq!(done.tool_calls.len(), 2);
     assert_eq!(done.tool_calls[0].arguments, r#"{"path":"a"}"#);
     assert_eq!(done.tool_calls[1].name, "list_files");
@@ -121,5 +121,5 @@ fn a_stream_reads_the_same_with_learned_shapes() {
     assert_eq!(done.thinking, "think morelate");
     assert_eq!(done.finish, Finish::ToolCalls);
     assert_eq!(done.tool_calls.len(), 1);
-    assert_eq!(done.usage, Some(Usage { input: 5, output: 6 }));
+    assert_eq!(done.usage, Some(Usage { input: 5, output: 6, ..Usage::default() }));
 }

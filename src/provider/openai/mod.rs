@@ -56,10 +56,18 @@ impl Provider for OpenAiChat {
         cancel: &CancelToken,
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, ProviderError> {
-        let body = serde_json::to_vec(&wire_request(request, &self.config)).map_err(|err| {
-            let message = format!("cannot encode the request: {err}");
-            ProviderError::Failed(Failure::new(FailureKind::Internal, message))
-        })?;
+        let body = encode(request, &self.config)?;
         stream::stream(self, &self.config, &body, cancel, on_delta)
     }
+}
+
+/// The request's bytes, as sent.
+pub(super) fn encode(
+    request: &ChatRequest,
+    config: &ProviderConfig,
+) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(&wire_request(request, config)).map_err(|err| {
+        let message = format!("cannot encode the request: {err}");
+        ProviderError::Failed(Failure::new(FailureKind::Internal, message))
+    })
 }

@@ -6,16 +6,16 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::ProviderConfig;
+use crate::config::{CacheHint, PromptCache, ProviderConfig};
 use crate::history::ChatMessage;
 use crate::provider::{ChatRequest, Text};
 
+/// The request body. Its fields are written in this order, the conversation last, so
+/// that a request's bytes up to its last message are a prefix of the next request's: what
+/// never changes comes first, and only messages are appended.
 #[derive(Serialize)]
 pub(super) struct WireRequest<'a> {
     model: &'a str,
-    messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -25,6 +25,15 @@ pub(super) struct WireRequest<'a> {
     /// `IAC_CODE_REASONING_EFFORT` (low, medium, high) for reasoning models.
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'a str>,
+    /// The session id, for APIs that route a conversation to one cache (OpenAI).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    /// llama.cpp's server: keep the prompt's KV cache for the next request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_prompt: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    messages: Vec<WireMessage<'a>>,
 }
 
 #[derive(Serialize)]
@@ -176,15 +185,21 @@ pub(super) fn wire_request<'a>(
         })
         .collect();
     let official = preset == "openai";
+    let hint = match config.prompt_cache {
+        PromptCache::Off => CacheHint::None,
+        PromptCache::Auto | PromptCache::OneHour => crate::config::cache_hint(preset),
+    };
     WireRequest {
         model: req.model,
-        messages,
-        tools,
         stream: true,
         stream_options: StreamOptions { include_usage: true },
         max_tokens: (!official).then_some(req.max_tokens),
         max_completion_tokens: official.then_some(req.max_tokens),
         reasoning_effort: config.reasoning_effort.as_deref(),
+        prompt_cache_key: req.cache_key.filter(|_| hint == CacheHint::Key),
+        cache_prompt: (hint == CacheHint::CachePrompt).then_some(true),
+        tools,
+        messages,
     }
 }
 
@@ -293,12 +308,58 @@ pub(super) struct FunctionDelta {
     pub arguments: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// Usage as the OpenAI-compatible servers spell it: OpenAI's (and DashScope's, vLLM's,
+/// llama.cpp's) `prompt_tokens_details.cached_tokens`, DeepSeek's
+/// `prompt_cache_hit_tokens`, a bare `cached_tokens`; DashScope's explicit cache writes;
+/// reasoning in `completion_tokens_details.reasoning_tokens`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
 pub(super) struct WireUsage {
     #[serde(default)]
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    pub completion_tokens_details: Option<CompletionDetails>,
+    #[serde(default)]
+    pub prompt_cache_hit_tokens: Option<u64>,
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub(super) struct PromptDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub(super) struct CompletionDetails {
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// The counts, cached and reasoning tokens as parts of the prompt and the completion.
+    pub fn read(&self) -> crate::provider::Usage {
+        let details = self.prompt_tokens_details.unwrap_or_default();
+        let read = details
+            .cached_tokens
+            .or(self.prompt_cache_hit_tokens)
+            .or(self.cached_tokens)
+            .unwrap_or(0);
+        let thought = self.completion_tokens_details.and_then(|d| d.reasoning_tokens).unwrap_or(0);
+        crate::provider::Usage {
+            input: self.prompt_tokens,
+            output: self.completion_tokens,
+            cached_read: read.min(self.prompt_tokens),
+            cached_write: details.cache_creation_input_tokens.unwrap_or(0).min(self.prompt_tokens),
+            thought: thought.min(self.completion_tokens),
+        }
+    }
 }
 
 /// A non-streamed reply (some servers ignore `stream: true`).

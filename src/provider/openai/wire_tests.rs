@@ -31,8 +31,14 @@ fn tool_images_follow_the_tool_messages_in_one_user_message() {
         result("b", vec![png]),
         ChatMessage::User { text: "and?".into(), images: Vec::new() },
     ];
-    let request =
-        ChatRequest { model: "m", system: "s", messages: &messages, tools: &[], max_tokens: 10 };
+    let request = ChatRequest {
+        model: "m",
+        system: "s",
+        messages: &messages,
+        tools: &[],
+        max_tokens: 10,
+        cache_key: None,
+    };
     let config = crate::config::tests_support::provider_config();
     let body = serde_json::to_value(wire_request(&request, &config)).unwrap_or_default();
     let roles: Vec<&str> = body["messages"]

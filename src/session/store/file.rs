@@ -165,6 +165,7 @@ impl SessionStore for FileStore {
             updated_at: now.clone(),
             forked_from: Some(from.to_string()),
             messages: source_meta.messages,
+            usage: source_meta.usage,
         };
         let dir = self.session_dir(to);
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::session::id::SessionId;
 use crate::session::record::{Rebuilt, Record};
 use crate::session::seal::Seal;
+use crate::session::usage::UsageRecord;
 
 /// The shared store.
 pub struct RedisStore {
@@ -160,6 +161,7 @@ impl RedisStore {
             created_at,
             forked_from,
             messages: rebuilt.all.len() as u64,
+            usage: UsageRecord::totals(&rebuilt.usage),
         })
     }
 }
@@ -260,6 +262,7 @@ impl SessionStore for RedisStore {
             updated_at: now.clone(),
             forked_from: Some(from.to_string()),
             messages: source.messages,
+            usage: source.usage,
         };
         let journal = self.journal(to, lease, 0, meta);
         for line in &lines {
@@ -381,5 +384,6 @@ fn meta_of(fields: &HashMap<String, String>) -> Option<Meta> {
         updated_at: get("updatedAt")?,
         forked_from: get("forkedFrom").filter(|f| !f.is_empty()),
         messages: get("messages").and_then(|m| m.parse().ok()).unwrap_or(0),
+        usage: get("usage").and_then(|u| serde_json::from_str(&u).ok()),
     })
 }

@@ -123,6 +123,7 @@ impl RedisJournal {
             ("createdAt", meta.created_at.clone()),
             ("updatedAt", meta.updated_at.clone()),
             ("forkedFrom", meta.forked_from.unwrap_or_default()),
+            ("usage", meta.usage.and_then(|u| serde_json::to_string(&u).ok()).unwrap_or_default()),
         ];
         let score = now_millis();
         db.run(&mut |con| {

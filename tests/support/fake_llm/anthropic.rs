@@ -20,9 +20,21 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
         let kind = payload["type"].as_str().unwrap_or("message").to_string();
         write_chunk(w, &format!("event: {kind}\ndata: {payload}\n\n"))
     };
+    // The prompt's counts go first, in `message_start`.
+    let (input, read, written) = events
+        .iter()
+        .find_map(|e| match e {
+            Event::CachedUsage { prompt, cached_read, cached_write, .. } => Some((
+                prompt.saturating_sub(cached_read + cached_write),
+                *cached_read,
+                *cached_write,
+            )),
+            _ => None,
+        })
+        .unwrap_or((10, 0, 0));
     send(
         w,
-        json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [], "usage": {"input_tokens": input, "cache_creation_input_tokens": written, "cache_read_input_tokens": read, "output_tokens": 1}}}),
     )?;
     // The open block: its index and kind.
     let mut open: Option<(usize, &str)> = None;
@@ -94,7 +106,9 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
                     other => other,
                 });
             }
-            Event::Usage { completion, .. } => usage_out = *completion,
+            Event::Usage { completion, .. } | Event::CachedUsage { completion, .. } => {
+                usage_out = *completion;
+            }
             Event::Done => {
                 stop(w, &mut open)?;
                 send(

@@ -52,7 +52,13 @@ impl HttpRequest {
 
     pub(super) fn into_recorded(self) -> Recorded {
         let body = serde_json::from_slice(&self.body).unwrap_or(Value::Null);
-        Recorded { method: self.method, path: self.path, headers: self.headers, body }
+        Recorded {
+            method: self.method,
+            path: self.path,
+            headers: self.headers,
+            body,
+            raw: self.body,
+        }
     }
 }
 

@@ -69,7 +69,14 @@ pub(super) fn write_more(w: &mut Out<'_>, events: &[Event], model: &str) -> io::
                 }
             }
             Event::Finish(reason) => write_data(w, &chunk(model, json!({}), Some(*reason)))?,
-            Event::Usage { prompt, completion } => {
+            Event::Usage { .. } | Event::CachedUsage { .. } => {
+                let (prompt, completion, read, reasoning) = match event {
+                    Event::CachedUsage { prompt, completion, cached_read, reasoning, .. } => {
+                        (*prompt, *completion, *cached_read, *reasoning)
+                    }
+                    Event::Usage { prompt, completion } => (*prompt, *completion, 0, 0),
+                    _ => (0, 0, 0, 0),
+                };
                 let usage = json!({
                     "id": "chatcmpl-fake",
                     "object": "chat.completion.chunk",
@@ -80,6 +87,8 @@ pub(super) fn write_more(w: &mut Out<'_>, events: &[Event], model: &str) -> io::
                         "prompt_tokens": prompt,
                         "completion_tokens": completion,
                         "total_tokens": prompt + completion,
+                        "prompt_tokens_details": {"cached_tokens": read},
+                        "completion_tokens_details": {"reasoning_tokens": reasoning},
                     },
                 });
                 write_data(w, &usage)?;

@@ -19,6 +19,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body as JSON, `Value::Null` if it is not JSON.
     pub body: Value,
+    /// The body's bytes as they arrived.
+    pub raw: Vec<u8>,
 }
 
 impl Recorded {

@@ -24,8 +24,21 @@ pub enum Event {
     ToolCall { index: usize, id: String, name: String, args: Value },
     /// The finishing chunk: `"delta":{}` and this `finish_reason`.
     Finish(&'static str),
-    /// A usage chunk (`"choices":[]`).
+    /// A usage chunk (`"choices":[]`), its cached and reasoning counts zero.
     Usage { prompt: u64, completion: u64 },
+    /// Usage as a provider with a prompt cache reports it: of `prompt` (all of it),
+    /// `cached_read` read from the cache and `cached_write` written to it; of `completion`,
+    /// `reasoning`. OpenAI spells it `prompt_tokens_details.cached_tokens` (writes are not
+    /// reported) and `completion_tokens_details.reasoning_tokens`; Anthropic's
+    /// `message_start` carries `input_tokens` (what neither read nor wrote the cache),
+    /// `cache_read_input_tokens` and `cache_creation_input_tokens`.
+    CachedUsage {
+        prompt: u64,
+        completion: u64,
+        cached_read: u64,
+        cached_write: u64,
+        reasoning: u64,
+    },
     /// Written verbatim as one HTTP chunk, e.g. `"data: {bad json\n\n"` or `": comment\n\n"`.
     Raw(String),
     /// `data: [DONE]`.
