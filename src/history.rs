@@ -138,8 +138,9 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// `messages` as a request carries them: the most recent images, up to
-/// `MAX_SENT_IMAGES` of them and `MAX_SENT_IMAGES_BASE64` characters; each older one is
-/// replaced by a note in its message's text. Borrowed when nothing is left out.
+/// `MAX_SENT_IMAGES` of them (past it, the oldest go by batches of half of it) and
+/// `MAX_SENT_IMAGES_BASE64` characters; each older one is replaced by a note in its
+/// message's text. Borrowed when nothing is left out.
 pub fn recent_images(messages: &[ChatMessage]) -> std::borrow::Cow<'_, [ChatMessage]> {
     fn images(message: &ChatMessage) -> &[Image] {
         match message {
@@ -147,6 +148,15 @@ pub fn recent_images(messages: &[ChatMessage]) -> std::borrow::Cow<'_, [ChatMess
             ChatMessage::Assistant { .. } => &[],
         }
     }
+    // Past the cap, the oldest images go in batches of half the cap, counted from the
+    // first image: the cut moves once every `BATCH` new images, not at each one, so the
+    // requests in between keep a byte-identical prefix (a provider's prompt cache).
+    const BATCH: usize = MAX_SENT_IMAGES / 2;
+    let total: usize = messages.iter().map(|m| images(m).len()).sum();
+    let allowed = match total.checked_sub(MAX_SENT_IMAGES) {
+        None | Some(0) => total,
+        Some(over) => total - over.div_ceil(BATCH) * BATCH,
+    };
     let (mut count, mut size) = (0usize, 0usize);
     // How many of each message's images (its last ones) are kept, from the end.
     let mut keep = vec![usize::MAX; messages.len()];
@@ -155,7 +165,7 @@ pub fn recent_images(messages: &[ChatMessage]) -> std::borrow::Cow<'_, [ChatMess
         let list = images(message);
         let mut kept = 0;
         for image in list.iter().rev() {
-            if count < MAX_SENT_IMAGES && size + image.data.len() <= MAX_SENT_IMAGES_BASE64 {
+            if count < allowed && size + image.data.len() <= MAX_SENT_IMAGES_BASE64 {
                 (count, size, kept) = (count + 1, size + image.data.len(), kept + 1);
             } else {
                 // Older images are left out even when a smaller one would still fit.
@@ -340,5 +350,29 @@ mod tests {
         assert_eq!(content.matches("no longer sent").count(), 4, "{content}");
         let small = [user("go"), calls(&["a"]), shot("a")];
         assert!(matches!(recent_images(&small[..2]), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn past_the_image_cap_the_cut_moves_by_batches() {
+        let tiny = Image { mime: "image/png".into(), data: "A".repeat(64) };
+        let shot =
+            |n: usize| ChatMessage::User { text: format!("{n}"), images: vec![tiny.clone()] };
+        let kept = |n: usize| {
+            let history: Vec<ChatMessage> = (0..n).map(shot).collect();
+            let sent = recent_images(&history);
+            let first = sent
+                .iter()
+                .position(|m| matches!(m, ChatMessage::User { images, .. } if !images.is_empty()));
+            (first.unwrap_or(n), sent.into_owned())
+        };
+        assert_eq!(kept(MAX_SENT_IMAGES).0, 0, "at the cap all are sent");
+        let (cut, first) = kept(MAX_SENT_IMAGES + 1);
+        assert_eq!(cut, MAX_SENT_IMAGES / 2, "one over drops a whole batch");
+        for n in MAX_SENT_IMAGES + 2..=MAX_SENT_IMAGES + MAX_SENT_IMAGES / 2 {
+            let (same, sent) = kept(n);
+            assert_eq!(same, cut, "{n} images: the cut stays where it was");
+            assert_eq!(sent[..first.len()], first[..], "{n}: the earlier messages are unchanged");
+        }
+        assert_eq!(kept(MAX_SENT_IMAGES + MAX_SENT_IMAGES / 2 + 1).0, MAX_SENT_IMAGES);
     }
 }

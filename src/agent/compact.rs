@@ -103,6 +103,8 @@ pub fn compact(
     };
     let call = super::TurnUsage::of_call(&reported, estimated, turn.pricing.price(&model));
     let spent = turn.recorder.usage(&model, &call);
+    // And the turn's (or the `/compact` command's) usage counts it too.
+    crate::sync::lock(turn.sub_usage).add(call);
     let mut summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
     // Skills loaded in the summarised part stay loaded: their content follows the summary.
     let part = &history[..split];

@@ -107,6 +107,10 @@ const DEEPSEEK: &[Row] = &[
     ("deepseek-reasoner", 280_000, 28_000, 280_000, 420_000),
 ];
 
+/// Dated snapshots listed at another price than the model they are a snapshot of: no
+/// price is better than its alias's.
+const OTHER_PRICE: &[&str] = &["gpt-4o-2024-05-13"];
+
 /// Presets that run on the user's own machine.
 const LOCAL: &[&str] = &["ollama", "lmstudio", "vllm", "llamacpp"];
 
@@ -145,6 +149,9 @@ impl Pricing {
             "deepseek" => DEEPSEEK,
             _ => return None,
         };
+        if OTHER_PRICE.contains(&model) {
+            return None;
+        }
         let (_, input, cached_input, write, output) =
             rows.iter().filter(|row| names(row.0, model)).max_by_key(|row| row.0.len())?;
         // Anthropic's one-hour cache writes cost twice the input price.

@@ -28,6 +28,8 @@ fn the_table_prices_its_presets_models_and_their_dated_snapshots() {
     assert_eq!(openai.price("gpt-4.1-mini").map(|p| p.input), Some(400_000));
     assert_eq!(openai.price("gpt-4.1-2025-04-14").map(|p| p.input), Some(2_000_000));
     assert_eq!(openai.price("claude-sonnet-4-5"), None, "each preset its own rows");
+    assert_eq!(openai.price("gpt-4o-2024-08-06").map(|p| p.input), Some(2_500_000));
+    assert_eq!(openai.price("gpt-4o-2024-05-13"), None, "a snapshot listed at its own price");
 }
 
 #[test]

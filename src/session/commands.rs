@@ -109,7 +109,11 @@ pub(super) fn run(
             };
             // Keep only the latest exchange whole; summarise the rest.
             match compact::compact(turn, history, 0) {
-                Ok(Some(_)) => {}
+                Ok(Some(_)) => {
+                    // The summary's call is what the command used.
+                    let usage = std::mem::take(&mut *crate::sync::lock(turn.sub_usage));
+                    return Ok(Outcome { stop: StopReason::EndTurn, usage });
+                }
                 Ok(None) => say("Nothing to compact yet: the conversation is short.".to_string()),
                 Err(_) if turn.cancel.is_cancelled() => {
                     return Ok(Outcome {

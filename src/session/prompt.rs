@@ -251,8 +251,11 @@ impl<'a> TurnParts<'a> {
         let budget = catalog::budget(services.config.limits.context_window);
         let catalog = catalog::render(skills.skills(), budget);
         // Built once per session and kept (the provider's prompt cache depends on it).
+        // What the `SessionStart` hooks said, waited for before the prefix is locked.
+        let started = session.started.section();
         let system = session.system_prompt(&model, &tool_names, &catalog, |date| {
-            system_prompt(services, session, &model, &tool_names, &catalog, date)
+            let sections = [started.as_str(), catalog.as_str()];
+            system_prompt(services, session, &model, &tool_names, &sections, date)
         });
         let sub_usage = Mutex::new(TurnUsage::default());
         TurnParts { provider, system, sub_usage, rules, hooks, skills }
@@ -303,14 +306,15 @@ fn system_prompt(
     session: &Session,
     model: &str,
     tools: &[&str],
-    catalog: &str,
+    sections: &[&str],
     date: &str,
 ) -> String {
     let config = &services.config;
     let mut system =
         agent::prompt::system_prompt(&session.root, model, &config.instructions_file, tools, date);
-    system.push_str(&session.started.section());
-    system.push_str(catalog);
+    for section in sections {
+        system.push_str(section);
+    }
     system.extend(crate::memory::prompt_section(&config.config_dir, &session.root));
     system
 }

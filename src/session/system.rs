@@ -1,7 +1,8 @@
 //! A session's prompt prefix, frozen: the system prompt is built once (dated with the
-//! session's creation date, so that loading the session again builds the same bytes),
-//! kept on the `Session`, and built again only for a reason that is logged (the model
-//! or the MCP tools it names changed, or the skills in its catalog). The tool definitions a request offers are watched
+//! session's creation date, so that loading the session again builds the same bytes while
+//! the project's files are unchanged), kept on the `Session`, and built again only for a
+//! reason that is logged (the model or the MCP tools it names changed, or the skills in
+//! its catalog). The tool definitions a request offers are watched
 //! the same way: a change (MCP tools added or gone, `exit_plan_mode` with the mode) is
 //! where the provider's prompt cache starts again, and the log says so.
 

@@ -56,3 +56,53 @@ fn tool_images_follow_the_tool_messages_in_one_user_message() {
     assert_eq!(images.as_array().map(Vec::len), Some(3), "both images, after both results");
     assert_eq!(body["messages"][3]["content"], "ra", "the tool message itself stays text");
 }
+
+#[test]
+fn usage_is_read_in_every_servers_spelling() {
+    // (server, usage body, (input, output, cached read, cached write, thought))
+    let table = [
+        (
+            "OpenAI",
+            json!({"prompt_tokens": 2006, "completion_tokens": 300,
+                   "prompt_tokens_details": {"cached_tokens": 1920},
+                   "completion_tokens_details": {"reasoning_tokens": 128}}),
+            (2006, 300, 1920, 0, 128),
+        ),
+        (
+            "DeepSeek",
+            json!({"prompt_tokens": 1000, "completion_tokens": 20,
+                   "prompt_cache_hit_tokens": 768, "prompt_cache_miss_tokens": 232}),
+            (1000, 20, 768, 0, 0),
+        ),
+        (
+            "DashScope, explicit cache",
+            json!({"prompt_tokens": 5000, "completion_tokens": 10,
+                   "prompt_tokens_details": {"cached_tokens": 0,
+                                             "cache_creation_input_tokens": 4800}}),
+            (5000, 10, 0, 4800, 0),
+        ),
+        (
+            "a bare cached_tokens",
+            json!({"prompt_tokens": 900, "completion_tokens": 5, "cached_tokens": 512}),
+            (900, 5, 512, 0, 0),
+        ),
+        (
+            "llama.cpp, no details",
+            json!({"prompt_tokens": 40, "completion_tokens": 2}),
+            (40, 2, 0, 0, 0),
+        ),
+        (
+            "more cached than sent is clamped",
+            json!({"prompt_tokens": 10, "completion_tokens": 1,
+                   "prompt_tokens_details": {"cached_tokens": 99},
+                   "completion_tokens_details": {"reasoning_tokens": 7}}),
+            (10, 1, 10, 0, 1),
+        ),
+    ];
+    for (server, body, want) in table {
+        let wire: WireUsage = serde_json::from_value(body).unwrap();
+        let u = wire.read();
+        let got = (u.input, u.output, u.cached_read, u.cached_write, u.thought);
+        assert_eq!(got, want, "{server}");
+    }
+}
