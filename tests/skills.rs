@@ -378,3 +378,36 @@ fn skills_check_validates_a_folder_with_exit_codes() {
     assert!(doctor.contains("skills: 6 bundled, 0 of the user"), "{doctor}");
     assert!(doctor.contains("no-desc") && doctor.contains("no description"), "{doctor}");
 }
+
+#[test]
+fn a_skill_kept_under_iac_code_reads_its_files_unasked_but_never_a_secret() {
+    let ws = Workspace::new("skills-dotdir");
+    // `~/.iac-code/skills/`: below a directory whose name alone makes a path sensitive.
+    let dir = ws.root().join(".iac-code/skills");
+    skill(&dir, "tf-notes", "description: Team notes for Terraform.", "Read the notes.");
+    std::fs::create_dir_all(dir.join("tf-notes/references")).unwrap();
+    let notes = dir.join("tf-notes/references/notes.md");
+    std::fs::write(&notes, "Tag every resource with owner.").unwrap();
+    let secret = dir.join("tf-notes/.env");
+    std::fs::write(&secret, "TOKEN=x").unwrap();
+    let (llm, mut acp) = server(
+        &ws,
+        vec![
+            tool_reply("c1", "skill", json!({"name": "tf-notes"})),
+            tool_reply("c2", "read_file", json!({"path": notes.display().to_string()})),
+            tool_reply("c3", "read_file", json!({"path": secret.display().to_string()})),
+            text_reply("done"),
+        ],
+        &[],
+    );
+    acp.set_permission(Permission::RejectOnce);
+    let id = acp.new_session(&ws.project());
+    let (msgs, _) = acp.prompt(&id, "use the team notes");
+    let questions = asked(&msgs);
+    assert_eq!(questions.len(), 1, "only the .env asks: {questions:?}");
+    let title = questions[0]["params"]["toolCall"]["title"].as_str().unwrap_or_default();
+    assert!(title.contains(".env"), "{title}");
+    let results = tool_results(&llm, 3);
+    assert!(results[1].contains("Tag every resource with owner."), "{results:?}");
+    assert!(results[2].contains("Permission denied"), "{results:?}");
+}

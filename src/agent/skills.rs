@@ -19,24 +19,36 @@ fn roots(turn: &Turn) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Whether the call only reads inside loaded skills' folders, touching nothing sensitive.
+/// Whether the call only reads inside loaded skills' folders, touching nothing sensitive
+/// there. What is sensitive is judged on the part of the path below the skill's folder
+/// (and the file's first bytes): a skill kept under `.iac-code/skills/` or the
+/// configuration directory is not a credential store, while a `.env` or a key inside it is.
 fn reads_own_folder(tool: &dyn Tool, invocation: &Invocation, roots: &[PathBuf]) -> bool {
     tool.access() == Access::Read
         && !roots.is_empty()
         && !invocation.targets.is_empty()
-        && invocation.sensitive.is_none()
         && invocation.targets.iter().all(|t| {
-            t.sensitive.is_none()
-                && t.real
-                    .as_deref()
-                    .is_some_and(|r| roots.iter().any(|root| paths::is_inside(r, root)))
+            t.real.as_deref().is_some_and(|real| {
+                roots.iter().any(|root| {
+                    real.strip_prefix(root).is_ok_and(|below| {
+                        let top = std::path::Path::new("/");
+                        paths::sensitive(&top.join(below), top, std::path::Path::new("")).is_none()
+                            && paths::sensitive_content(real).is_none()
+                    })
+                })
+            })
         })
 }
 
-/// A read of a loaded skill's folder is no reach outside the project.
+/// A read of a loaded skill's folder is no reach outside the project, and nothing there
+/// is sensitive for being below `.iac-code/` or the configuration directory.
 pub(super) fn reach(turn: &Turn, tool: &dyn Tool, invocation: &mut Invocation) {
     if reads_own_folder(tool, invocation, &roots(turn)) {
         invocation.outside_cwd = false;
+        invocation.sensitive = None;
+        for target in &mut invocation.targets {
+            target.sensitive = None;
+        }
     }
 }
 

@@ -110,6 +110,8 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
             // A malformed hooks section is refused before anything is approved.
             hooks::project_hooks(&cwd, &dir).map_err(Error::Config)?;
             let approved = permissions::approve_project(&cwd, &dir)?;
+            // And the project files its hooks run, as they are now.
+            hooks::approve_runs(&cwd, &dir).map_err(Error::Config)?;
             for rule in approved.rules.rules() {
                 writeln!(out, "{}\t{}", rule.verdict.name(), rule.text).map_err(Error::Stream)?;
             }

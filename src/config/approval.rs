@@ -61,6 +61,9 @@ pub fn read_project_file(path: &Path) -> Result<Option<String>, String> {
 /// The approvals of projects' `.mcp.json` files.
 pub const MCP: Approvals = Approvals::new("mcp-approvals.json");
 
+/// What the approved hooks of projects' `.iac-code/settings.json` run (`config/hook_runs.rs`).
+pub const HOOKS: Approvals = Approvals::new("hook-approvals.json");
+
 /// What an approved file runs: each file's path (real, or as named when there is none)
 /// and its fingerprint (`fingerprint`).
 pub type Runs = BTreeMap<String, String>;

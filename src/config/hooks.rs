@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::permissions::project_settings;
+use super::approval::{HOOKS, Runs, Standing};
+use super::permissions::{ProjectSettings, project_settings};
 use crate::rules::{Rule, Source, Subject, Verdict};
 
 /// The settings key that holds the hooks.
@@ -312,10 +313,13 @@ pub fn of_project_file(text: &str, path: &Path) -> Result<Vec<HookSpec>, String>
 /// The hooks of the project in a directory that run now.
 #[derive(Debug, Clone, Default)]
 pub struct ProjectHooks {
-    /// Its hooks, when exactly this content of the file was approved; else none.
+    /// Its hooks, when exactly this content of the file was approved, with the project
+    /// files they run as they were then; else none.
     pub hooks: Vec<HookSpec>,
     /// Hooks left out because the file (as it is now) was not approved.
     pub unapproved: usize,
+    /// The project files they run that changed since the approval (then none run).
+    pub changed: Vec<String>,
     /// The project settings file's real path, when there is one.
     pub path: Option<PathBuf>,
 }
@@ -328,12 +332,40 @@ pub fn project_hooks(cwd: &Path, config_dir: &Path) -> Result<ProjectHooks, Stri
         return Ok(ProjectHooks::default());
     };
     let hooks = of_project_file(&settings.text, &settings.path)?;
+    let standing = match settings.approved {
+        true => {
+            HOOKS.standing(config_dir, &settings.path, &settings.text, &runs(&settings, &hooks))
+        }
+        false => Standing::Unapproved,
+    };
     let path = Some(settings.path);
-    Ok(if settings.approved {
-        ProjectHooks { hooks, unapproved: 0, path }
-    } else {
-        ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), path }
+    Ok(match standing {
+        Standing::Approved => ProjectHooks { hooks, unapproved: 0, changed: Vec::new(), path },
+        Standing::Changed(changed) => {
+            ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), changed, path }
+        }
+        Standing::Unapproved => {
+            ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), changed: Vec::new(), path }
+        }
     })
+}
+
+/// Keeps what the project's hooks in `cwd` run as approved (after the settings file itself
+/// was: `permissions::approve_project`). `Err`: why the file cannot be used or kept.
+pub fn approve_runs(cwd: &Path, config_dir: &Path) -> Result<(), String> {
+    let Some(settings) = project_settings(cwd, config_dir)? else { return Ok(()) };
+    let hooks = of_project_file(&settings.text, &settings.path)?;
+    let runs = runs(&settings, &hooks);
+    HOOKS
+        .approve_running(config_dir, &settings.path, &settings.text, &runs)
+        .map_err(|err| format!("{}: {err}", HOOKS.path(config_dir).display()))
+}
+
+/// What `hooks` of the project `settings` run from the project (the directory holding its
+/// `.iac-code`).
+fn runs(settings: &ProjectSettings, hooks: &[HookSpec]) -> Runs {
+    let root = settings.path.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
+    super::hook_runs::runs_of(hooks.iter().map(|h| h.command.as_str()), root)
 }
 
 #[cfg(test)]

@@ -183,9 +183,24 @@ fn project_hooks_run_only_once_exactly_this_content_is_approved() {
     assert!(before.hooks.is_empty());
     assert_eq!(before.unapproved, 1);
     super::super::permissions::approve_project(&dir, &config).expect("as set up");
+    let half = project_hooks(&dir, &config).expect("as set up");
+    assert!(half.hooks.is_empty(), "what the hooks run is approved too");
+    approve_runs(&dir, &config).expect("as set up");
     let after = project_hooks(&dir, &config).expect("as set up");
     assert_eq!(after.hooks.len(), 1);
     assert_eq!(after.unapproved, 0);
+    // A script a hook runs changes (a pull, the model's write): none runs until approved.
+    let guarded = r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "command": "./guard.sh"}]}}"#;
+    std::fs::write(dir.join(".iac-code/settings.json"), guarded).expect("as set up");
+    std::fs::write(dir.join("guard.sh"), "exit 0\n").expect("as set up");
+    super::super::permissions::approve_project(&dir, &config).expect("as set up");
+    approve_runs(&dir, &config).expect("as set up");
+    assert_eq!(project_hooks(&dir, &config).expect("as set up").hooks.len(), 1);
+    std::fs::write(dir.join("guard.sh"), "exit 2\n").expect("as set up");
+    let changed = project_hooks(&dir, &config).expect("as set up");
+    assert!(changed.hooks.is_empty(), "a changed script stops the hooks");
+    assert!(changed.changed.iter().any(|f| f.ends_with("guard.sh")), "{:?}", changed.changed);
+    std::fs::write(dir.join(".iac-code/settings.json"), text).expect("as set up");
     std::fs::write(dir.join(".iac-code/settings.json"), format!("{text} ")).expect("as set up");
     assert!(
         project_hooks(&dir, &config).expect("as set up").hooks.is_empty(),

@@ -82,6 +82,7 @@ pub struct Limits {
 pub mod approval;
 mod cache;
 pub(crate) mod fuzz;
+mod hook_runs;
 pub mod hooks;
 pub mod manage;
 pub mod permissions;

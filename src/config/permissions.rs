@@ -153,13 +153,21 @@ pub fn project_rules(cwd: &Path, config_dir: &Path) -> Result<ProjectRules, Stri
     })
 }
 
-/// The project settings in `cwd`, if there are: a regular file (not a link) in a real
-/// `.iac-code` directory (not a link either), whose `permissions` are read like the
-/// user's. Other keys are ignored with a warning.
+/// The project settings of `cwd`, if there are: the nearest `.iac-code` from `cwd` up to
+/// its git repository's root (never the user's own configuration directory), holding a
+/// regular file (not a link) in a real directory (not a link either), whose `permissions`
+/// are read like the user's. Other keys are ignored with a warning.
 pub fn project_settings(cwd: &Path, config_dir: &Path) -> Result<Option<ProjectSettings>, String> {
-    let Ok(root) = std::fs::canonicalize(cwd) else { return Ok(None) };
+    let Ok(cwd) = std::fs::canonicalize(cwd) else { return Ok(None) };
     let (dir_name, file_name) = PROJECT_FILE.split_once('/').unwrap_or((PROJECT_FILE, ""));
-    let dir = root.join(dir_name);
+    let own = std::fs::canonicalize(config_dir).ok();
+    let project = super::project::Project::of(&cwd);
+    let found = project.dirs.iter().rev().map(|d| d.join(dir_name)).find(|dir| {
+        let link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+        let mine = !link && std::fs::canonicalize(dir).ok() == own;
+        link || (!mine && std::fs::symlink_metadata(dir.join(file_name)).is_ok())
+    });
+    let Some(dir) = found else { return Ok(None) };
     match std::fs::symlink_metadata(&dir) {
         Ok(meta) if meta.file_type().is_symlink() => {
             return Err(format!(

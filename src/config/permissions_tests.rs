@@ -163,3 +163,30 @@ fn project_allow_rules_wait_for_approval_of_this_content() {
     assert!(matches!(approve_project(&empty, &config), Err(Error::Usage(_))));
     std::fs::remove_dir_all(&dir).expect("scratch files");
 }
+
+#[test]
+fn a_projects_settings_are_the_nearest_up_to_its_git_root() {
+    let dir = scratch("nearest");
+    let (repo, config) = (dir.join("repo"), dir.join("cfg"));
+    let prod = repo.join("envs/prod");
+    std::fs::create_dir_all(repo.join(".git")).expect("scratch files");
+    std::fs::create_dir_all(prod.join(".iac-code/skills")).expect("scratch files");
+    std::fs::create_dir_all(repo.join(".iac-code")).expect("scratch files");
+    std::fs::write(dir.join("outside.json"), "{}").expect("scratch files");
+    let deny = |rule: &str| format!(r#"{{"permissions": {{"deny": ["{rule}"]}}}}"#);
+    std::fs::write(repo.join(PROJECT_FILE), deny("bash(terraform apply*)")).expect("scratch");
+    // A `.iac-code` that holds no settings (only skills) is passed over.
+    let found = project_rules(&prod, &config).expect("usable project settings");
+    assert_eq!(texts(&found.rules), [(Verdict::Deny, "bash(terraform apply*)")]);
+    std::fs::write(prod.join(PROJECT_FILE), deny("bash(rm *)")).expect("scratch files");
+    let found = project_rules(&prod, &config).expect("usable project settings");
+    assert_eq!(texts(&found.rules), [(Verdict::Deny, "bash(rm *)")], "the nearest wins");
+    // Above the git root nothing is read; the user's own directory never counts.
+    std::fs::create_dir_all(dir.join(".iac-code")).expect("scratch files");
+    std::fs::write(dir.join(PROJECT_FILE), deny("bash")).expect("scratch files");
+    std::fs::remove_dir_all(repo.join(".iac-code")).expect("scratch files");
+    std::fs::remove_dir_all(prod.join(".iac-code")).expect("scratch files");
+    assert_eq!(project_rules(&prod, &config).expect("usable").path, None, "not above the root");
+    assert_eq!(project_rules(&dir, &dir.join(".iac-code")).expect("usable").path, None);
+    std::fs::remove_dir_all(&dir).expect("scratch files");
+}

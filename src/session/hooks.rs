@@ -30,8 +30,12 @@ pub(super) fn hooks_for(services: &Services, session: &Session) -> Result<Hooks>
     if project.unapproved > 0
         && let Some(path) = &project.path
     {
+        let changed = match project.changed.is_empty() {
+            true => String::new(),
+            false => format!(" ({} changed since)", project.changed.join(", ")),
+        };
         log::info!(
-            "{}: {} hook(s) not run until approved (iac-code config approve)",
+            "{}: {} hook(s) not run until approved{changed} (iac-code config approve)",
             path.display(),
             project.unapproved
         );

@@ -12,14 +12,13 @@ use crate::cancel::CancelToken;
 use crate::config::approval::Standing;
 use crate::permission::{Answer, Question};
 use crate::skills::approval::{Pending, usable};
-use crate::skills::{Active, Origin, Report, Skill, bundled, discover};
+use crate::skills::{Active, Origin, Skill, bundled, discover};
 use crate::sync::lock;
 use crate::tools::ToolKind;
 
 /// Every skill of the session's cwd (before approval), and the problems found.
-fn found(session: &Session) -> (Vec<Skill>, Vec<Report>) {
-    let found = crate::skills::find(discover::home().as_deref(), &session.root);
-    (found.skills, found.reports)
+fn found(session: &Session) -> crate::skills::Found {
+    crate::skills::find(discover::home().as_deref(), &session.root)
 }
 
 /// What the project's skills' approval is now, without asking: approved, or not.
@@ -38,7 +37,7 @@ pub(super) fn before_turn(
     io: &PromptIo,
     cancel: &CancelToken,
 ) -> Active {
-    let (skills, _) = found(session);
+    let crate::skills::Found { skills, all, .. } = found(session);
     let cache = bundled::cache_root(discover::home().as_deref());
     let Some(pending) = Pending::of(&session.root, &skills) else {
         return Active::new(skills, cache);
@@ -72,7 +71,7 @@ pub(super) fn before_turn(
             }
         },
     };
-    Active::new(usable(skills, approved), cache)
+    Active::new(usable(all, approved), cache)
 }
 
 /// The prompt a `/name arguments` turn sends: the skill's content (the skill active), or
@@ -159,10 +158,13 @@ fn ask(
 
 /// `/skills`: every skill with where it came from, and the problems found.
 pub(super) fn listing(services: &Services, session: &Session) -> String {
-    let (skills, reports) = found(session);
+    let crate::skills::Found { skills, all, reports } = found(session);
     let approved = approved_now(services, session, &skills);
     let mut text = String::from("Skills (load with the skill tool, or run as `/name`):\n");
-    for skill in &skills {
+    // The usable ones, then the project's waiting for approval.
+    let mut shown = usable(all, approved);
+    shown.extend(skills.into_iter().filter(|s| s.origin == Origin::Project && !approved));
+    for skill in &shown {
         let pending = skill.origin == Origin::Project && !approved;
         let note = if pending { " — not approved yet: asked before the next turn" } else { "" };
         text.push_str(&format!(
@@ -183,9 +185,9 @@ pub(super) fn listing(services: &Services, session: &Session) -> String {
 
 /// The commands of the session's usable skills: name, description.
 pub fn commands(services: &Services, session: &Session) -> Vec<(String, String)> {
-    let (skills, _) = found(session);
-    let approved = approved_now(services, session, &skills);
-    usable(skills, approved)
+    let found = found(session);
+    let approved = approved_now(services, session, &found.skills);
+    usable(found.all, approved)
         .into_iter()
         .map(|s| (s.meta.name.clone(), crate::text::clip(&s.meta.description, 200)))
         .collect()

@@ -70,7 +70,10 @@ fn fingerprint(path: &Path) -> String {
     }
 }
 
-/// The skills usable now: all but the project's unless `approved`.
-pub fn usable(skills: Vec<Skill>, approved: bool) -> Vec<Skill> {
-    skills.into_iter().filter(|s| approved || s.origin != Origin::Project).collect()
+/// The skills usable now, resolved by precedence from `all` (every skill found, in
+/// discovery order): all but the project's unless `approved`, so that an unapproved
+/// project skill never hides a bundled or user skill of its name.
+pub fn usable(all: Vec<Skill>, approved: bool) -> Vec<Skill> {
+    let kept = all.into_iter().filter(|s| approved || s.origin != Origin::Project).collect();
+    super::catalog::resolve(kept)
 }

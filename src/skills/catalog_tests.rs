@@ -32,6 +32,23 @@ fn the_last_of_a_name_wins() {
 }
 
 #[test]
+fn an_unapproved_project_skill_hides_nothing() {
+    let found = vec![
+        skill("tf", "bundled", Origin::Bundled),
+        skill("tf", "project", Origin::Project),
+        skill("own", "project", Origin::Project),
+    ];
+    let names = |skills: Vec<Skill>| -> Vec<(String, String)> {
+        skills.into_iter().map(|s| (s.meta.name, s.meta.description)).collect()
+    };
+    let before = names(crate::skills::approval::usable(found.clone(), false));
+    assert_eq!(before, [("tf".to_string(), "bundled".to_string())], "the bundled one stays");
+    let after = names(crate::skills::approval::usable(found, true));
+    assert_eq!(after[0], ("own".to_string(), "project".to_string()));
+    assert_eq!(after[1], ("tf".to_string(), "project".to_string()), "approved, it wins");
+}
+
+#[test]
 fn the_catalog_keeps_to_its_budget_and_names_the_rest() {
     assert_eq!(budget(200_000), 16_000);
     assert_eq!(budget(8_000), 640);

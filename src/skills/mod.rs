@@ -71,7 +71,11 @@ impl Skill {
 /// resolved), and the problems met.
 #[derive(Debug, Default)]
 pub struct Found {
+    /// Resolved by precedence, the project's among them.
     pub skills: Vec<Skill>,
+    /// Every skill found, in discovery order (bundled, the user's, the project's), for
+    /// `approval::usable`: a project's unapproved skill must not hide another of its name.
+    pub all: Vec<Skill>,
     pub reports: Vec<Report>,
 }
 
@@ -95,6 +99,7 @@ impl std::fmt::Display for Report {
 /// that are not rules among them), each logged once.
 pub fn find(home: Option<&Path>, cwd: &Path) -> Found {
     let found = discover::discover(home, cwd);
+    let all = found.skills.clone();
     let skills = catalog::resolve(found.skills);
     let mut reports = found.reports;
     for skill in &skills {
@@ -103,5 +108,5 @@ pub fn find(home: Option<&Path>, cwd: &Path) -> Found {
         reports.extend(problems.into_iter().map(|problem| Report { path: path.clone(), problem }));
     }
     discover::log_once(&reports);
-    Found { skills, reports }
+    Found { skills, all, reports }
 }

@@ -65,16 +65,23 @@ pub fn judge(path: &Path, cwd: &Path, config_dir: &Path) -> Target {
         .or_else(|| real.as_deref().and_then(paths::sensitive_content));
     let id =
         real.as_deref().and_then(|r| std::fs::symlink_metadata(r).ok()).map(|m| (m.dev(), m.ino()));
-    let runs = [Some(path), real.as_deref()]
-        .into_iter()
-        .flatten()
-        .find_map(|p| approval::MCP.runner_of(config_dir, p))
-        .map(|file| {
+    let runs = [Some(path), real.as_deref()].into_iter().flatten().find_map(|p| {
+        let mcp = approval::MCP.runner_of(config_dir, p).map(|file| {
             format!(
-                "the MCP servers of {} run it: once it changes, they start only when approved \
-                 again",
+                "the MCP servers of {} run it: once it changes, they start only when \
+                     approved again",
                 file.display()
             )
         });
+        mcp.or_else(|| {
+            approval::HOOKS.runner_of(config_dir, p).map(|file| {
+                format!(
+                    "the hooks of {} run it: once it changes, they run only when approved \
+                         again (iac-code config approve)",
+                    file.display()
+                )
+            })
+        })
+    });
     Target { path: path.to_path_buf(), real, inside, sensitive, id, runs }
 }
