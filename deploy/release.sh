@@ -165,7 +165,8 @@ for platform in "${platforms[@]}"; do
         linux-aarch64) triple=aarch64-unknown-linux-musl run=(qemu-aarch64) ;;
     esac
     bin="$target_dir/$triple/release/$name"
-    if readelf -lW "$bin" | grep -q 'INTERP'; then
+    headers=$(readelf -lW "$bin")
+    if grep -q 'INTERP' <<<"$headers"; then
         echo "release.sh: $bin asks for a dynamic loader: not a static binary" >&2
         exit 1
     fi
@@ -177,7 +178,8 @@ for platform in "${platforms[@]}"; do
             exit 1
         fi
         init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"terminal":true,"_meta":{"terminal-auth":true}}}}'
-        reply=$(printf '%s\n' "$init" | "${run[@]}" "$bin" acp 2>/dev/null | head -n 1)
+        reply=$(printf '%s\n' "$init" | "${run[@]}" "$bin" acp 2>/dev/null || true)
+        reply=${reply%%$'\n'*}
         if ! grep -q '"protocolVersion":1' <<<"$reply"; then
             echo "release.sh: $bin did not answer initialize: $reply" >&2
             exit 1

@@ -95,7 +95,11 @@ fn the_checks_refuse_broken_entries() {
         ("bad id", broken(&|e| e["id"] = json!("IaC_Code"))),
         ("id not the folder", broken(&|e| e["id"] = json!("iac-coder"))),
         ("version", broken(&|e| e["version"] = json!("1.0"))),
-        ("unknown field", broken(&|e| e["homepage"] = json!("https://example.com"))),
+        // A platform's target takes no other fields: the format has no place for a digest.
+        ("sha256 in a target", broken(&|e| {
+            e["distribution"]["binary"]["linux-x86_64"]["sha256"] = json!("00");
+        })),
+        ("distribution type", broken(&|e| e["distribution"]["docker"] = json!({}))),
         ("not a URL", broken(&|e| e["repository"] = json!("not a url"))),
         ("latest", broken(&|e| {
             e["distribution"]["binary"]["linux-x86_64"]["archive"] =
