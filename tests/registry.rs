@@ -51,7 +51,8 @@ fn the_entry_agrees_with_cargo_toml() {
 #[test]
 fn the_entry_is_what_release_sh_writes() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/release.sh");
-    let out = Command::new(script).arg("--manifest").env_remove("RELEASE_BASE_URL").output().unwrap();
+    let out =
+        Command::new(script).arg("--manifest").env_remove("RELEASE_BASE_URL").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = std::fs::read_to_string(format!("{ENTRY}/agent.json")).unwrap();
     assert_eq!(
@@ -71,7 +72,9 @@ fn the_entry_is_what_release_sh_writes() {
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(
         url,
-        format!("https://downloads.example.com/iac-code/9.9.9/iac-code-{version}-linux-x86_64.tar.gz")
+        format!(
+            "https://downloads.example.com/iac-code/9.9.9/iac-code-{version}-linux-x86_64.tar.gz"
+        )
     );
 }
 
@@ -84,31 +87,46 @@ fn the_checks_refuse_broken_entries() {
         entry_problems(&entry, "iac-code")
     };
     let cases: Vec<(&str, Vec<String>)> = vec![
-        ("platform key", broken(&|e| {
-            let target = e["distribution"]["binary"]["linux-x86_64"].take();
-            e["distribution"]["binary"]["linux-amd64"] = target;
-            e["distribution"]["binary"].as_object_mut().unwrap().remove("linux-x86_64");
-        })),
-        ("no cmd", broken(&|e| {
-            e["distribution"]["binary"]["linux-aarch64"].as_object_mut().unwrap().remove("cmd");
-        })),
+        (
+            "platform key",
+            broken(&|e| {
+                let target = e["distribution"]["binary"]["linux-x86_64"].take();
+                e["distribution"]["binary"]["linux-amd64"] = target;
+                e["distribution"]["binary"].as_object_mut().unwrap().remove("linux-x86_64");
+            }),
+        ),
+        (
+            "no cmd",
+            broken(&|e| {
+                e["distribution"]["binary"]["linux-aarch64"].as_object_mut().unwrap().remove("cmd");
+            }),
+        ),
         ("bad id", broken(&|e| e["id"] = json!("IaC_Code"))),
         ("id not the folder", broken(&|e| e["id"] = json!("iac-coder"))),
         ("version", broken(&|e| e["version"] = json!("1.0"))),
         // A platform's target takes no other fields: the format has no place for a digest.
-        ("sha256 in a target", broken(&|e| {
-            e["distribution"]["binary"]["linux-x86_64"]["sha256"] = json!("00");
-        })),
+        (
+            "sha256 in a target",
+            broken(&|e| {
+                e["distribution"]["binary"]["linux-x86_64"]["sha256"] = json!("00");
+            }),
+        ),
         ("distribution type", broken(&|e| e["distribution"]["docker"] = json!({}))),
         ("not a URL", broken(&|e| e["repository"] = json!("not a url"))),
-        ("latest", broken(&|e| {
-            e["distribution"]["binary"]["linux-x86_64"]["archive"] =
-                json!("https://example.com/releases/latest/download/iac-code.tar.gz");
-        })),
-        ("another version", broken(&|e| {
-            e["distribution"]["binary"]["linux-x86_64"]["archive"] =
-                json!("https://example.com/releases/download/v0.0.9/iac-code.tar.gz");
-        })),
+        (
+            "latest",
+            broken(&|e| {
+                e["distribution"]["binary"]["linux-x86_64"]["archive"] =
+                    json!("https://example.com/releases/latest/download/iac-code.tar.gz");
+            }),
+        ),
+        (
+            "another version",
+            broken(&|e| {
+                e["distribution"]["binary"]["linux-x86_64"]["archive"] =
+                    json!("https://example.com/releases/download/v0.0.9/iac-code.tar.gz");
+            }),
+        ),
     ];
     for (what, problems) in cases {
         assert!(!problems.is_empty(), "a broken entry ({what}) passed");
@@ -132,7 +150,10 @@ fn the_icon_checks_refuse_broken_icons() {
         ("24 wide", svg.replace("viewBox=\"0 0 16 16\"", "viewBox=\"0 0 24 24\"")),
         ("not square", svg.replace("height=\"16\"", "height=\"12\"")),
         ("no currentColor", svg.replace("currentColor", "none")),
-        ("an image", svg.replacen("<path ", "<image href=\"https://example.com/a.png\"/><path ", 1)),
+        (
+            "an image",
+            svg.replacen("<path ", "<image href=\"https://example.com/a.png\"/><path ", 1),
+        ),
         ("a script", svg.replacen("<path ", "<script>alert(1)</script><path ", 1)),
         ("unclosed", svg.replacen("/>", ">", 1)),
         ("unquoted", svg.replacen("width=\"16\"", "width=16", 1)),

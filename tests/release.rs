@@ -88,11 +88,8 @@ fn release_sh_builds_packs_and_checks_both_platforms() {
         .env_remove("RELEASE_BASE_URL")
         .output()
         .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     assert!(run.status.success(), "deploy/release.sh failed:\n{said}");
     eprintln!("{said}");
 

@@ -43,7 +43,9 @@ pub fn entry_problems(entry: &Value, folder: &str) -> Vec<String> {
     }
     let version = entry["version"].as_str().unwrap_or_default();
     let parts: Vec<&str> = version.split('.').collect();
-    if parts.len() < 3 || !parts[..3].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+    if parts.len() < 3
+        || !parts[..3].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    {
         problems.push(format!("version '{version}' is not x.y.z"));
     }
     let Some(binary) = entry["distribution"]["binary"].as_object() else {
@@ -113,8 +115,10 @@ pub fn icon_problems(svg: &str) -> Vec<String> {
     }
     let mut current_color = false;
     for (name, attrs) in &tags {
-        if !["svg", "path", "g", "circle", "rect", "line", "polyline", "polygon", "ellipse", "title"]
-            .contains(&name.as_str())
+        if ![
+            "svg", "path", "g", "circle", "rect", "line", "polyline", "polygon", "ellipse", "title",
+        ]
+        .contains(&name.as_str())
         {
             problems.push(format!("element <{name}> (only plain shapes)"));
         }
