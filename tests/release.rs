@@ -72,7 +72,9 @@ fn release_sh_builds_packs_and_checks_both_platforms() {
             std::env::var_os("CI").is_none(),
             "CI must run the release test, but this machine lacks: {what} (.ci/run installs them)"
         );
-        eprintln!(
+        // Straight to stderr, past the test harness's capture, so a skip is seen.
+        let _ = writeln!(
+            std::io::stderr(),
             "release test skipped: no cross toolchain here ({what} missing). Debian: \
              apt-get install musl-tools gcc-aarch64-linux-gnu qemu-user; rustup target add \
              x86_64-unknown-linux-musl aarch64-unknown-linux-musl"
