@@ -72,6 +72,8 @@ mod memory;
 mod hooks;
 // Project rules checked over the source tree.
 mod tidy;
+// The ACP registry entry (deploy/registry/): schema, rules, Cargo.toml, the icon.
+mod registry;
 // The bundled Agent Skills: format, tools named, guarded commands, links.
 mod bundled_skills;
 // The bundled skills' examples run for real (terraform, kubectl, helm, ansible when present).

@@ -19,6 +19,8 @@ pub mod procs;
 #[allow(dead_code)]
 pub mod redis;
 #[allow(dead_code)]
+pub mod registry;
+#[allow(dead_code)]
 pub mod schema;
 #[allow(dead_code)]
 pub mod workspace;
