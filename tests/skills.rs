@@ -359,6 +359,10 @@ fn skills_check_validates_a_folder_with_exit_codes() {
     let run = |args: &[&str]| iac_code(&ws).args(args).output().unwrap();
     let good = run(&["skills", "check", &dir.join("good-one").display().to_string()]);
     assert_eq!(good.status.code(), Some(0), "{}", String::from_utf8_lossy(&good.stdout));
+    let mut here = iac_code(&ws);
+    let here = here.args(["skills", "check", "."]).current_dir(dir.join("good-one"));
+    let here = here.output().unwrap();
+    assert_eq!(here.status.code(), Some(0), "`.` is the folder it names");
     let bad = run(&["skills", "check", &dir.join("bad-one").display().to_string()]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stdout).contains("no description"));

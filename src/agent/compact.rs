@@ -110,8 +110,29 @@ pub fn compact(
     let part = &history[..split];
     let skills = crate::skills::catalog::kept(part.iter().filter_map(|m| skill_text(part, m)));
     if !skills.is_empty() {
+        // Bounded (a tenth of the context window), newest kept first: the rest are named,
+        // to be loaded again, so that a compaction always frees room.
+        let mut room = (turn.limits.context_window * 4 / 10) as usize;
+        let (mut kept, mut left) = (Vec::new(), Vec::new());
+        for block in skills.iter().rev() {
+            match block.len() <= room {
+                true => {
+                    room -= block.len();
+                    kept.push(block.as_str());
+                }
+                false => left.push(skill_name(block)),
+            }
+        }
+        kept.reverse();
         summary.push_str("\n\n[Skills loaded earlier, still in force]\n");
-        summary.push_str(&skills.join("\n"));
+        summary.push_str(&kept.join("\n"));
+        if !left.is_empty() {
+            summary.push_str(&format!(
+                "\n[Also loaded earlier, not kept here for room: {}; load again with the skill \
+                 tool when needed]",
+                left.join(", ")
+            ));
+        }
     }
     let keep = history.len() - split;
     history.drain(..split);
@@ -203,6 +224,12 @@ fn render(messages: &[ChatMessage]) -> String {
         }
     }
     out
+}
+
+/// The name in a `<skill_content name="…"` block.
+fn skill_name(block: &str) -> &str {
+    let rest = block.split_once("name=\"").map_or("", |(_, rest)| rest);
+    rest.split_once('"').map_or("?", |(name, _)| name)
 }
 
 #[cfg(test)]

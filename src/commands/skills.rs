@@ -79,6 +79,9 @@ pub fn in_force(cwd: &Path, config_dir: &Path) -> Vec<(String, String, bool)> {
 
 /// Every problem of the skill folder `dir`.
 pub fn check(dir: &Path) -> Vec<Report> {
+    // `.` or `skills/x/..` name their folder only once made real.
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let dir = real.as_path();
     let (skill, mut reports) = discover::read_folder(dir, Origin::User);
     if let Some(skill) = skill {
         let (_, problems) = front::allowed_rules(&skill.meta);
