@@ -55,14 +55,6 @@ pub fn unpack(name: &str, root: &Path) -> Result<PathBuf, String> {
         format!("cannot unpack the skill {name} into {}: {err}", dir.display())
     };
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
-    for (rel, content) in std::iter::once(&("SKILL.md", *text)).chain(files.iter()) {
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent).map_err(fail)?;
-        }
-        let executable = rel.starts_with("scripts/");
-        write_if_changed(&path, content, if executable { 0o700 } else { 0o600 }).map_err(fail)?;
-    }
     // Every directory on the way must be a real one of ours: never write through a link.
     for at in dir.ancestors().take(4) {
         let meta = std::fs::symlink_metadata(at).map_err(fail)?;
@@ -72,6 +64,14 @@ pub fn unpack(name: &str, root: &Path) -> Result<PathBuf, String> {
                 at.display()
             ));
         }
+    }
+    for (rel, content) in std::iter::once(&("SKILL.md", *text)).chain(files.iter()) {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent).map_err(fail)?;
+        }
+        let executable = rel.starts_with("scripts/");
+        write_if_changed(&path, content, if executable { 0o700 } else { 0o600 }).map_err(fail)?;
     }
     Ok(dir)
 }
@@ -84,7 +84,10 @@ fn write_if_changed(path: &Path, content: &str, mode: u32) -> std::io::Result<()
     {
         return Ok(());
     }
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    // Unique per process and call: two sessions unpacking at once never share a file.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp.{}.{n}", std::process::id()));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -70,8 +70,16 @@ fn read_root(root: &Path, origin: &Origin, found: &mut Found) {
         found.reports.push(warn(&shown, "cannot be read"));
         return;
     };
+    let entries: Vec<std::fs::DirEntry> = entries.filter_map(Result::ok).collect();
+    // A linked skill folder is never followed, but said: it is a common way to install one.
+    for link in entries.iter().filter(|e| e.file_type().is_ok_and(|t| t.is_symlink())) {
+        if link.path().join("SKILL.md").exists() {
+            let shown = link.path().display().to_string();
+            found.reports.push(warn(&shown, "a symbolic link: skills are never read through one"));
+        }
+    }
     let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
+        .iter()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
         .filter(|p| p.join("SKILL.md").exists() || p.join("SKILL.md").is_symlink())
@@ -214,6 +222,9 @@ mod tests {
         std::os::unix::fs::symlink(home.join(".agents/skills"), repo.join(".iac-code/skills"))
             .unwrap();
         write(&repo.join("skills/tf/scripts"), "inner");
+        write(&dir.join("elsewhere/linked"), "linked");
+        std::os::unix::fs::symlink(dir.join("elsewhere/linked"), repo.join("skills/linked"))
+            .unwrap();
         let found = discover(Some(&home), &repo);
         let mine: Vec<(&str, &str)> = found
             .skills
@@ -228,6 +239,8 @@ mod tests {
             "{reports:?}"
         );
         assert!(reports.iter().any(|r| r.contains("symbolic link")), "{reports:?}");
+        let linked = |r: &&String| r.contains("skills/linked") && r.contains("symbolic link");
+        assert!(reports.iter().any(|r| linked(&r)), "a linked skill folder is said: {reports:?}");
         let (files, complete) = list_files(&repo.join("skills/tf"));
         assert!(complete);
         assert_eq!(files, ["scripts/SKILL.md"]);
