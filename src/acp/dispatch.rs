@@ -76,8 +76,9 @@ impl AcpAgent {
         }
         let params = &request.params;
         let sessions = &self.sessions;
+        let offer = setup::Offer::of(sessions, self.client.boolean_options);
         let opened = |session, servers, with_id| {
-            setup::opened_with_mcp(sessions, request, outbox, session, servers, with_id)
+            setup::opened_with_mcp(sessions, request, outbox, session, servers, (with_id, offer))
         };
         match method {
             "authenticate" => Ok(Some(json!({}))),
@@ -234,21 +235,32 @@ impl AcpAgent {
     fn set_config_option(&mut self, method: &str, params: &Value) -> Reply {
         let p: SetSessionConfigOptionRequest = decode(method, params)?;
         let session = self.session(&p.session_id)?;
-        let Some(value) = p.value.as_str() else {
-            let detail =
-                format!("value of '{}' must be a string value id, got {}", p.config_id, p.value);
-            return Err(RpcError::invalid_params(detail));
+        let offer = setup::Offer::of(&self.sessions, self.client.boolean_options);
+        let text = || {
+            p.value.as_str().ok_or_else(|| {
+                let detail = format!(
+                    "value of '{}' must be a string value id, got {}",
+                    p.config_id, p.value
+                );
+                RpcError::invalid_params(detail)
+            })
         };
         match p.config_id.as_str() {
-            "mode" => set_mode(&session, value)?,
-            "model" => self.set_model(&session, value)?,
+            "mode" => set_mode(&session, text()?)?,
+            "model" => self.set_model(&session, text()?)?,
+            "thinking" if offer.thinking => {
+                let on = super::toggle::on_off("thinking", &p.value)?;
+                crate::sync::lock(&session.settings).thinking = on;
+                log::info!("session {}: thinking {}", session.id, if on { "on" } else { "off" });
+            }
             other => {
-                let detail = format!("unknown config option '{other}': expected 'mode' or 'model'");
+                let known = if offer.thinking { "'mode', 'model' or 'thinking'" } else { "'mode' or 'model'" };
+                let detail = format!("unknown config option '{other}': expected {known}");
                 return Err(RpcError::invalid_params(detail));
             }
         }
         to_reply(&SetSessionConfigOptionResponse {
-            config_options: setup::session_options(&self.sessions, &session),
+            config_options: setup::session_options(&session, &offer),
         })
     }
 

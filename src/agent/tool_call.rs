@@ -248,13 +248,14 @@ fn succeed(
         turn.sink.emit(AgentEvent::Plan(plan));
     }
     if let Some(mode) = output.mode.and_then(permission::Mode::from_id) {
-        let model = {
+        let (model, thinking) = {
             let mut settings = lock(turn.settings);
             settings.mode = mode;
-            settings.model.clone()
+            (settings.model.clone(), settings.thinking)
         };
         turn.recorder.mode(mode.id());
-        let change = SettingsChange { mode: mode.id().to_string(), mode_changed: true, model };
+        let mode = mode.id().to_string();
+        let change = SettingsChange { mode, mode_changed: true, model, thinking };
         turn.sink.emit(AgentEvent::Settings(change));
     }
     result

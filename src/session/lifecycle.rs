@@ -37,13 +37,22 @@ impl Manager {
     }
 
     /// Opens a session from disk (or finds it open on this connection) and returns it with
-    /// every message it ever had, for replay.
-    pub fn load(&self, id: &SessionId, cwd: &str) -> Result<(Arc<Session>, Vec<ChatMessage>)> {
+    /// every message it ever had and their message ids, for replay.
+    pub fn load(
+        &self,
+        id: &SessionId,
+        cwd: &str,
+    ) -> Result<(Arc<Session>, Vec<ChatMessage>, Vec<String>)> {
         let root = validate_cwd(cwd)?;
         if let Ok(session) = self.get(id) {
             if session.broken().is_none() {
-                let all = self.services.store.peek(id)?.map(|(_, r)| r.all).unwrap_or_default();
-                return Ok((session, all));
+                let (all, ids) = self
+                    .services
+                    .store
+                    .peek(id)?
+                    .map(|(_, r)| (r.all, r.ids))
+                    .unwrap_or_default();
+                return Ok((session, all, ids));
             }
             // Its records are no longer kept here: let it go, and open it afresh.
             drop(session);
@@ -55,11 +64,11 @@ impl Manager {
         if journal.meta().cwd != cwd {
             store::update_meta(journal.as_ref(), |m| m.cwd = cwd.to_string())?;
         }
-        let all = rebuilt.all.clone();
+        let (all, ids) = (rebuilt.all.clone(), rebuilt.ids.clone());
         let session = self.build(journal, root, rebuilt);
         super::hooks::session_start(&self.services, &session, "resume");
         log::info!("session {id} loaded ({} messages)", all.len());
-        Ok((session, all))
+        Ok((session, all, ids))
     }
 
     /// Opens a session without replay.
@@ -69,7 +78,7 @@ impl Manager {
         {
             return Ok(session);
         }
-        self.load(id, cwd).map(|(session, _)| session)
+        self.load(id, cwd).map(|(session, ..)| session)
     }
 
     /// Copies a session, its whole journal included, under a new id, and opens the copy.
@@ -121,6 +130,7 @@ impl Manager {
                 model,
                 always: Always::default(),
                 unreviewed: Unreviewed::default(),
+                thinking: true,
             }),
             journal,
             state: Mutex::new(State { history: rebuilt.context, running: None, broken: None }),

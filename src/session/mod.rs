@@ -183,7 +183,10 @@ impl Session {
 
 impl Recorder for Session {
     fn message(&self, message: &ChatMessage) {
-        self.record(&Record::of(message));
+        self.record(&Record::of(message).with_id(agent::event::new_message_id()));
+    }
+    fn message_as(&self, message: &ChatMessage, id: &str) {
+        self.record(&Record::of(message).with_id(id.to_string()));
     }
     fn rewind(&self, len: usize) {
         self.record(&Record::Rewind { len });

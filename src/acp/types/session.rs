@@ -52,22 +52,24 @@ pub struct SessionMode {
     pub description: String,
 }
 
-/// A select-type configuration option.
+/// A configuration option: a select, or a boolean (only to a client that takes them).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionConfigOption {
-    /// Option id (`mode`, `model`).
+    /// Option id (`mode`, `model`, `thinking`).
     pub id: String,
     pub name: String,
     pub description: String,
-    /// Category (`mode`, `model`).
+    /// Category (`mode`, `model`, `thought_level`).
     pub category: String,
-    /// Always `select`.
+    /// `select` or `boolean`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub current_value: String,
-    /// Choices.
-    pub options: Vec<SessionConfigSelectOption>,
+    /// A value id (select) or a boolean.
+    pub current_value: Value,
+    /// A select's choices (none for a boolean).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<SessionConfigSelectOption>>,
 }
 
 /// One choice of a select option.
@@ -199,7 +201,7 @@ pub struct SetSessionConfigOptionRequest {
     pub session_id: SessionId,
     /// Which option.
     pub config_id: String,
-    /// The value id (a string for select options).
+    /// The value id (a string, for a select) or a boolean (sent with `type: "boolean"`).
     pub value: Value,
 }
 
