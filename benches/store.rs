@@ -60,6 +60,7 @@ fn meta(cwd: &Path) -> Meta {
         forked_from: None,
         messages: 0,
         usage: None,
+        additional_directories: Vec::new(),
     }
 }
 

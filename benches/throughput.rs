@@ -373,6 +373,7 @@ fn journal_append() {
         forked_from: None,
         messages: 0,
         usage: None,
+        additional_directories: Vec::new(),
     };
     let journal = store.create(meta).unwrap();
     let record = Record::Assistant {

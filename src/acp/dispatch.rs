@@ -15,7 +15,7 @@ use super::types::*;
 use crate::cancel::CancelToken;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
-use crate::session::{Manager, Services, Session, SessionId};
+use crate::session::{Directories, Manager, Services, Session, SessionId};
 
 /// The ACP version we speak (and answer with, whatever the client asked for).
 const PROTOCOL_VERSION: u16 = 1;
@@ -84,7 +84,11 @@ impl AcpAgent {
             "authenticate" => Ok(Some(json!({}))),
             "session/new" => {
                 let p: NewSessionRequest = decode(method, params)?;
+                let extra = directories(p.additional_directories.as_deref())?;
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
+                if let Some(extra) = extra {
+                    session.set_directories(extra);
+                }
                 opened(session, p.mcp_servers, true)
             }
             "session/load" => {
@@ -93,14 +97,22 @@ impl AcpAgent {
             }
             "session/resume" => {
                 let p: LoadSessionRequest = decode(method, params)?;
+                let extra = directories(p.additional_directories.as_deref())?;
                 let session =
                     self.sessions.resume(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                if let Some(extra) = extra {
+                    session.set_directories(extra);
+                }
                 opened(session, p.mcp_servers, false)
             }
             "session/fork" => {
                 let p: LoadSessionRequest = decode(method, params)?;
+                let extra = directories(p.additional_directories.as_deref())?;
                 let session =
                     self.sessions.fork(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                if let Some(extra) = extra {
+                    session.set_directories(extra);
+                }
                 opened(session, p.mcp_servers, true)
             }
             "session/delete" => {
@@ -195,6 +207,7 @@ impl AcpAgent {
                     resume: Some(Empty {}),
                     fork: Some(Empty {}),
                     delete: Some(Empty {}),
+                    additional_directories: Some(Empty {}),
                 },
             },
             agent_info: Implementation {
@@ -223,6 +236,7 @@ impl AcpAgent {
             .map(|s| SessionInfo {
                 session_id: s.id.clone(),
                 cwd: s.cwd.clone(),
+                additional_directories: s.additional_directories.clone(),
                 title: s.title.clone(),
                 updated_at: s.updated_at.clone(),
                 meta: json!({ "messageCount": s.messages }),
@@ -337,6 +351,11 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
     session.set_mode(mode);
     log::info!("session {}: mode set to {mode_id}", session.id);
     Ok(())
+}
+
+/// The additional directories a request names, checked (`None`: it names none).
+pub(super) fn directories(dirs: Option<&[String]>) -> Result<Option<Directories>, RpcError> {
+    dirs.map(Directories::check).transpose().map_err(|e| rpc_error(&e))
 }
 
 pub(super) fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {

@@ -108,9 +108,13 @@ fn load_and_replay(
     cancel: &CancelToken,
     offer: Offer,
 ) -> Reply {
+    let extra = super::dispatch::directories(p.additional_directories.as_deref())?;
     let already_open = sessions.get(&p.session_id).is_ok();
     let (session, all, ids) =
         sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+    if let Some(extra) = extra {
+        session.set_directories(extra);
+    }
     if sessions.mcp_configured(&session, &p.mcp_servers) {
         sessions.attach_mcp(&session, &p.mcp_servers);
     }

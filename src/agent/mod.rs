@@ -155,6 +155,8 @@ pub struct TurnFailure {
 pub struct Turn<'a> {
     /// Session cwd (canonical).
     pub cwd: &'a Path,
+    /// The session's additional directories (canonical): judged as inside the cwd.
+    pub extra: &'a [std::path::PathBuf],
     pub system_prompt: &'a str,
     /// The LLM.
     pub provider: &'a dyn Provider,

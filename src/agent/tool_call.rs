@@ -32,6 +32,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
     let network = Network { turn, id: &id };
     let ctx = ToolContext {
         cwd: turn.cwd,
+        extra: turn.extra,
         cancel: turn.cancel,
         config_dir: &config_dir,
         progress: &progress,

@@ -28,6 +28,7 @@ impl Manager {
             forked_from: None,
             messages: 0,
             usage: None,
+            additional_directories: Vec::new(),
         };
         let journal = self.services.store.create(meta)?;
         let session = self.build(journal, root, Rebuilt::default());
@@ -121,6 +122,7 @@ impl Manager {
         let mode = rebuilt.mode.as_deref().and_then(Mode::from_id).unwrap_or(Mode::Default);
         let meta = journal.meta();
         let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
+        let extra = super::Directories::restored(rebuilt.directories.as_deref().unwrap_or(&[]));
         let session = Arc::new(Session {
             id,
             cwd: meta.cwd,
@@ -142,6 +144,7 @@ impl Manager {
             skills_asked: Mutex::default(),
             prefix: Mutex::default(),
             spent: Mutex::new(rebuilt.usage),
+            extra: Mutex::new(extra),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

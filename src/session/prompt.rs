@@ -233,6 +233,8 @@ struct TurnParts<'a> {
     rules: RuleSet,
     hooks: Hooks,
     skills: Active,
+    /// The session's additional directories.
+    extra: Vec<std::path::PathBuf>,
 }
 
 impl<'a> TurnParts<'a> {
@@ -255,7 +257,8 @@ impl<'a> TurnParts<'a> {
             system_prompt(services, session, &model, &tool_names, &catalog, date)
         });
         let sub_usage = Mutex::new(TurnUsage::default());
-        TurnParts { provider, system, sub_usage, rules, hooks, skills }
+        let extra = session.directories().roots;
+        TurnParts { provider, system, sub_usage, rules, hooks, skills, extra }
     }
 
     fn turn<'t>(
@@ -267,6 +270,7 @@ impl<'a> TurnParts<'a> {
     ) -> Turn<'t> {
         Turn {
             cwd: &session.root,
+            extra: &self.extra,
             system_prompt: &self.system,
             provider: self.provider,
             tools: &services.tools,

@@ -10,6 +10,7 @@ use super::id::SessionId;
 use super::seal::Seal;
 use crate::error::{Error, Result};
 use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
+pub use super::record_parts::{CallRecord, ImageRecord, SignedRecord};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -151,34 +152,11 @@ pub enum Record {
         model: String,
         tokens: super::usage::UsageRecord,
     },
-}
-
-/// A signed block of reasoning in a journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SignedRecord {
-    /// Text, or a redacted block's data.
-    pub thinking: String,
-    #[serde(default)]
-    pub signature: String,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub redacted: bool,
-}
-
-/// An image in a journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImageRecord {
-    pub mime: String,
-    /// Base64 data.
-    pub data: String,
-}
-
-/// A tool call in a journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallRecord {
-    pub id: String,
-    pub name: String,
-    /// Arguments as the model wrote them.
-    pub arguments: String,
+    /// The session's additional directories (`additionalDirectories`), as the client gave
+    /// them: the whole list from here on.
+    Directories {
+        dirs: Vec<String>,
+    },
 }
 
 impl Record {
@@ -282,7 +260,8 @@ impl Record {
             | Record::Mode { .. }
             | Record::Model { .. }
             | Record::Title { .. }
-            | Record::Usage { .. } => return None,
+            | Record::Usage { .. }
+            | Record::Directories { .. } => return None,
         })
     }
 }
@@ -302,6 +281,8 @@ pub struct Rebuilt {
     pub model: Option<String>,
     /// The last title set, if any.
     pub title: Option<String>,
+    /// The last additional directories set, if any.
+    pub directories: Option<Vec<String>>,
     /// What the model calls of the session used and cost, all told.
     pub usage: crate::agent::TurnUsage,
     /// The last `Start` record: cwd, creation time, fork origin.
@@ -373,6 +354,7 @@ impl Rebuilt {
             Record::Mode { .. } => {}
             Record::Model { model } => self.model = Some(model.clone()),
             Record::Title { title } => self.title = Some(title.clone()),
+            Record::Directories { dirs } => self.directories = Some(dirs.clone()),
             Record::Usage { tokens, .. } => self.usage.add(tokens.read()),
             Record::Start { cwd, created_at, forked_from } => {
                 self.start = Some((cwd.clone(), created_at.clone(), forked_from.clone()));

@@ -26,6 +26,7 @@ pub fn events(
     let ctx = ToolContext {
         images: false,
         cwd,
+        extra: &[],
         cancel: &cancel,
         config_dir,
         progress: &progress,

@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::{Target, ToolContext, ToolError, judge};
+use super::{Target, ToolContext, ToolError};
 use crate::sys;
 
 /// Flags for reading: a FIFO or device never blocks the open, and never becomes our tty.
@@ -30,7 +30,7 @@ pub(super) fn target<'c>(ctx: &'c ToolContext, path: &Path) -> Result<Cow<'c, Ta
     if let Some(judged) = ctx.targets.iter().find(|t| t.path == path) {
         return Ok(Cow::Borrowed(judged));
     }
-    let fresh = judge(path, ctx.cwd, ctx.config_dir);
+    let fresh = super::judge_within(path, ctx.cwd, ctx.extra, ctx.config_dir);
     if fresh.asked() {
         return Err(ToolError::Model(format!(
             "{} was not judged before the call; not opened",

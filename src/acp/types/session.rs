@@ -11,6 +11,9 @@ use crate::session::SessionId;
 pub struct NewSessionRequest {
     /// Absolute working directory.
     pub cwd: String,
+    /// Further workspace roots (absolute, existing directories).
+    #[serde(default)]
+    pub additional_directories: Option<Vec<String>>,
     /// MCP servers to connect for this session (read by `mcp::spec`, entry by entry: one
     /// that cannot be used is reported, not refused).
     #[serde(default)]
@@ -176,6 +179,9 @@ pub struct ListSessionsResponse {
 pub struct SessionInfo {
     pub session_id: String,
     pub cwd: String,
+    /// Its additional directories (none: omitted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Last change (RFC 3339).
@@ -229,6 +235,10 @@ pub struct LoadSessionRequest {
     pub session_id: SessionId,
     /// Absolute working directory.
     pub cwd: String,
+    /// The whole list of further workspace roots from now on; absent: the journalled ones
+    /// stay (an empty list clears them).
+    #[serde(default)]
+    pub additional_directories: Option<Vec<String>>,
     /// MCP servers to connect for this session (read by `mcp::spec`, entry by entry: one
     /// that cannot be used is reported, not refused).
     #[serde(default)]
