@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission, updates};
+use crate::support::command::on_file_store;
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply};
 use crate::support::http_client::HttpServer;
 use crate::support::workspace::Workspace;
@@ -92,6 +93,9 @@ fn every_chunk_names_its_message_and_load_replays_the_same_ids() {
 
 #[test]
 fn an_old_journal_without_ids_gets_the_same_ids_on_every_load() {
+    if !on_file_store("an_old_journal_without_ids_gets_the_same_ids_on_every_load") {
+        return;
+    }
     let ws = Workspace::new("acp-message-ids-old");
     let id = "6f1f7ef4-3b8e-4f43-9d51-1b0f2a4c5d60";
     let dir = ws.config().join("sessions").join(id);
@@ -128,8 +132,11 @@ fn the_commands_follow_the_response_that_opens_a_session_over_stdio() {
         } else {
             let id = acp.new_session(&ws.project());
             acp.prompt(&id, "hi");
-            acp.request("session/load", json!({"sessionId": id, "cwd": ws.project(),
-                                               "mcpServers": []}))
+            acp.request(
+                "session/load",
+                json!({"sessionId": id, "cwd": ws.project(),
+                                               "mcpServers": []}),
+            )
         };
         let (before, response) = acp.until_response(&request);
         assert!(response["result"].is_object(), "{response}");
@@ -151,15 +158,18 @@ fn the_commands_follow_the_response_that_opens_a_session_over_http() {
     let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
                      "params": {"cwd": ws.project(), "mcpServers": []}});
     assert_eq!(server.post(Some(&conn), &new).status, 202);
-    let events = sse.until(|e| e.data["params"]["update"]["sessionUpdate"] == "available_commands_update");
+    let events =
+        sse.until(|e| e.data["params"]["update"]["sessionUpdate"] == "available_commands_update");
     let response = events.iter().position(|e| e.data.get("id") == Some(&json!(2)));
     assert_eq!(response, Some(events.len() - 2), "the response, then the commands: {events:?}");
-    let session = events[events.len() - 2].data["result"]["sessionId"].as_str().unwrap().to_string();
+    let session =
+        events[events.len() - 2].data["result"]["sessionId"].as_str().unwrap().to_string();
 
     let load = json!({"jsonrpc": "2.0", "id": 3, "method": "session/load",
                       "params": {"sessionId": session, "cwd": ws.project(), "mcpServers": []}});
     assert_eq!(server.post(Some(&conn), &load).status, 202);
-    let events = sse.until(|e| e.data["params"]["update"]["sessionUpdate"] == "available_commands_update");
+    let events =
+        sse.until(|e| e.data["params"]["update"]["sessionUpdate"] == "available_commands_update");
     let response = events.iter().position(|e| e.data.get("id") == Some(&json!(3)));
     assert_eq!(response, Some(events.len() - 2), "{events:?}");
 }
@@ -177,4 +187,147 @@ fn unknown_extension_requests_are_method_not_found_and_notifications_are_ignored
     let next = acp.recv();
     assert_eq!(next["id"], id, "{next}");
     assert!(next["result"]["sessions"].is_array(), "{next}");
+}
+
+fn asked(msgs: &[Value]) -> usize {
+    msgs.iter().filter(|m| m["method"] == "session/request_permission").count()
+}
+
+fn read(path: &std::path::Path) -> Reply {
+    crate::support::fake_llm::tool_reply("r1", "read_file", json!({"path": path}))
+}
+
+#[test]
+fn an_additional_directory_is_read_unasked_kept_on_load_and_listed() {
+    let ws = Workspace::new("acp-extra-dirs");
+    let shared = ws.root().join("shared");
+    let elsewhere = ws.root().join("elsewhere");
+    for (dir, body) in [(&shared, "variable \"region\" {}\n"), (&elsewhere, "other\n")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("vars.tf"), body).unwrap();
+    }
+    let shared = shared.canonicalize().unwrap();
+    let elsewhere = elsewhere.canonicalize().unwrap();
+    let script = vec![
+        read(&shared.join("vars.tf")),
+        text_reply("read"),
+        read(&elsewhere.join("vars.tf")),
+        text_reply("read too"),
+    ];
+    let (llm, mut acp) = server(&ws, script);
+    let response = acp.call(
+        "session/new",
+        json!({"cwd": ws.project(), "mcpServers": [], "additionalDirectories": [shared]}),
+    );
+    let id = response["result"]["sessionId"].as_str().unwrap().to_string();
+    acp.expect_commands(&id);
+    let (msgs, response) = acp.prompt(&id, "read the shared vars");
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(asked(&msgs), 0, "inside an additional directory: no question");
+    let tool = &llm.requests()[1].body["messages"];
+    assert!(tool.to_string().contains("region"), "the model got the file: {tool}");
+    let (msgs, _) = acp.prompt(&id, "read the other one");
+    assert_eq!(asked(&msgs), 1, "outside every root: asked");
+    acp.close_stdin();
+    assert!(acp.wait_exit(Duration::from_secs(10)).is_some_and(|s| s.success()));
+
+    // Opened again without naming them: they are restored, and listed.
+    let (_llm, mut acp) = server(&ws, vec![read(&shared.join("vars.tf")), text_reply("again")]);
+    let list = acp.call("session/list", json!({}));
+    let entry = &list["result"]["sessions"][0];
+    assert_eq!(entry["additionalDirectories"], json!([shared]), "{list}");
+    let (_, response) = acp.open_session("session/load", &id, &ws.project());
+    assert!(response["result"].is_object(), "{response}");
+    let (msgs, _) = acp.prompt(&id, "and again");
+    assert_eq!(asked(&msgs), 0, "restored on load");
+    // An empty list clears them.
+    let cleared = acp.call(
+        "session/resume",
+        json!({"sessionId": id, "cwd": ws.project(), "additionalDirectories": []}),
+    );
+    assert!(cleared["result"].is_object(), "{cleared}");
+    acp.expect_commands(&id);
+    let list = acp.call("session/list", json!({}));
+    assert!(list["result"]["sessions"][0].get("additionalDirectories").is_none(), "{list}");
+}
+
+#[test]
+fn bad_additional_directories_are_invalid_params() {
+    let ws = Workspace::new("acp-extra-dirs-bad");
+    ws.write("file.txt", "x");
+    let llm = FakeLlm::start(Vec::new());
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    let init = acp.initialize();
+    let caps = &init["agentCapabilities"]["sessionCapabilities"];
+    assert_eq!(caps["additionalDirectories"], json!({}), "advertised: {init}");
+    let id = acp.new_session(&ws.project());
+    let file = ws.project().join("file.txt");
+    for bad in
+        [json!(["relative/dir"]), json!(["/definitely/not/here"]), json!([file]), json!(["/"])]
+    {
+        let new = acp.call(
+            "session/new",
+            json!({"cwd": ws.project(), "mcpServers": [], "additionalDirectories": bad}),
+        );
+        assert_eq!(new["error"]["code"], -32602, "{bad}: {new}");
+        assert!(new["error"]["message"].as_str().unwrap().contains("additionalDirectories"));
+        let load = acp.call(
+            "session/load",
+            json!({"sessionId": id, "cwd": ws.project(), "mcpServers": [],
+                   "additionalDirectories": bad}),
+        );
+        assert_eq!(load["error"]["code"], -32602, "{bad}: {load}");
+    }
+}
+
+/// The options of a `session/new` response, by id.
+fn option<'a>(response: &'a Value, id: &str) -> Option<&'a Value> {
+    response["result"]["configOptions"].as_array()?.iter().find(|o| o["id"] == id)
+}
+
+#[test]
+fn thinking_is_a_boolean_for_clients_that_take_them_and_a_select_otherwise() {
+    let ws = Workspace::new("acp-boolean-option");
+    let llm = FakeLlm::start(vec![text_reply("one"), text_reply("two")]);
+    let env = [("IAC_CODE_REASONING_EFFORT", "low")];
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &env);
+    acp.initialize_with(json!({"session": {"configOptions": {"boolean": {}}}}));
+    let new = acp.call("session/new", json!({"cwd": ws.project(), "mcpServers": []}));
+    let id = new["result"]["sessionId"].as_str().unwrap().to_string();
+    acp.expect_commands(&id);
+    let thinking = option(&new, "thinking").unwrap_or_else(|| panic!("no thinking: {new}"));
+    assert_eq!((&thinking["type"], &thinking["currentValue"]), (&json!("boolean"), &json!(true)));
+    acp.prompt(&id, "first");
+    let set = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": id, "configId": "thinking", "type": "boolean", "value": false}),
+    );
+    assert_eq!(option(&set, "thinking").unwrap()["currentValue"], false, "{set}");
+    acp.prompt(&id, "second");
+    let bodies = llm.bodies();
+    assert_eq!(bodies[0]["reasoning_effort"], "low");
+    assert!(bodies[1].get("reasoning_effort").is_none(), "off: {}", bodies[1]);
+
+    // A client that does not take booleans gets an on/off select, set either way.
+    let mut plain = AcpProcess::spawn_with_llm(&ws, &llm, &env);
+    plain.initialize();
+    let new = plain.call("session/new", json!({"cwd": ws.project(), "mcpServers": []}));
+    let id = new["result"]["sessionId"].as_str().unwrap().to_string();
+    plain.expect_commands(&id);
+    let thinking = option(&new, "thinking").unwrap();
+    assert_eq!((&thinking["type"], &thinking["currentValue"]), (&json!("select"), &json!("on")));
+    let set =
+        plain.call("config/set", json!({"sessionId": id, "configId": "thinking", "value": "off"}));
+    assert_eq!(option(&set, "thinking").unwrap()["currentValue"], "off", "{set}");
+    let bad = plain.call(
+        "session/set_config_option",
+        json!({"sessionId": id, "configId": "thinking", "value": "maybe"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+
+    // Without a reasoning setting there is nothing to switch.
+    let mut none = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    none.initialize_with(json!({"session": {"configOptions": {"boolean": {}}}}));
+    let new = none.call("session/new", json!({"cwd": ws.project(), "mcpServers": []}));
+    assert!(option(&new, "thinking").is_none(), "{new}");
 }

@@ -10,8 +10,7 @@ use super::setup::Offer;
 use super::types::{
     AvailableCommand, CommandInput, ContentBlock, PermissionOption, PermissionOutcome,
     PermissionToolCall, PlanEntry, RequestPermissionRequest, RequestPermissionResponse,
-    SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolKind,
+    SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
 use crate::agent::event::AgentEvent;
 use crate::cancel::CancelToken;

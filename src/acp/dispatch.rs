@@ -268,7 +268,11 @@ impl AcpAgent {
                 log::info!("session {}: thinking {}", session.id, if on { "on" } else { "off" });
             }
             other => {
-                let known = if offer.thinking { "'mode', 'model' or 'thinking'" } else { "'mode' or 'model'" };
+                let known = if offer.thinking {
+                    "'mode', 'model' or 'thinking'"
+                } else {
+                    "'mode' or 'model'"
+                };
                 let detail = format!("unknown config option '{other}': expected {known}");
                 return Err(RpcError::invalid_params(detail));
             }

@@ -36,7 +36,11 @@ fn toggle(
         ("boolean", Value::Bool(on), None)
     } else {
         let value = if on { "on" } else { "off" };
-        ("select", Value::String(value.into()), Some(vec![choice("on", "On"), choice("off", "Off")]))
+        (
+            "select",
+            Value::String(value.into()),
+            Some(vec![choice("on", "On"), choice("off", "Off")]),
+        )
     };
     SessionConfigOption {
         id: id.into(),

@@ -8,10 +8,10 @@ use serde_json::json;
 use super::client::AcpFiles;
 use super::content::prompt_input;
 use super::convert::AcpAsker;
-use super::sink::AcpSink;
 use super::dispatch::{AcpAgent, Pending, decode};
 use super::error::{rpc_error, turn_failed};
 use super::setup::{self, Offer, Reply};
+use super::sink::AcpSink;
 use super::types::*;
 use crate::agent::event::EventSink;
 use crate::agent::{Outcome, StopReason};
@@ -110,8 +110,7 @@ fn load_and_replay(
 ) -> Reply {
     let extra = super::dispatch::directories(p.additional_directories.as_deref())?;
     let already_open = sessions.get(&p.session_id).is_ok();
-    let (session, all, ids) =
-        sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+    let (session, all, ids) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
     if let Some(extra) = extra {
         session.set_directories(extra);
     }

@@ -70,11 +70,13 @@ fn resolve(dir: &str) -> Result<PathBuf> {
     if !path.is_absolute() {
         return Err(bad(format!("'{dir}' is not an absolute path")));
     }
-    let meta = std::fs::metadata(path).map_err(|err| bad(format!("'{dir}' does not exist: {err}")))?;
+    let meta =
+        std::fs::metadata(path).map_err(|err| bad(format!("'{dir}' does not exist: {err}")))?;
     if !meta.is_dir() {
         return Err(bad(format!("'{dir}' is not a directory")));
     }
-    let root = path.canonicalize().map_err(|err| bad(format!("'{dir}' cannot be resolved: {err}")))?;
+    let root =
+        path.canonicalize().map_err(|err| bad(format!("'{dir}' cannot be resolved: {err}")))?;
     if root == Path::new("/") {
         return Err(bad(format!("'{dir}' is the filesystem root")));
     }

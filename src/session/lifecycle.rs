@@ -47,12 +47,8 @@ impl Manager {
         let root = validate_cwd(cwd)?;
         if let Ok(session) = self.get(id) {
             if session.broken().is_none() {
-                let (all, ids) = self
-                    .services
-                    .store
-                    .peek(id)?
-                    .map(|(_, r)| (r.all, r.ids))
-                    .unwrap_or_default();
+                let (all, ids) =
+                    self.services.store.peek(id)?.map(|(_, r)| (r.all, r.ids)).unwrap_or_default();
                 return Ok((session, all, ids));
             }
             // Its records are no longer kept here: let it go, and open it afresh.

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::id::SessionId;
+pub use super::record_parts::{CallRecord, ImageRecord, SignedRecord};
 use super::seal::Seal;
 use crate::error::{Error, Result};
 use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
-pub use super::record_parts::{CallRecord, ImageRecord, SignedRecord};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -224,24 +224,24 @@ impl Record {
             },
             Record::Assistant { text, thinking, signed, tool_calls, .. } => {
                 ChatMessage::Assistant {
-                text: text.clone(),
-                thinking: thinking.clone(),
-                signed: signed
-                    .iter()
-                    .map(|b| SignedThinking {
-                        thinking: b.thinking.clone(),
-                        signature: b.signature.clone(),
-                        redacted: b.redacted,
-                    })
-                    .collect(),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|c| ToolUse {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect(),
+                    text: text.clone(),
+                    thinking: thinking.clone(),
+                    signed: signed
+                        .iter()
+                        .map(|b| SignedThinking {
+                            thinking: b.thinking.clone(),
+                            signature: b.signature.clone(),
+                            redacted: b.redacted,
+                        })
+                        .collect(),
+                    tool_calls: tool_calls
+                        .iter()
+                        .map(|c| ToolUse {
+                            id: c.id.clone(),
+                            name: c.name.clone(),
+                            arguments: c.arguments.clone(),
+                        })
+                        .collect(),
                 }
             }
             Record::ToolResult { call_id, content, is_error, images } => ChatMessage::ToolResult {

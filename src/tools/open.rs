@@ -59,16 +59,19 @@ pub(super) fn open(
     let real = target.real.as_deref().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "the path could not be resolved")
     })?;
-    let (base, rel) = anchor(ctx.cwd, real, target.inside)?;
+    let (base, rel) = anchor(ctx, real, target.inside)?;
     let fd = sys::open_beneath(base.as_fd(), &rel, flags, mode).map_err(explain)?;
     let (fd, meta) = stat(fd)?;
     check_identity(target, &meta)?;
     Ok(fd)
 }
 
-/// A descriptor to open `real` beneath, and `real` relative to it: the cwd for an inside
-/// path (opened without symlinks, as the cwd is canonical), else `/`.
-fn anchor(cwd: &Path, real: &Path, inside: bool) -> io::Result<(OwnedFd, PathBuf)> {
+/// A descriptor to open `real` beneath, and `real` relative to it: the cwd, or the
+/// additional directory, an inside path lies in (opened without symlinks, as both are
+/// canonical), else `/`.
+fn anchor(ctx: &ToolContext, real: &Path, inside: bool) -> io::Result<(OwnedFd, PathBuf)> {
+    let mut roots = std::iter::once(ctx.cwd).chain(ctx.extra.iter().map(PathBuf::as_path));
+    let cwd = roots.find(|root| real.starts_with(root)).unwrap_or(ctx.cwd);
     let root = OwnedFd::from(File::open("/")?);
     let below = |base: &Path| {
         real.strip_prefix(base).map(Path::to_path_buf).map_err(|_| {
@@ -148,7 +151,7 @@ pub(super) fn write_atomic(
     let real = target.real.as_deref().ok_or_else(|| {
         ToolError::Model(format!("cannot write {shown}: the path could not be resolved"))
     })?;
-    let (base, rel) = anchor(ctx.cwd, real, target.inside).map_err(|e| fail("opening", e))?;
+    let (base, rel) = anchor(ctx, real, target.inside).map_err(|e| fail("opening", e))?;
     let name = rel
         .file_name()
         .ok_or_else(|| ToolError::Model(format!("cannot write {shown}: no file name")))?

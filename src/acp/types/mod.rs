@@ -96,6 +96,7 @@ pub struct SessionCapabilities {
     pub delete: Option<Empty>,
     /// `additionalDirectories` on new, load, resume and fork, and in `session/list`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "additionalDirectories")]
     pub additional_directories: Option<Empty>,
 }
 
