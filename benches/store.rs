@@ -66,6 +66,7 @@ fn meta(cwd: &Path) -> Meta {
 
 fn user(n: usize) -> Record {
     Record::User {
+        id: None,
         text: format!("message {n}: terraform plan for the vpc module"),
         images: Vec::new(),
     }

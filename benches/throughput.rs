@@ -377,6 +377,7 @@ fn journal_append() {
     };
     let journal = store.create(meta).unwrap();
     let record = Record::Assistant {
+        id: None,
         text: "x".repeat(200),
         thinking: String::new(),
         signed: Vec::new(),
