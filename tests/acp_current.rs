@@ -208,6 +208,7 @@ fn an_additional_directory_is_read_unasked_kept_on_load_and_listed() {
     }
     let shared = shared.canonicalize().unwrap();
     let elsewhere = elsewhere.canonicalize().unwrap();
+    std::fs::write(shared.join("AGENTS.md"), "SHARED-AGENTS-MARKER\n").unwrap();
     let script = vec![
         read(&shared.join("vars.tf")),
         text_reply("read"),
@@ -224,6 +225,9 @@ fn an_additional_directory_is_read_unasked_kept_on_load_and_listed() {
     let (msgs, response) = acp.prompt(&id, "read the shared vars");
     assert_eq!(response["result"]["stopReason"], "end_turn");
     assert_eq!(asked(&msgs), 0, "inside an additional directory: no question");
+    let system = llm.requests()[0].body["messages"][0]["content"].to_string();
+    assert!(system.contains(&format!("- {}", shared.display())), "named to the model: {system}");
+    assert!(!system.contains("SHARED-AGENTS-MARKER"), "AGENTS.md is read from the cwd only");
     let tool = &llm.requests()[1].body["messages"];
     assert!(tool.to_string().contains("region"), "the model got the file: {tool}");
     let (msgs, _) = acp.prompt(&id, "read the other one");

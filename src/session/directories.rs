@@ -99,9 +99,29 @@ impl Session {
             }
             *extra = dirs;
         }
-        log::info!("session {}: additional directories {given:?}", self.id);
+        log::info!(
+            "session {}: additional directories {given:?}; the system prompt is built again",
+            self.id
+        );
+        lock(&self.prefix).thaw();
         self.record(&Record::Directories { dirs: given.clone() });
         self.touch(|meta| meta.additional_directories = given);
+    }
+
+    /// The system prompt's section naming the additional directories (empty without any).
+    pub(super) fn directories_section(&self) -> String {
+        let roots = self.directories().roots;
+        if roots.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\n# Additional directories\nBesides the working directory, these directories are \
+             part of the workspace (use absolute paths for them):\n",
+        );
+        for root in roots {
+            out.push_str(&format!("- {}\n", root.display()));
+        }
+        out
     }
 }
 

@@ -313,6 +313,7 @@ fn system_prompt(
     let config = &services.config;
     let mut system =
         agent::prompt::system_prompt(&session.root, model, &config.instructions_file, tools, date);
+    system.push_str(&session.directories_section());
     system.push_str(&session.started.section());
     system.push_str(catalog);
     system.extend(crate::memory::prompt_section(&config.config_dir, &session.root));
