@@ -82,6 +82,7 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
     let ctx = ToolContext {
         images: false,
         cwd: root,
+        extra: &[],
         cancel: &cancel,
         config_dir: Path::new("/nonexistent"),
         progress: &progress,

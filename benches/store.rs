@@ -60,11 +60,13 @@ fn meta(cwd: &Path) -> Meta {
         forked_from: None,
         messages: 0,
         usage: None,
+        additional_directories: Vec::new(),
     }
 }
 
 fn user(n: usize) -> Record {
     Record::User {
+        id: None,
         text: format!("message {n}: terraform plan for the vpc module"),
         images: Vec::new(),
     }

@@ -373,9 +373,11 @@ fn journal_append() {
         forked_from: None,
         messages: 0,
         usage: None,
+        additional_directories: Vec::new(),
     };
     let journal = store.create(meta).unwrap();
     let record = Record::Assistant {
+        id: None,
         text: "x".repeat(200),
         thinking: String::new(),
         signed: Vec::new(),

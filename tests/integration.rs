@@ -78,3 +78,5 @@ mod registry;
 mod bundled_skills;
 // The bundled skills' examples run for real (terraform, kubectl, helm, ansible when present).
 mod bundled_skills_run;
+// Schema 1.21's stable features: message ids, additional directories, boolean options.
+mod acp_current;

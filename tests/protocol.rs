@@ -42,7 +42,7 @@ fn initialize_advertises_only_what_works() {
                 "loadSession": true,
                 "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
                 "mcpCapabilities": {"http": true, "sse": true},
-                "sessionCapabilities": {"list": {}, "close": {}, "resume": {}, "fork": {}, "delete": {}},
+                "sessionCapabilities": {"additionalDirectories": {}, "list": {}, "close": {}, "resume": {}, "fork": {}, "delete": {}},
             },
             "agentInfo": {"name": "iac-code", "title": "IaC Code", "version": env!("CARGO_PKG_VERSION")},
             "authMethods": [],

@@ -25,6 +25,8 @@ pub struct ClientCaps {
     pub write: bool,
     /// `terminal`.
     pub terminal: bool,
+    /// `session.configOptions.boolean`: boolean config options.
+    pub boolean_options: bool,
 }
 
 impl ClientCaps {
@@ -36,6 +38,7 @@ impl ClientCaps {
             read: on(&capabilities["fs"]["readTextFile"]),
             write: on(&capabilities["fs"]["writeTextFile"]),
             terminal: on(&capabilities["terminal"]),
+            boolean_options: capabilities["session"]["configOptions"]["boolean"].is_object(),
         }
     }
 }

@@ -1,109 +1,40 @@
-//! The one place internal agent events become ACP wire updates, and the ACP side of the
-//! permission question. Implements `EventSink` and `Asker` over the `Outbox`. Every title
+//! The one place internal agent events become ACP wire updates (sent by `sink::AcpSink`),
+//! and the ACP side of the permission question: `Asker` over the `Outbox`. Every title
 //! that leaves (a tool call's, a question's, an option's) is made a `text::Title` here,
 //! whoever composed it.
-
-use std::sync::OnceLock;
 
 use crossbeam_channel::select;
 use serde_json::{Value, json};
 
+use super::setup::Offer;
 use super::types::{
     AvailableCommand, CommandInput, ContentBlock, PermissionOption, PermissionOutcome,
     PermissionToolCall, PlanEntry, RequestPermissionRequest, RequestPermissionResponse,
-    SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolKind,
+    SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
-use crate::agent::event::{self, AgentEvent, EventSink, PieceKind, Pieces};
+use crate::agent::event::AgentEvent;
 use crate::cancel::CancelToken;
 use crate::infra::Tier;
-use crate::jsonrpc::{Outbox, Template};
+use crate::jsonrpc::Outbox;
 use crate::permission::{Answer, Asker, Mode, Question};
 use crate::text::Title;
 use crate::tools;
-
-/// Sends a session's events to the client as `session/update` notifications.
-pub struct AcpSink {
-    /// Where frames go.
-    outbox: Outbox,
-    session_id: String,
-    /// The models offered (for `config_option_update`).
-    models: Vec<String>,
-    /// The message and thought chunk updates of this session, encoded once.
-    chunks: OnceLock<Option<ChunkTemplates>>,
-}
-
-struct ChunkTemplates {
-    text: Template,
-    thought: Template,
-}
-
-impl EventSink for AcpSink {
-    fn emit(&self, event: AgentEvent) {
-        if let AgentEvent::Settings(change) = &event
-            && change.mode_changed
-        {
-            self.send(SessionUpdate::CurrentModeUpdate { current_mode_id: change.mode.clone() });
-        }
-        self.send(update_of(event, &self.models));
-    }
-
-    fn emit_pieces(&self, pieces: &Pieces) {
-        let Some(chunks) = self.chunks.get_or_init(|| self.chunk_templates()) else {
-            return event::emit_each(self, pieces);
-        };
-        let (count, text) = pieces.size();
-        let frame = chunks.text.overhead().max(chunks.thought.overhead()) + 2;
-        let mut bytes = self.outbox.buffer(count * frame + text);
-        for (kind, piece) in pieces.iter() {
-            let template = match kind {
-                PieceKind::Text => &chunks.text,
-                PieceKind::Thought => &chunks.thought,
-            };
-            template.render(&mut bytes, piece);
-        }
-        self.outbox.send_encoded(bytes, Some(&self.session_id));
-    }
-}
-
-impl AcpSink {
-    /// A sink for the session `session_id`.
-    pub fn new(outbox: Outbox, session_id: String, models: Vec<String>) -> AcpSink {
-        AcpSink { outbox, session_id, models, chunks: OnceLock::new() }
-    }
-
-    /// The session's chunk updates, serialised from the wire types with a hole for the
-    /// text (`None` only if the session id itself held the marker).
-    fn chunk_templates(&self) -> Option<ChunkTemplates> {
-        let template = |event: AgentEvent| {
-            let update = update_of(event, &self.models);
-            let params = SessionNotification { session_id: &self.session_id, update };
-            Template::notification("session/update", &params)
-        };
-        Some(ChunkTemplates {
-            text: template(AgentEvent::Text(Template::HOLE.to_string()))?,
-            thought: template(AgentEvent::Thought(Template::HOLE.to_string()))?,
-        })
-    }
-
-    fn send(&self, update: SessionUpdate) {
-        let params = SessionNotification { session_id: &self.session_id, update };
-        self.outbox.notify("session/update", &params, Some(&self.session_id));
-    }
-}
 
 fn text(text: String) -> ContentBlock {
     ContentBlock::Text { text }
 }
 
-/// Converts one event.
-pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
-    match event {
-        AgentEvent::UserText(t) => SessionUpdate::UserMessageChunk { content: text(t) },
+/// Converts one event; its chunks (user text, reply, reasoning) carry the message id
+/// `message`. `None` for what is no update of its own (`MessageStart`).
+pub fn update_of(event: AgentEvent, offer: &Offer, message: &str) -> Option<SessionUpdate> {
+    let message_id = Some(message.to_string());
+    Some(match event {
+        AgentEvent::MessageStart(_) => return None,
+        AgentEvent::UserText(t) => SessionUpdate::UserMessageChunk { content: text(t), message_id },
         AgentEvent::Text(t) | AgentEvent::Notice(t) => {
-            SessionUpdate::AgentMessageChunk { content: text(t) }
+            SessionUpdate::AgentMessageChunk { content: text(t), message_id }
         }
-        AgentEvent::Thought(t) => SessionUpdate::AgentThoughtChunk { content: text(t) },
+        AgentEvent::Thought(t) => SessionUpdate::AgentThoughtChunk { content: text(t), message_id },
         AgentEvent::ToolCall(call) => SessionUpdate::ToolCall {
             tool_call_id: call.id,
             title: Title::new(None, &call.title),
@@ -195,7 +126,12 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
         AgentEvent::Settings(change) => {
             let mode = Mode::from_id(&change.mode).unwrap_or(Mode::Default);
             SessionUpdate::ConfigOptionUpdate {
-                config_options: super::setup::config_options(mode, &change.model, models),
+                config_options: super::setup::config_options(
+                    mode,
+                    &change.model,
+                    change.thinking,
+                    offer,
+                ),
             }
         }
         AgentEvent::Commands(commands) => SessionUpdate::AvailableCommandsUpdate {
@@ -208,7 +144,7 @@ pub fn update_of(event: AgentEvent, models: &[String]) -> SessionUpdate {
                 })
                 .collect(),
         },
-    }
+    })
 }
 
 /// The lines of the hooks that ran for a tool call, one text block each.

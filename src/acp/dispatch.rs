@@ -15,7 +15,7 @@ use super::types::*;
 use crate::cancel::CancelToken;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
-use crate::session::{Manager, Services, Session, SessionId};
+use crate::session::{Directories, Manager, Services, Session, SessionId};
 
 /// The ACP version we speak (and answer with, whatever the client asked for).
 const PROTOCOL_VERSION: u16 = 1;
@@ -76,14 +76,19 @@ impl AcpAgent {
         }
         let params = &request.params;
         let sessions = &self.sessions;
+        let offer = setup::Offer::of(sessions, self.client.boolean_options);
         let opened = |session, servers, with_id| {
-            setup::opened_with_mcp(sessions, request, outbox, session, servers, with_id)
+            setup::opened_with_mcp(sessions, request, outbox, session, servers, (with_id, offer))
         };
         match method {
             "authenticate" => Ok(Some(json!({}))),
             "session/new" => {
                 let p: NewSessionRequest = decode(method, params)?;
+                let extra = directories(p.additional_directories.as_deref())?;
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
+                if let Some(extra) = extra {
+                    session.set_directories(extra);
+                }
                 opened(session, p.mcp_servers, true)
             }
             "session/load" => {
@@ -92,14 +97,22 @@ impl AcpAgent {
             }
             "session/resume" => {
                 let p: LoadSessionRequest = decode(method, params)?;
+                let extra = directories(p.additional_directories.as_deref())?;
                 let session =
                     self.sessions.resume(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                if let Some(extra) = extra {
+                    session.set_directories(extra);
+                }
                 opened(session, p.mcp_servers, false)
             }
             "session/fork" => {
                 let p: LoadSessionRequest = decode(method, params)?;
+                let extra = directories(p.additional_directories.as_deref())?;
                 let session =
                     self.sessions.fork(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+                if let Some(extra) = extra {
+                    session.set_directories(extra);
+                }
                 opened(session, p.mcp_servers, true)
             }
             "session/delete" => {
@@ -194,6 +207,7 @@ impl AcpAgent {
                     resume: Some(Empty {}),
                     fork: Some(Empty {}),
                     delete: Some(Empty {}),
+                    additional_directories: Some(Empty {}),
                 },
             },
             agent_info: Implementation {
@@ -222,6 +236,7 @@ impl AcpAgent {
             .map(|s| SessionInfo {
                 session_id: s.id.clone(),
                 cwd: s.cwd.clone(),
+                additional_directories: s.additional_directories.clone(),
                 title: s.title.clone(),
                 updated_at: s.updated_at.clone(),
                 meta: json!({ "messageCount": s.messages }),
@@ -234,21 +249,36 @@ impl AcpAgent {
     fn set_config_option(&mut self, method: &str, params: &Value) -> Reply {
         let p: SetSessionConfigOptionRequest = decode(method, params)?;
         let session = self.session(&p.session_id)?;
-        let Some(value) = p.value.as_str() else {
-            let detail =
-                format!("value of '{}' must be a string value id, got {}", p.config_id, p.value);
-            return Err(RpcError::invalid_params(detail));
+        let offer = setup::Offer::of(&self.sessions, self.client.boolean_options);
+        let text = || {
+            p.value.as_str().ok_or_else(|| {
+                let detail = format!(
+                    "value of '{}' must be a string value id, got {}",
+                    p.config_id, p.value
+                );
+                RpcError::invalid_params(detail)
+            })
         };
         match p.config_id.as_str() {
-            "mode" => set_mode(&session, value)?,
-            "model" => self.set_model(&session, value)?,
+            "mode" => set_mode(&session, text()?)?,
+            "model" => self.set_model(&session, text()?)?,
+            "thinking" if offer.thinking => {
+                let on = super::toggle::on_off("thinking", &p.value)?;
+                crate::sync::lock(&session.settings).thinking = on;
+                log::info!("session {}: thinking {}", session.id, if on { "on" } else { "off" });
+            }
             other => {
-                let detail = format!("unknown config option '{other}': expected 'mode' or 'model'");
+                let known = if offer.thinking {
+                    "'mode', 'model' or 'thinking'"
+                } else {
+                    "'mode' or 'model'"
+                };
+                let detail = format!("unknown config option '{other}': expected {known}");
                 return Err(RpcError::invalid_params(detail));
             }
         }
         to_reply(&SetSessionConfigOptionResponse {
-            config_options: setup::session_options(&self.sessions, &session),
+            config_options: setup::session_options(&session, &offer),
         })
     }
 
@@ -325,6 +355,11 @@ fn set_mode(session: &Session, mode_id: &str) -> Result<(), RpcError> {
     session.set_mode(mode);
     log::info!("session {}: mode set to {mode_id}", session.id);
     Ok(())
+}
+
+/// The additional directories a request names, checked (`None`: it names none).
+pub(super) fn directories(dirs: Option<&[String]>) -> Result<Option<Directories>, RpcError> {
+    dirs.map(Directories::check).transpose().map_err(|e| rpc_error(&e))
 }
 
 pub(super) fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {

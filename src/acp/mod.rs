@@ -8,6 +8,8 @@ mod convert;
 mod dispatch;
 mod error;
 mod setup;
+mod sink;
+mod toggle;
 mod turns;
 pub mod types;
 

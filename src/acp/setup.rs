@@ -21,14 +21,14 @@ pub(super) fn to_reply<T: Serialize>(value: &T) -> Reply {
 }
 
 /// Answers a request that opened a session (new, load, resume, fork) with the session's
-/// modes, options and models, then announces the slash commands: after the response,
-/// so that the client knows the session id.
+/// modes, options (as `offer` has them) and models, then announces the slash commands:
+/// after the response, so that the client knows the session id.
 pub(super) fn opened(
     sessions: &Manager,
     request: &Request,
     outbox: &Outbox,
     session: &Session,
-    with_id: bool,
+    (with_id, offer): (bool, &Offer),
 ) -> Reply {
     let (current_mode_id, current_model) = {
         let s = lock(&session.settings);
@@ -48,7 +48,7 @@ pub(super) fn opened(
                 })
                 .collect(),
         },
-        config_options: session_options(sessions, session),
+        config_options: session_options(session, offer),
         models: SessionModelState {
             current_model_id: current_model,
             available_models: models
@@ -93,10 +93,10 @@ pub(super) fn opened_with_mcp(
     outbox: &Outbox,
     session: Arc<Session>,
     entries: Vec<Value>,
-    with_id: bool,
+    (with_id, offer): (bool, Offer),
 ) -> Reply {
     if !sessions.mcp_configured(&session, &entries) {
-        return opened(sessions, request, outbox, &session, with_id);
+        return opened(sessions, request, outbox, &session, (with_id, &offer));
     }
     let (sessions, request, outbox) = (Arc::clone(sessions), request.clone(), outbox.clone());
     let working = sessions.working();
@@ -104,7 +104,7 @@ pub(super) fn opened_with_mcp(
         let _working = working;
         sessions.attach_mcp(&session, &entries);
         let route = (!with_id).then(|| session.id.to_string());
-        if let Err(error) = opened(&sessions, &request, &outbox, &session, with_id) {
+        if let Err(error) = opened(&sessions, &request, &outbox, &session, (with_id, &offer)) {
             outbox.respond_error(Some(&request.id), &error, route.as_deref());
         }
     });
@@ -140,37 +140,63 @@ fn model_description(sessions: &Manager) -> String {
     }
 }
 
-/// A session's selectors as they stand.
-pub(super) fn session_options(sessions: &Manager, session: &Session) -> Vec<SessionConfigOption> {
-    let (mode, model) = {
-        let s = lock(&session.settings);
-        (s.mode, s.model.clone())
-    };
-    config_options(mode, &model, &sessions.services().models())
+/// What the option list depends on beyond a session's settings.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Offer {
+    /// The models offered.
+    pub models: Vec<String>,
+    /// Whether thinking can be switched (the provider's configuration asks for reasoning).
+    pub thinking: bool,
+    /// Whether the client takes boolean options
+    /// (`clientCapabilities.session.configOptions.boolean`); else on/off is a select.
+    pub boolean: bool,
 }
 
-/// The mode and model selectors, as `session/new` and `config_option_update` send them.
+impl Offer {
+    /// The offer of this server to a client that does (`boolean`) or does not take boolean
+    /// options.
+    pub fn of(sessions: &Manager, boolean: bool) -> Offer {
+        let services = sessions.services();
+        let thinking = services.config.provider.as_ref().is_ok_and(|p| match p.api {
+            crate::config::ApiKind::AnthropicMessages => p.thinking_budget.is_some_and(|b| b > 0),
+            crate::config::ApiKind::OpenAiChat => p.reasoning_effort.is_some(),
+        });
+        Offer { models: services.models(), thinking, boolean }
+    }
+}
+
+/// A session's selectors as they stand.
+pub(super) fn session_options(session: &Session, offer: &Offer) -> Vec<SessionConfigOption> {
+    let s = lock(&session.settings);
+    config_options(s.mode, &s.model, s.thinking, offer)
+}
+
+/// The selectors, as `session/new` and `config_option_update` send them: mode, model, and
+/// thinking where it can be switched.
 pub(super) fn config_options(
     mode: Mode,
     model: &str,
-    models: &[String],
+    thinking: bool,
+    offer: &Offer,
 ) -> Vec<SessionConfigOption> {
-    vec![
+    let mut options = vec![
         SessionConfigOption {
             id: "mode".into(),
             name: "Mode".into(),
             description: "How much the agent may do without asking".into(),
             category: "mode".into(),
             kind: "select",
-            current_value: mode.id().into(),
-            options: Mode::ALL
-                .iter()
-                .map(|m| SessionConfigSelectOption {
-                    value: m.id().into(),
-                    name: m.name().into(),
-                    description: Some(m.description().into()),
-                })
-                .collect(),
+            current_value: Value::String(mode.id().into()),
+            options: Some(
+                Mode::ALL
+                    .iter()
+                    .map(|m| SessionConfigSelectOption {
+                        value: m.id().into(),
+                        name: m.name().into(),
+                        description: Some(m.description().into()),
+                    })
+                    .collect(),
+            ),
         },
         SessionConfigOption {
             id: "model".into(),
@@ -178,15 +204,22 @@ pub(super) fn config_options(
             description: "The model used for the next request".into(),
             category: "model".into(),
             kind: "select",
-            current_value: model.to_string(),
-            options: models
-                .iter()
-                .map(|m| SessionConfigSelectOption {
-                    value: m.clone(),
-                    name: m.clone(),
-                    description: None,
-                })
-                .collect(),
+            current_value: Value::String(model.to_string()),
+            options: Some(
+                offer
+                    .models
+                    .iter()
+                    .map(|m| SessionConfigSelectOption {
+                        value: m.clone(),
+                        name: m.clone(),
+                        description: None,
+                    })
+                    .collect(),
+            ),
         },
-    ]
+    ];
+    if offer.thinking {
+        options.push(super::toggle::thinking(thinking, offer.boolean));
+    }
+    options
 }

@@ -7,10 +7,11 @@ use serde_json::json;
 
 use super::client::AcpFiles;
 use super::content::prompt_input;
-use super::convert::{AcpAsker, AcpSink};
+use super::convert::AcpAsker;
 use super::dispatch::{AcpAgent, Pending, decode};
 use super::error::{rpc_error, turn_failed};
-use super::setup::{self, Reply};
+use super::setup::{self, Offer, Reply};
+use super::sink::AcpSink;
 use super::types::*;
 use crate::agent::event::EventSink;
 use crate::agent::{Outcome, StopReason};
@@ -38,10 +39,11 @@ impl AcpAgent {
             request.clone(),
         );
         let route = p.session_id.to_string();
+        let offer = Offer::of(&self.sessions, self.client.boolean_options);
         let working = self.sessions.working();
         let spawned = std::thread::Builder::new().name("load".into()).spawn(move || {
             let _working = working;
-            let reply = load_and_replay(&sessions, &p, &owned, &outbox, &cancel);
+            let reply = load_and_replay(&sessions, &p, (&owned, &outbox), &cancel, offer);
             crate::sync::lock(&running).remove(&key);
             match reply {
                 Ok(Some(result)) => outbox.respond(&owned.id, &result, Some(&route)),
@@ -71,7 +73,7 @@ impl AcpAgent {
             sink: Arc::new(AcpSink::new(
                 outbox.clone(),
                 session_id.clone(),
-                self.sessions.services().models(),
+                Offer::of(&self.sessions, self.client.boolean_options),
             )),
             asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
             files: Arc::new(AcpFiles {
@@ -102,18 +104,23 @@ impl AcpAgent {
 fn load_and_replay(
     sessions: &Manager,
     p: &LoadSessionRequest,
-    request: &Request,
-    outbox: &Outbox,
+    (request, outbox): (&Request, &Outbox),
     cancel: &CancelToken,
+    offer: Offer,
 ) -> Reply {
+    let extra = super::dispatch::directories(p.additional_directories.as_deref())?;
     let already_open = sessions.get(&p.session_id).is_ok();
-    let (session, all) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+    let (session, all, ids) = sessions.load(&p.session_id, &p.cwd).map_err(|e| rpc_error(&e))?;
+    if let Some(extra) = extra {
+        session.set_directories(extra);
+    }
     if sessions.mcp_configured(&session, &p.mcp_servers) {
         sessions.attach_mcp(&session, &p.mcp_servers);
     }
     let services = sessions.services();
-    let sink = AcpSink::new(outbox.clone(), session.id.to_string(), services.models());
-    for event in replay::events(&all, &services.tools, &session.root, &services.config.config_dir) {
+    let sink = AcpSink::new(outbox.clone(), session.id.to_string(), offer.clone());
+    let (tools, dir) = (&services.tools, &services.config.config_dir);
+    for event in replay::events(&all, &ids, tools, &session.root, dir) {
         if cancel.is_cancelled() {
             drop(session);
             // Only what this load opened is closed again.
@@ -124,7 +131,7 @@ fn load_and_replay(
         }
         sink.emit(event);
     }
-    setup::opened(sessions, request, outbox, &session, false)
+    setup::opened(sessions, request, outbox, &session, (false, &offer))
 }
 
 fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptResponse, RpcError> {

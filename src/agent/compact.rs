@@ -81,6 +81,7 @@ pub fn compact(
         tools: &[],
         max_tokens: turn.limits.max_tokens.min(SUMMARY_TOKENS),
         cache_key: None,
+        thinking: lock(turn.settings).thinking,
     };
     let completion = match turn.provider.stream(&request, turn.cancel, &mut |_| {}) {
         Ok(completion) => completion,

@@ -3,7 +3,7 @@
 //! session's cost so far), partial text kept on cancel.
 
 use super::event::{AgentEvent, ContextUsage, PieceKind, Pieces};
-use super::{Turn, TurnUsage, estimate, push};
+use super::{Turn, TurnUsage, estimate, push_as};
 use crate::history::ChatMessage;
 use crate::provider::{Completion, Delta, Failure, ProviderError, Usage};
 use crate::sync::lock;
@@ -13,11 +13,13 @@ pub(super) enum Step {
     Failed(Failure),
 }
 
-/// One LLM call: stream deltas out as events, account usage, keep partial text on cancel.
+/// One LLM call: stream deltas out as events (every chunk of the reply with the message id
+/// `message_id`, which its record keeps), account usage, keep partial text on cancel.
 pub(super) fn request_completion(
     turn: &Turn,
     history: &mut Vec<ChatMessage>,
     usage: &mut TurnUsage,
+    message_id: &str,
 ) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
     let tools = turn.offered();
@@ -29,6 +31,7 @@ pub(super) fn request_completion(
     let mut partial_thinking = String::new();
     // Pieces that arrive together leave together: one hand-off to the client per burst.
     let mut held = Pieces::default();
+    turn.sink.emit(AgentEvent::MessageStart(message_id.to_string()));
     let result = turn.provider.stream(&request, turn.cancel, &mut |delta| match delta {
         Delta::Text(text) => {
             partial_text.push_str(&text);
@@ -66,7 +69,7 @@ pub(super) fn request_completion(
                     signed: Vec::new(),
                     tool_calls: Vec::new(),
                 };
-                push(turn, history, partial);
+                push_as(turn, history, partial, message_id);
             }
             return Err(Step::Cancelled);
         }

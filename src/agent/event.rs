@@ -11,6 +11,9 @@ use crate::tools::{FileDiff, ToolKind};
 /// One thing that happened during a turn.
 #[derive(Debug, Clone)]
 pub enum AgentEvent {
+    /// The user text, reply and reasoning that follow belong to the message with this id
+    /// (one per message, journalled with it: a replay sends the same).
+    MessageStart(String),
     /// What the user said (only in a replay).
     UserText(String),
     /// A piece of the reply text.
@@ -67,6 +70,8 @@ pub struct SettingsChange {
     pub mode_changed: bool,
     /// The model now.
     pub model: String,
+    /// Whether thinking is on now.
+    pub thinking: bool,
 }
 
 /// A tool call as announced.
@@ -117,6 +122,11 @@ pub struct ContextUsage {
     pub estimated: bool,
     /// What the session cost so far.
     pub cost: super::Cost,
+}
+
+/// A new message id (a UUID).
+pub fn new_message_id() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// Receives events; implemented by the session layer.

@@ -34,6 +34,11 @@ pub use usage::{Cost, TurnUsage};
 pub trait Recorder: Send + Sync {
     /// A message was added to the history.
     fn message(&self, message: &ChatMessage);
+    /// A message whose chunks streamed with the message id `id` was added (by default, as
+    /// `message`).
+    fn message_as(&self, message: &ChatMessage, _id: &str) {
+        self.message(message);
+    }
     /// The context was cut back to its first `len` messages.
     fn rewind(&self, len: usize);
     /// The context was compacted: `summary` replaced all but the last `keep` messages.
@@ -82,6 +87,12 @@ fn push(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage) {
     history.push(message);
 }
 
+/// Adds a message that streamed as the message `id` to the history and the record.
+fn push_as(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage, id: &str) {
+    turn.recorder.message_as(&message, id);
+    history.push(message);
+}
+
 /// Answers unanswered tool calls with `reason`, in the history and the record.
 pub fn close(recorder: &dyn Recorder, history: &mut Vec<ChatMessage>, reason: &str) {
     let added = close_unanswered(history, reason);
@@ -101,6 +112,9 @@ pub struct Settings {
     pub always: Always,
     /// Files written without a person's answer.
     pub unreviewed: Unreviewed,
+    /// Whether the model is asked to reason where the provider's configuration asks it to
+    /// (the session's `thinking` option; on by default).
+    pub thinking: bool,
 }
 
 /// Why a turn ended.
@@ -141,6 +155,8 @@ pub struct TurnFailure {
 pub struct Turn<'a> {
     /// Session cwd (canonical).
     pub cwd: &'a Path,
+    /// The session's additional directories (canonical): judged as inside the cwd.
+    pub extra: &'a [std::path::PathBuf],
     pub system_prompt: &'a str,
     /// The LLM.
     pub provider: &'a dyn Provider,
@@ -201,6 +217,7 @@ impl<'a> Turn<'a> {
             tools,
             max_tokens: self.limits.max_tokens,
             cache_key: self.cache_key,
+            thinking: lock(self.settings).thinking,
         }
     }
 
@@ -289,7 +306,8 @@ fn run_steps(
             }
             return Err(TurnFailure { kind: failure.kind, message: failure.message, usage });
         }
-        let completion = match request_completion(turn, history, &mut usage) {
+        let message_id = event::new_message_id();
+        let completion = match request_completion(turn, history, &mut usage, &message_id) {
             Ok(completion) => completion,
             Err(Step::Cancelled) => return Ok(cancelled(usage)),
             // A failure racing a cancel is still a cancel: the client asked to stop.
@@ -308,7 +326,7 @@ fn run_steps(
             signed: completion.signed,
             tool_calls: completion.tool_calls,
         };
-        push(turn, history, reply);
+        push_as(turn, history, reply, &message_id);
         if turn.cancel.is_cancelled() {
             close(turn.recorder, history, CANCELLED_RESULT);
             return Ok(cancelled(usage));

@@ -205,6 +205,7 @@ impl EventSink for SubSink<'_> {
             | AgentEvent::ToolDone(_) => self.parent.emit(event),
             // The sub-agent's reasoning and context use are its own business.
             AgentEvent::Thought(_)
+            | AgentEvent::MessageStart(_)
             | AgentEvent::Usage(_)
             | AgentEvent::UserText(_)
             | AgentEvent::Plan(_)

@@ -32,6 +32,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
     let network = Network { turn, id: &id };
     let ctx = ToolContext {
         cwd: turn.cwd,
+        extra: turn.extra,
         cancel: turn.cancel,
         config_dir: &config_dir,
         progress: &progress,
@@ -248,13 +249,14 @@ fn succeed(
         turn.sink.emit(AgentEvent::Plan(plan));
     }
     if let Some(mode) = output.mode.and_then(permission::Mode::from_id) {
-        let model = {
+        let (model, thinking) = {
             let mut settings = lock(turn.settings);
             settings.mode = mode;
-            settings.model.clone()
+            (settings.model.clone(), settings.thinking)
         };
         turn.recorder.mode(mode.id());
-        let change = SettingsChange { mode: mode.id().to_string(), mode_changed: true, model };
+        let mode = mode.id().to_string();
+        let change = SettingsChange { mode, mode_changed: true, model, thinking };
         turn.sink.emit(AgentEvent::Settings(change));
     }
     result

@@ -42,6 +42,9 @@ pub struct ChatRequest<'a> {
     /// What names the conversation to a provider that routes by it (`prompt_cache_key`):
     /// the session id.
     pub cache_key: Option<&'a str>,
+    /// Whether the reasoning the configuration asks for is asked for (the session's
+    /// `thinking` option): off, no thinking budget or reasoning effort is sent.
+    pub thinking: bool,
 }
 
 /// A piece of the reply, delivered as it streams.

@@ -71,6 +71,7 @@ fn bytes(api: &str, messages: &[ChatMessage], config: &ProviderConfig) -> Vec<u8
         tools: &tools,
         max_tokens: 100,
         cache_key: Some("0b0e7a44-5c1e-4d5f-9d0e-1f2a3b4c5d6e"),
+        thinking: true,
     };
     let encoded = match api {
         "anthropic" => anthropic::encode(&request, config),

@@ -28,6 +28,7 @@ impl Manager {
             forked_from: None,
             messages: 0,
             usage: None,
+            additional_directories: Vec::new(),
         };
         let journal = self.services.store.create(meta)?;
         let session = self.build(journal, root, Rebuilt::default());
@@ -37,13 +38,18 @@ impl Manager {
     }
 
     /// Opens a session from disk (or finds it open on this connection) and returns it with
-    /// every message it ever had, for replay.
-    pub fn load(&self, id: &SessionId, cwd: &str) -> Result<(Arc<Session>, Vec<ChatMessage>)> {
+    /// every message it ever had and their message ids, for replay.
+    pub fn load(
+        &self,
+        id: &SessionId,
+        cwd: &str,
+    ) -> Result<(Arc<Session>, Vec<ChatMessage>, Vec<String>)> {
         let root = validate_cwd(cwd)?;
         if let Ok(session) = self.get(id) {
             if session.broken().is_none() {
-                let all = self.services.store.peek(id)?.map(|(_, r)| r.all).unwrap_or_default();
-                return Ok((session, all));
+                let (all, ids) =
+                    self.services.store.peek(id)?.map(|(_, r)| (r.all, r.ids)).unwrap_or_default();
+                return Ok((session, all, ids));
             }
             // Its records are no longer kept here: let it go, and open it afresh.
             drop(session);
@@ -55,11 +61,11 @@ impl Manager {
         if journal.meta().cwd != cwd {
             store::update_meta(journal.as_ref(), |m| m.cwd = cwd.to_string())?;
         }
-        let all = rebuilt.all.clone();
+        let (all, ids) = (rebuilt.all.clone(), rebuilt.ids.clone());
         let session = self.build(journal, root, rebuilt);
         super::hooks::session_start(&self.services, &session, "resume");
         log::info!("session {id} loaded ({} messages)", all.len());
-        Ok((session, all))
+        Ok((session, all, ids))
     }
 
     /// Opens a session without replay.
@@ -69,7 +75,7 @@ impl Manager {
         {
             return Ok(session);
         }
-        self.load(id, cwd).map(|(session, _)| session)
+        self.load(id, cwd).map(|(session, ..)| session)
     }
 
     /// Copies a session, its whole journal included, under a new id, and opens the copy.
@@ -112,6 +118,7 @@ impl Manager {
         let mode = rebuilt.mode.as_deref().and_then(Mode::from_id).unwrap_or(Mode::Default);
         let meta = journal.meta();
         let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
+        let extra = super::Directories::restored(rebuilt.directories.as_deref().unwrap_or(&[]));
         let session = Arc::new(Session {
             id,
             cwd: meta.cwd,
@@ -121,6 +128,7 @@ impl Manager {
                 model,
                 always: Always::default(),
                 unreviewed: Unreviewed::default(),
+                thinking: true,
             }),
             journal,
             state: Mutex::new(State { history: rebuilt.context, running: None, broken: None }),
@@ -132,6 +140,7 @@ impl Manager {
             skills_asked: Mutex::default(),
             prefix: Mutex::default(),
             spent: Mutex::new(rebuilt.usage),
+            extra: Mutex::new(extra),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

@@ -39,6 +39,10 @@ pub struct Meta {
     /// journal's `usage` records are the truth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<super::usage::UsageRecord>,
+    /// Its additional directories, as the client gave them (the journal's last
+    /// `directories` record is the truth).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
 }
 
 /// Writes the metadata file.
@@ -75,6 +79,7 @@ pub(super) fn meta_or_rebuilt(dir: &Path, id: &str, rebuilt: &Rebuilt) -> Option
         forked_from,
         messages: rebuilt.all.len() as u64,
         usage: super::usage::UsageRecord::totals(&rebuilt.usage),
+        additional_directories: rebuilt.directories.clone().unwrap_or_default(),
     })
 }
 

@@ -4,6 +4,7 @@
 //! builds wire JSON.
 
 mod commands;
+mod directories;
 mod files;
 mod hooks;
 mod id;
@@ -12,6 +13,7 @@ mod mcp;
 mod meta;
 mod prompt;
 mod rebuild;
+mod record_parts;
 mod seal;
 mod skills;
 mod system;
@@ -36,6 +38,7 @@ use crate::provider::{self, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::Registry;
 pub use commands::{COMMANDS, available};
+pub use directories::Directories;
 pub use id::SessionId;
 use record::Record;
 use store::{Journal, SessionStore};
@@ -116,6 +119,8 @@ pub struct Session {
     prefix: Mutex<system::Prefix>,
     /// What its model calls used and cost so far (`session/usage.rs`).
     spent: Mutex<agent::TurnUsage>,
+    /// Its additional directories (`session/directories.rs`).
+    extra: Mutex<Directories>,
 }
 
 struct State {
@@ -183,7 +188,10 @@ impl Session {
 
 impl Recorder for Session {
     fn message(&self, message: &ChatMessage) {
-        self.record(&Record::of(message));
+        self.record(&Record::of(message).with_id(agent::event::new_message_id()));
+    }
+    fn message_as(&self, message: &ChatMessage, id: &str) {
+        self.record(&Record::of(message).with_id(id.to_string()));
     }
     fn rewind(&self, len: usize) {
         self.record(&Record::Rewind { len });
@@ -214,6 +222,8 @@ pub struct Summary {
     pub updated_at: String,
     /// Messages in the journal.
     pub messages: u64,
+    /// Its additional directories, as given.
+    pub additional_directories: Vec<String>,
 }
 
 /// The sessions of one connection.
@@ -293,6 +303,7 @@ impl Manager {
                 title: m.title,
                 updated_at: m.updated_at,
                 messages: m.messages,
+                additional_directories: m.additional_directories,
             })
             .collect();
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));

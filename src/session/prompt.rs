@@ -233,6 +233,8 @@ struct TurnParts<'a> {
     rules: RuleSet,
     hooks: Hooks,
     skills: Active,
+    /// The session's additional directories.
+    extra: Vec<std::path::PathBuf>,
 }
 
 impl<'a> TurnParts<'a> {
@@ -258,7 +260,8 @@ impl<'a> TurnParts<'a> {
             system_prompt(services, session, &model, &tool_names, &sections, date)
         });
         let sub_usage = Mutex::new(TurnUsage::default());
-        TurnParts { provider, system, sub_usage, rules, hooks, skills }
+        let extra = session.directories().roots;
+        TurnParts { provider, system, sub_usage, rules, hooks, skills, extra }
     }
 
     fn turn<'t>(
@@ -270,6 +273,7 @@ impl<'a> TurnParts<'a> {
     ) -> Turn<'t> {
         Turn {
             cwd: &session.root,
+            extra: &self.extra,
             system_prompt: &self.system,
             provider: self.provider,
             tools: &services.tools,
@@ -312,6 +316,7 @@ fn system_prompt(
     let config = &services.config;
     let mut system =
         agent::prompt::system_prompt(&session.root, model, &config.instructions_file, tools, date);
+    system.push_str(&session.directories_section());
     for section in sections {
         system.push_str(section);
     }

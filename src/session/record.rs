@@ -7,9 +7,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::id::SessionId;
+pub use super::record_parts::{CallRecord, ImageRecord, SignedRecord};
 use super::seal::Seal;
 use crate::error::{Error, Result};
-use crate::history::{ChatMessage, Image, SignedThinking, ToolUse, error_result};
+use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
 
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
@@ -81,12 +82,19 @@ pub enum Record {
     },
     /// A user prompt (flattened to text), with its images.
     User {
+        /// Its message id (`messageId` on the wire); a record from before ids has none and
+        /// gets one from its place (`Rebuilt::apply`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageRecord>,
     },
     /// A model reply.
     Assistant {
+        /// Its message id, the one its chunks streamed with (as for `User`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
         text: String,
         /// Reasoning.
         #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -144,34 +152,11 @@ pub enum Record {
         model: String,
         tokens: super::usage::UsageRecord,
     },
-}
-
-/// A signed block of reasoning in a journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SignedRecord {
-    /// Text, or a redacted block's data.
-    pub thinking: String,
-    #[serde(default)]
-    pub signature: String,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub redacted: bool,
-}
-
-/// An image in a journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImageRecord {
-    pub mime: String,
-    /// Base64 data.
-    pub data: String,
-}
-
-/// A tool call in a journal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallRecord {
-    pub id: String,
-    pub name: String,
-    /// Arguments as the model wrote them.
-    pub arguments: String,
+    /// The session's additional directories (`additionalDirectories`), as the client gave
+    /// them: the whole list from here on.
+    Directories {
+        dirs: Vec<String>,
+    },
 }
 
 impl Record {
@@ -179,6 +164,7 @@ impl Record {
     pub fn of(message: &ChatMessage) -> Record {
         match message {
             ChatMessage::User { text, images } => Record::User {
+                id: None,
                 text: text.clone(),
                 images: images
                     .iter()
@@ -186,6 +172,7 @@ impl Record {
                     .collect(),
             },
             ChatMessage::Assistant { text, thinking, signed, tool_calls } => Record::Assistant {
+                id: None,
                 text: text.clone(),
                 thinking: thinking.clone(),
                 signed: signed
@@ -217,35 +204,46 @@ impl Record {
         }
     }
 
+    /// This record with the message id `new` (a user or assistant message; others have
+    /// none).
+    pub fn with_id(mut self, new: String) -> Record {
+        if let Record::User { id, .. } | Record::Assistant { id, .. } = &mut self {
+            *id = Some(new);
+        }
+        self
+    }
+
     fn message(&self) -> Option<ChatMessage> {
         Some(match self {
-            Record::User { text, images } => ChatMessage::User {
+            Record::User { text, images, .. } => ChatMessage::User {
                 text: text.clone(),
                 images: images
                     .iter()
                     .map(|i| Image { mime: i.mime.clone(), data: i.data.clone() })
                     .collect(),
             },
-            Record::Assistant { text, thinking, signed, tool_calls } => ChatMessage::Assistant {
-                text: text.clone(),
-                thinking: thinking.clone(),
-                signed: signed
-                    .iter()
-                    .map(|b| SignedThinking {
-                        thinking: b.thinking.clone(),
-                        signature: b.signature.clone(),
-                        redacted: b.redacted,
-                    })
-                    .collect(),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|c| ToolUse {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect(),
-            },
+            Record::Assistant { text, thinking, signed, tool_calls, .. } => {
+                ChatMessage::Assistant {
+                    text: text.clone(),
+                    thinking: thinking.clone(),
+                    signed: signed
+                        .iter()
+                        .map(|b| SignedThinking {
+                            thinking: b.thinking.clone(),
+                            signature: b.signature.clone(),
+                            redacted: b.redacted,
+                        })
+                        .collect(),
+                    tool_calls: tool_calls
+                        .iter()
+                        .map(|c| ToolUse {
+                            id: c.id.clone(),
+                            name: c.name.clone(),
+                            arguments: c.arguments.clone(),
+                        })
+                        .collect(),
+                }
+            }
             Record::ToolResult { call_id, content, is_error, images } => ChatMessage::ToolResult {
                 call_id: call_id.clone(),
                 content: content.clone(),
@@ -262,7 +260,8 @@ impl Record {
             | Record::Mode { .. }
             | Record::Model { .. }
             | Record::Title { .. }
-            | Record::Usage { .. } => return None,
+            | Record::Usage { .. }
+            | Record::Directories { .. } => return None,
         })
     }
 }
@@ -272,6 +271,8 @@ impl Record {
 pub struct Rebuilt {
     /// Every message ever exchanged, in order (what a replay shows).
     pub all: Vec<ChatMessage>,
+    /// The message id of each of `all` (`message_id`).
+    pub ids: Vec<String>,
     /// What the model sees next (after rewinds, clears and compactions).
     pub context: Vec<ChatMessage>,
     /// The last mode set that this node's user sealed, or that widens nothing.
@@ -280,6 +281,8 @@ pub struct Rebuilt {
     pub model: Option<String>,
     /// The last title set, if any.
     pub title: Option<String>,
+    /// The last additional directories set, if any.
+    pub directories: Option<Vec<String>>,
     /// What the model calls of the session used and cost, all told.
     pub usage: crate::agent::TurnUsage,
     /// The last `Start` record: cwd, creation time, fork origin.
@@ -325,6 +328,13 @@ impl Rebuilt {
     /// Applies one record.
     pub fn apply(&mut self, record: &Record) {
         if let Some(message) = record.message() {
+            let id = match record {
+                Record::User { id: Some(id), .. } | Record::Assistant { id: Some(id), .. } => {
+                    id.clone()
+                }
+                _ => message_id(self.all.len()),
+            };
+            self.ids.push(id);
             self.all.push(message.clone());
             self.context.push(message);
             return;
@@ -344,6 +354,7 @@ impl Rebuilt {
             Record::Mode { .. } => {}
             Record::Model { model } => self.model = Some(model.clone()),
             Record::Title { title } => self.title = Some(title.clone()),
+            Record::Directories { dirs } => self.directories = Some(dirs.clone()),
             Record::Usage { tokens, .. } => self.usage.add(tokens.read()),
             Record::Start { cwd, created_at, forked_from } => {
                 self.start = Some((cwd.clone(), created_at.clone(), forked_from.clone()));
@@ -351,39 +362,12 @@ impl Rebuilt {
             Record::User { .. } | Record::Assistant { .. } | Record::ToolResult { .. } => {}
         }
     }
+}
 
-    /// Makes the context well formed after damage (lost or garbage lines): a tool result
-    /// without its call is dropped, and a call left unanswered before a later message gets
-    /// an error result. Calls of the last assistant message are left to `repairs`.
-    pub fn mend(&mut self) {
-        let mut out = Vec::with_capacity(self.context.len());
-        let mut pending: Vec<String> = Vec::new();
-        for message in std::mem::take(&mut self.context) {
-            match &message {
-                ChatMessage::ToolResult { call_id, .. } => {
-                    let Some(at) = pending.iter().position(|p| p == call_id) else { continue };
-                    pending.remove(at);
-                }
-                ChatMessage::User { .. } | ChatMessage::Assistant { .. } => {
-                    out.extend(pending.drain(..).map(|id| error_result(id, INTERRUPTED)));
-                    if let ChatMessage::Assistant { tool_calls, .. } = &message {
-                        pending = tool_calls.iter().map(|c| c.id.clone()).collect();
-                    }
-                }
-            }
-            out.push(message);
-        }
-        self.context = out;
-    }
-
-    /// The results a crash left missing: one error result per unanswered tool call of the
-    /// last assistant message (to be journalled, so the repair happens once).
-    pub fn repairs(&self) -> Vec<Record> {
-        let mut probe = self.context.clone();
-        let before = probe.len();
-        crate::history::close_unanswered(&mut probe, INTERRUPTED);
-        probe[before..].iter().map(Record::of).collect()
-    }
+/// The message id of the message at `index` of a session's history whose record has none
+/// (journalled before ids were): derived from its place, so every load gives the same.
+pub fn message_id(index: usize) -> String {
+    format!("00000000-0000-4000-8000-{index:012x}")
 }
 
 /// Whether `mode` lets more run unasked than `default` (an unknown one counts as if it did).

@@ -30,8 +30,9 @@ fn damage_is_mended() {
 fn records_round_trip_and_rebuild() {
     let records = vec![
         Record::Start { cwd: "/p".into(), created_at: "t".into(), forked_from: None },
-        Record::User { text: "plan".into(), images: Vec::new() },
+        Record::User { id: None, text: "plan".into(), images: Vec::new() },
         Record::Assistant {
+            id: None,
             text: "reading".into(),
             thinking: String::new(),
             signed: Vec::new(),
@@ -49,8 +50,9 @@ fn records_round_trip_and_rebuild() {
         },
         Record::Compact { summary: "S".into(), keep: 0, before: 10, after: 2 },
         Record::Title { title: "T".into() },
-        Record::User { text: "again".into(), images: Vec::new() },
+        Record::User { id: None, text: "again".into(), images: Vec::new() },
         Record::Assistant {
+            id: None,
             text: String::new(),
             thinking: "t".into(),
             signed: Vec::new(),
@@ -125,4 +127,24 @@ fn a_mode_that_widens_counts_only_with_this_nodes_seal_for_its_place() {
         assert!(Line::read(bad).is_err(), "{}", String::from_utf8_lossy(bad));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn message_ids_are_kept_and_a_record_without_one_gets_its_place() {
+    let user = |id: Option<&str>| Record::User {
+        id: id.map(str::to_string),
+        text: "hi".into(),
+        images: Vec::new(),
+    };
+    let mut rebuilt = Rebuilt::default();
+    rebuilt.apply(&user(None));
+    rebuilt.apply(&user(Some("6a1c0e8e-0000-4000-8000-000000000042")));
+    rebuilt.apply(&Record::Directories { dirs: vec!["/srv/shared".into()] });
+    assert_eq!(rebuilt.ids, [super::message_id(0), "6a1c0e8e-0000-4000-8000-000000000042".into()]);
+    assert_eq!(rebuilt.directories, Some(vec!["/srv/shared".to_string()]));
+    let again = Record::of(&rebuilt.all[0]).with_id("x".into());
+    assert_eq!(again, user(Some("x")));
+    let line = serde_json::to_string(&user(Some("x"))).unwrap_or_default();
+    assert!(line.contains(r#""id":"x""#), "{line}");
+    assert!(!serde_json::to_string(&user(None)).unwrap_or_default().contains("\"id\""));
 }

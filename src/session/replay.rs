@@ -12,9 +12,10 @@ use crate::cancel::CancelToken;
 use crate::history::ChatMessage;
 use crate::tools::{PlanStep, Registry, ToolContext, ToolKind};
 
-/// The events that replay `all`.
+/// The events that replay `all`, each message under its id in `message_ids` (one each).
 pub fn events(
     all: &[ChatMessage],
+    message_ids: &[String],
     tools: &Registry,
     cwd: &Path,
     config_dir: &Path,
@@ -25,6 +26,7 @@ pub fn events(
     let ctx = ToolContext {
         images: false,
         cwd,
+        extra: &[],
         cancel: &cancel,
         config_dir,
         progress: &progress,
@@ -41,9 +43,17 @@ pub fn events(
     // Each call's replay id, and the plan it set (shown again after its result).
     let mut ids: HashMap<&str, (String, Option<Vec<PlanStep>>)> = HashMap::new();
     for (index, message) in all.iter().enumerate() {
+        let id = || {
+            let id = message_ids.get(index).cloned();
+            AgentEvent::MessageStart(id.unwrap_or_else(|| super::record::message_id(index)))
+        };
         match message {
-            ChatMessage::User { text, .. } => out.push(AgentEvent::UserText(text.clone())),
+            ChatMessage::User { text, .. } => {
+                out.push(id());
+                out.push(AgentEvent::UserText(text.clone()));
+            }
             ChatMessage::Assistant { text, thinking, tool_calls, .. } => {
+                out.push(id());
                 if !thinking.is_empty() {
                     out.push(AgentEvent::Thought(thinking.clone()));
                 }

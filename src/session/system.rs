@@ -23,6 +23,14 @@ pub(super) struct Prefix {
     offered: Option<(u64, Vec<String>)>,
 }
 
+impl Prefix {
+    /// Forgets the frozen system prompt: the next turn builds it again (the caller logs
+    /// why).
+    pub(super) fn thaw(&mut self) {
+        self.frozen = None;
+    }
+}
+
 #[derive(Debug)]
 struct Frozen {
     prompt: Arc<str>,

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Invocation, ToolContext, ToolError, judge};
+use super::{Invocation, ToolContext, ToolError};
 use crate::infra::{self, PathUse, Tier};
 
 /// What the permission gate knows of a call besides its paths: a command's tier and
@@ -78,7 +78,7 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
     let mut invocation = Invocation::plain(title);
     let mut written = Vec::new();
     for (path, how) in &c.paths {
-        let mut target = judge(path, ctx.cwd, ctx.config_dir);
+        let mut target = super::judge_within(path, ctx.cwd, ctx.extra, ctx.config_dir);
         if *how == PathUse::Write {
             target = target.writing();
             written.push(target.real.clone().unwrap_or_else(|| path.clone()));

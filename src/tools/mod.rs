@@ -51,7 +51,7 @@ pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use plan::remove_scratch;
 pub use process::{shell, shell_args};
 pub use skill::{NoSkills, SkillBook};
-pub use target::{Target, judge};
+pub use target::{Target, judge, judge_within};
 pub use update_plan::plan_of;
 
 /// How a tool call is shown to a client (mirrors ACP's ToolKind without importing it).
@@ -103,6 +103,9 @@ impl Access {
 pub struct ToolContext<'a> {
     /// The session's working directory (absolute, canonical).
     pub cwd: &'a Path,
+    /// The session's additional directories (canonical): paths in them are judged as
+    /// inside the cwd.
+    pub extra: &'a [PathBuf],
     /// Cancellation of the running turn.
     pub cancel: &'a CancelToken,
     /// The configuration directory (a sensitive path).
@@ -350,7 +353,7 @@ pub(crate) fn judged(
     line: Option<u32>,
     ctx: &ToolContext,
 ) -> Invocation {
-    let target = judge(&path, ctx.cwd, ctx.config_dir);
+    let target = judge_within(&path, ctx.cwd, ctx.extra, ctx.config_dir);
     Invocation {
         title,
         locations: vec![(path, line)],

@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::{Target, ToolContext, ToolError, judge};
+use super::{Target, ToolContext, ToolError};
 use crate::sys;
 
 /// Flags for reading: a FIFO or device never blocks the open, and never becomes our tty.
@@ -30,7 +30,7 @@ pub(super) fn target<'c>(ctx: &'c ToolContext, path: &Path) -> Result<Cow<'c, Ta
     if let Some(judged) = ctx.targets.iter().find(|t| t.path == path) {
         return Ok(Cow::Borrowed(judged));
     }
-    let fresh = judge(path, ctx.cwd, ctx.config_dir);
+    let fresh = super::judge_within(path, ctx.cwd, ctx.extra, ctx.config_dir);
     if fresh.asked() {
         return Err(ToolError::Model(format!(
             "{} was not judged before the call; not opened",
@@ -59,16 +59,19 @@ pub(super) fn open(
     let real = target.real.as_deref().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "the path could not be resolved")
     })?;
-    let (base, rel) = anchor(ctx.cwd, real, target.inside)?;
+    let (base, rel) = anchor(ctx, real, target.inside)?;
     let fd = sys::open_beneath(base.as_fd(), &rel, flags, mode).map_err(explain)?;
     let (fd, meta) = stat(fd)?;
     check_identity(target, &meta)?;
     Ok(fd)
 }
 
-/// A descriptor to open `real` beneath, and `real` relative to it: the cwd for an inside
-/// path (opened without symlinks, as the cwd is canonical), else `/`.
-fn anchor(cwd: &Path, real: &Path, inside: bool) -> io::Result<(OwnedFd, PathBuf)> {
+/// A descriptor to open `real` beneath, and `real` relative to it: the cwd, or the
+/// additional directory, an inside path lies in (opened without symlinks, as both are
+/// canonical), else `/`.
+fn anchor(ctx: &ToolContext, real: &Path, inside: bool) -> io::Result<(OwnedFd, PathBuf)> {
+    let mut roots = std::iter::once(ctx.cwd).chain(ctx.extra.iter().map(PathBuf::as_path));
+    let cwd = roots.find(|root| real.starts_with(root)).unwrap_or(ctx.cwd);
     let root = OwnedFd::from(File::open("/")?);
     let below = |base: &Path| {
         real.strip_prefix(base).map(Path::to_path_buf).map_err(|_| {
@@ -148,7 +151,7 @@ pub(super) fn write_atomic(
     let real = target.real.as_deref().ok_or_else(|| {
         ToolError::Model(format!("cannot write {shown}: the path could not be resolved"))
     })?;
-    let (base, rel) = anchor(ctx.cwd, real, target.inside).map_err(|e| fail("opening", e))?;
+    let (base, rel) = anchor(ctx, real, target.inside).map_err(|e| fail("opening", e))?;
     let name = rel
         .file_name()
         .ok_or_else(|| ToolError::Model(format!("cannot write {shown}: no file name")))?

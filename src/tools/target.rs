@@ -58,8 +58,16 @@ impl Target {
 /// Judges `path` (already resolved against `cwd`) on its name and on where it really
 /// points. A path that cannot be resolved counts as outside.
 pub fn judge(path: &Path, cwd: &Path, config_dir: &Path) -> Target {
+    judge_within(path, cwd, &[], config_dir)
+}
+
+/// Judges `path` as `judge` does, a path in one of `extra` (the session's additional
+/// directories, canonical) counting as inside like one in the cwd.
+pub fn judge_within(path: &Path, cwd: &Path, extra: &[PathBuf], config_dir: &Path) -> Target {
     let real = paths::real(path);
-    let inside = real.as_deref().is_some_and(|r| paths::is_inside(r, cwd));
+    let inside = real
+        .as_deref()
+        .is_some_and(|r| paths::is_inside(r, cwd) || extra.iter().any(|e| paths::is_inside(r, e)));
     let sensitive = paths::sensitive(path, cwd, config_dir)
         .or_else(|| real.as_deref().and_then(|r| paths::sensitive(r, cwd, config_dir)))
         .or_else(|| real.as_deref().and_then(paths::sensitive_content));

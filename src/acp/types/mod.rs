@@ -94,6 +94,10 @@ pub struct SessionCapabilities {
     /// `session/delete`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delete: Option<Empty>,
+    /// `additionalDirectories` on new, load, resume and fork, and in `session/list`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "additionalDirectories")]
+    pub additional_directories: Option<Empty>,
 }
 
 /// Name and version.

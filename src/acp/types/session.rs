@@ -11,6 +11,9 @@ use crate::session::SessionId;
 pub struct NewSessionRequest {
     /// Absolute working directory.
     pub cwd: String,
+    /// Further workspace roots (absolute, existing directories).
+    #[serde(default)]
+    pub additional_directories: Option<Vec<String>>,
     /// MCP servers to connect for this session (read by `mcp::spec`, entry by entry: one
     /// that cannot be used is reported, not refused).
     #[serde(default)]
@@ -52,22 +55,24 @@ pub struct SessionMode {
     pub description: String,
 }
 
-/// A select-type configuration option.
+/// A configuration option: a select, or a boolean (only to a client that takes them).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionConfigOption {
-    /// Option id (`mode`, `model`).
+    /// Option id (`mode`, `model`, `thinking`).
     pub id: String,
     pub name: String,
     pub description: String,
-    /// Category (`mode`, `model`).
+    /// Category (`mode`, `model`, `thought_level`).
     pub category: String,
-    /// Always `select`.
+    /// `select` or `boolean`.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub current_value: String,
-    /// Choices.
-    pub options: Vec<SessionConfigSelectOption>,
+    /// A value id (select) or a boolean.
+    pub current_value: Value,
+    /// A select's choices (none for a boolean).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<SessionConfigSelectOption>>,
 }
 
 /// One choice of a select option.
@@ -174,6 +179,9 @@ pub struct ListSessionsResponse {
 pub struct SessionInfo {
     pub session_id: String,
     pub cwd: String,
+    /// Its additional directories (none: omitted).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Last change (RFC 3339).
@@ -199,7 +207,7 @@ pub struct SetSessionConfigOptionRequest {
     pub session_id: SessionId,
     /// Which option.
     pub config_id: String,
-    /// The value id (a string for select options).
+    /// The value id (a string, for a select) or a boolean (sent with `type: "boolean"`).
     pub value: Value,
 }
 
@@ -227,6 +235,10 @@ pub struct LoadSessionRequest {
     pub session_id: SessionId,
     /// Absolute working directory.
     pub cwd: String,
+    /// The whole list of further workspace roots from now on; absent: the journalled ones
+    /// stay (an empty list clears them).
+    #[serde(default)]
+    pub additional_directories: Option<Vec<String>>,
     /// MCP servers to connect for this session (read by `mcp::spec`, entry by entry: one
     /// that cannot be used is reported, not refused).
     #[serde(default)]

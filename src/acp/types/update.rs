@@ -27,19 +27,31 @@ pub struct SessionNotification<'a> {
 #[serde(tag = "sessionUpdate", rename_all = "snake_case")]
 pub enum SessionUpdate {
     /// User text (replayed history).
+    #[serde(rename_all = "camelCase")]
     UserMessageChunk {
         /// The chunk.
         content: ContentBlock,
+        /// The message it belongs to (the same on every chunk of it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
     },
     /// Reply text.
+    #[serde(rename_all = "camelCase")]
     AgentMessageChunk {
         /// The chunk.
         content: ContentBlock,
+        /// The message it belongs to (the same on every chunk of it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
     },
     /// Reasoning.
+    #[serde(rename_all = "camelCase")]
     AgentThoughtChunk {
         /// The chunk.
         content: ContentBlock,
+        /// The message it belongs to (the same on every chunk of it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
     },
     /// A new tool call.
     #[serde(rename_all = "camelCase")]

@@ -163,7 +163,7 @@ pub(super) fn request_body(req: &ChatRequest, config: &ProviderConfig) -> Body {
         .collect();
     let mut max_tokens = req.max_tokens;
     let mut thinking = None;
-    if let Some(budget) = config.thinking_budget.filter(|b| *b > 0) {
+    if let Some(budget) = config.thinking_budget.filter(|b| *b > 0 && req.thinking) {
         // The budget counts inside max_tokens, which must stay larger.
         if max_tokens <= budget {
             max_tokens = budget.saturating_add(req.max_tokens);

@@ -65,6 +65,7 @@ fn the_request_alternates_roles_and_sends_signed_thinking_back() {
         tools: &tools,
         max_tokens: 1000,
         cache_key: None,
+        thinking: true,
     };
     let mut config = crate::config::tests_support::provider_config();
     config.thinking_budget = Some(2048);

@@ -195,7 +195,7 @@ pub(super) fn wire_request<'a>(
         stream_options: StreamOptions { include_usage: true },
         max_tokens: (!official).then_some(req.max_tokens),
         max_completion_tokens: official.then_some(req.max_tokens),
-        reasoning_effort: config.reasoning_effort.as_deref(),
+        reasoning_effort: config.reasoning_effort.as_deref().filter(|_| req.thinking),
         prompt_cache_key: req.cache_key.filter(|_| hint == CacheHint::Key),
         cache_prompt: (hint == CacheHint::CachePrompt).then_some(true),
         tools,

@@ -38,6 +38,7 @@ fn tool_images_follow_the_tool_messages_in_one_user_message() {
         tools: &[],
         max_tokens: 10,
         cache_key: None,
+        thinking: true,
     };
     let config = crate::config::tests_support::provider_config();
     let body = serde_json::to_value(wire_request(&request, &config)).unwrap_or_default();

@@ -166,6 +166,7 @@ impl SessionStore for FileStore {
             forked_from: Some(from.to_string()),
             messages: source_meta.messages,
             usage: source_meta.usage,
+            additional_directories: source_meta.additional_directories,
         };
         let dir = self.session_dir(to);
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;

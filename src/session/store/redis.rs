@@ -162,6 +162,7 @@ impl RedisStore {
             forked_from,
             messages: rebuilt.all.len() as u64,
             usage: UsageRecord::totals(&rebuilt.usage),
+            additional_directories: rebuilt.directories.clone().unwrap_or_default(),
         })
     }
 }
@@ -263,6 +264,7 @@ impl SessionStore for RedisStore {
             forked_from: Some(from.to_string()),
             messages: source.messages,
             usage: source.usage,
+            additional_directories: source.additional_directories,
         };
         let journal = self.journal(to, lease, 0, meta);
         for line in &lines {
@@ -385,5 +387,8 @@ fn meta_of(fields: &HashMap<String, String>) -> Option<Meta> {
         forked_from: get("forkedFrom").filter(|f| !f.is_empty()),
         messages: get("messages").and_then(|m| m.parse().ok()).unwrap_or(0),
         usage: get("usage").and_then(|u| serde_json::from_str(&u).ok()),
+        additional_directories: get("additionalDirectories")
+            .and_then(|d| serde_json::from_str(&d).ok())
+            .unwrap_or_default(),
     })
 }

@@ -124,6 +124,7 @@ impl RedisJournal {
             ("updatedAt", meta.updated_at.clone()),
             ("forkedFrom", meta.forked_from.unwrap_or_default()),
             ("usage", meta.usage.and_then(|u| serde_json::to_string(&u).ok()).unwrap_or_default()),
+            ("additionalDirectories", directories(&meta.additional_directories)),
         ];
         let score = now_millis();
         db.run(&mut |con| {
@@ -184,4 +185,9 @@ impl Drop for RedisJournal {
             self.db.let_go(&self.id, &self.lease);
         }
     }
+}
+
+/// The additional directories as the metadata hash keeps them (JSON), empty for none.
+fn directories(dirs: &[String]) -> String {
+    if dirs.is_empty() { String::new() } else { serde_json::to_string(dirs).unwrap_or_default() }
 }
