@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::auth;
 use super::client::ClientCaps;
 use super::error::{bad_params, rpc_error};
 use super::setup::{self, Reply, to_reply};
@@ -80,8 +81,10 @@ impl AcpAgent {
             setup::opened_with_mcp(sessions, request, outbox, session, servers, with_id)
         };
         match method {
-            "authenticate" => Ok(Some(json!({}))),
+            "authenticate" => self.authenticate(request, outbox),
+            "logout" => self.logout(),
             "session/new" => {
+                auth::after_logout(self.sessions.services())?;
                 let p: NewSessionRequest = decode(method, params)?;
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
                 opened(session, p.mcp_servers, true)
@@ -107,7 +110,10 @@ impl AcpAgent {
                 self.sessions.delete(&p.session_id).map_err(|e| rpc_error(&e))?;
                 Ok(Some(json!({})))
             }
-            "session/prompt" => self.prompt(method, request, outbox),
+            "session/prompt" => {
+                auth::after_logout(self.sessions.services())?;
+                self.prompt(method, request, outbox)
+            }
             "session/cancel" => {
                 let p: SessionIdParams = decode(method, params)?;
                 self.sessions.cancel(&p.session_id);
@@ -195,13 +201,17 @@ impl AcpAgent {
                     fork: Some(Empty {}),
                     delete: Some(Empty {}),
                 },
+                auth: AgentAuthCapabilities { logout: Some(Empty {}) },
             },
             agent_info: Implementation {
                 name: "iac-code",
                 title: "IaC Code",
                 version: env!("CARGO_PKG_VERSION"),
             },
-            auth_methods: Vec::new(),
+            auth_methods: auth::methods(
+                self.sessions.services(),
+                auth::terminal_offered(&p.client_capabilities),
+            ),
         })
     }
 
