@@ -76,3 +76,5 @@ mod tidy;
 mod bundled_skills;
 // The bundled skills' examples run for real (terraform, kubectl, helm, ansible when present).
 mod bundled_skills_run;
+// Signing in: `iac-code login` through a pty, `logout`, ACP's authenticate and logout.
+mod login;

@@ -50,7 +50,13 @@ pub(super) fn methods(services: &Services, terminal: bool) -> Vec<AuthMethod> {
             "Checks that the configured provider answers: {} at {}, model {}.",
             p.preset, p.base_url, p.model
         ),
-        Err(why) => format!("No LLM provider is configured yet ({why})."),
+        Err(why) => {
+            let mut why = why.clone();
+            if let Some(first) = why.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            format!("{why}.")
+        }
     };
     let mut methods = vec![AuthMethod {
         id: PROVIDER_METHOD,
