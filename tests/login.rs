@@ -176,7 +176,11 @@ fn login_usage_errors_exit_2_with_a_clear_line() {
         (&["login", "--preset", "openai"], "", "needs an API key: pass --api-key-stdin"),
         (&["login", "--preset", "vllm", "--api-key-stdin"], "\n", "stdin held no key"),
         (&["login", "--preset", "openai_compatible"], "", "needs --base-url"),
-        (&["login", "--preset", "vllm", "--base-url", "ftp://x", "--model", "m"], "", "must start with http"),
+        (
+            &["login", "--preset", "vllm", "--base-url", "ftp://x", "--model", "m"],
+            "",
+            "must start with http",
+        ),
         (&["login", "--bogus"], "", "invalid option '--bogus'"),
         (&["logout", "x"], "", "takes no arguments"),
     ] {
@@ -264,20 +268,27 @@ fn acp_without_a_provider_says_exactly_how_to_sign_in() {
     assert_eq!(response["error"]["code"], -32000, "{response}");
     assert_eq!(response["error"]["data"]["reason"], "provider_not_configured");
     let message = response["error"]["message"].as_str().unwrap();
-    assert!(message.contains("iac-code login") && message.contains("IAC_CODE_PROVIDER"), "{message}");
+    assert!(
+        message.contains("iac-code login") && message.contains("IAC_CODE_PROVIDER"),
+        "{message}"
+    );
 
     let session = acp.new_session(&ws.project());
     let (_, response) = acp.prompt(&session, "plan the VPC");
     assert_eq!(response["error"]["code"], -32000, "{response}");
     let message = response["error"]["message"].as_str().unwrap();
-    assert!(message.contains("iac-code login") && message.contains("IAC_CODE_API_KEY"), "{message}");
+    assert!(
+        message.contains("iac-code login") && message.contains("IAC_CODE_API_KEY"),
+        "{message}"
+    );
 }
 
 #[test]
 fn acp_authenticate_reports_a_refused_key() {
     let ws = Workspace::new("acp-auth-refused");
     let body = r#"{"error":{"message":"bad key"}}"#;
-    let llm = FakeLlm::start(vec![Reply::Status { code: 403, body: body.into(), retry_after: None }]);
+    let llm =
+        FakeLlm::start(vec![Reply::Status { code: 403, body: body.into(), retry_after: None }]);
     signed_in(&ws, &llm);
     let mut acp = AcpProcess::spawn(&ws, &[]);
     acp.initialize();

@@ -294,5 +294,5 @@ pub use diag::tcp_owner;
 pub use fsat::{Entry, mkdir_at, open_at, open_beneath, rename_at, stat_at, unlink_at};
 
 mod diag;
-pub mod tty;
 mod fsat;
+pub mod tty;

@@ -13,12 +13,15 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Everything the child wrote (and the terminal echoed), and whether the reader ended,
+/// with the condvar that tells of each change.
+type Seen = Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>;
+
 /// A child running on a pseudo-terminal.
 pub struct Pty {
     master: File,
     child: Child,
-    /// Everything the child wrote (and the terminal echoed), and whether the reader ended.
-    seen: Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>,
+    seen: Seen,
 }
 
 /// Opens a pseudo-terminal: (master, the terminal's path).
@@ -57,7 +60,7 @@ impl Pty {
         // which the spawn consumed): the master reads EIO once the child exits.
         drop(command);
         let master = File::from(master);
-        let seen = Arc::new((Mutex::new((Vec::new(), false)), Condvar::new()));
+        let seen: Seen = Arc::new((Mutex::new((Vec::new(), false)), Condvar::new()));
         let (mut reader, for_reader) = (master.try_clone().expect("dup"), Arc::clone(&seen));
         thread::Builder::new()
             .name("pty-reader".into())
