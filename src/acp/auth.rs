@@ -39,12 +39,12 @@ const HOW: &str = "sign in with `iac-code login` in a terminal (an editor's term
                    environment";
 
 /// Whether the client runs terminal sign-ins (`clientCapabilities.auth.terminal`).
-pub(super) fn terminal_offered(capabilities: &Value) -> bool {
+fn terminal_offered(capabilities: &Value) -> bool {
     capabilities["auth"]["terminal"].as_bool() == Some(true)
 }
 
 /// The methods `initialize` offers.
-pub(super) fn methods(services: &Services, terminal: bool) -> Vec<AuthMethod> {
+fn methods(services: &Services, terminal: bool) -> Vec<AuthMethod> {
     let description = match &services.config.provider {
         Ok(p) => format!(
             "Checks that the configured provider answers: {} at {}, model {}.",
@@ -95,15 +95,20 @@ pub(super) fn auth_required(detail: &str, reason: &str) -> RpcError {
     RpcError::new(code::AUTH_REQUIRED, &message, Some(json!({ "reason": reason })))
 }
 
-/// The answer to a request that needs a sign-in after `logout`, if one is needed.
-pub(super) fn after_logout(services: &Services) -> Result<(), RpcError> {
-    if services.signed_out.load(Ordering::SeqCst) {
-        return Err(auth_required("signed out (logout)", "signed_out"));
-    }
-    Ok(())
-}
-
 impl AcpAgent {
+    /// The methods `initialize` offers a client with these capabilities.
+    pub(super) fn auth_methods(&self, capabilities: &Value) -> Vec<AuthMethod> {
+        methods(self.sessions.services(), terminal_offered(capabilities))
+    }
+
+    /// The answer to a request that needs a sign-in after `logout`, if one is needed.
+    pub(super) fn after_logout(&self) -> Result<(), RpcError> {
+        if self.sessions.services().signed_out.load(Ordering::SeqCst) {
+            return Err(auth_required("signed out (logout)", "signed_out"));
+        }
+        Ok(())
+    }
+
     /// `authenticate`: the agent method is checked on its own thread (a provider may take
     /// seconds to answer, and the connection thread never waits).
     pub(super) fn authenticate(&self, request: &Request, outbox: &Outbox) -> Reply {

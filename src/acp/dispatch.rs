@@ -8,7 +8,6 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::auth;
 use super::client::ClientCaps;
 use super::error::{bad_params, rpc_error};
 use super::setup::{self, Reply, to_reply};
@@ -84,7 +83,7 @@ impl AcpAgent {
             "authenticate" => self.authenticate(request, outbox),
             "logout" => self.logout(),
             "session/new" => {
-                auth::after_logout(self.sessions.services())?;
+                self.after_logout()?;
                 let p: NewSessionRequest = decode(method, params)?;
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
                 opened(session, p.mcp_servers, true)
@@ -111,7 +110,7 @@ impl AcpAgent {
                 Ok(Some(json!({})))
             }
             "session/prompt" => {
-                auth::after_logout(self.sessions.services())?;
+                self.after_logout()?;
                 self.prompt(method, request, outbox)
             }
             "session/cancel" => {
@@ -208,10 +207,7 @@ impl AcpAgent {
                 title: "IaC Code",
                 version: env!("CARGO_PKG_VERSION"),
             },
-            auth_methods: auth::methods(
-                self.sessions.services(),
-                auth::terminal_offered(&p.client_capabilities),
-            ),
+            auth_methods: self.auth_methods(&p.client_capabilities),
         })
     }
 
