@@ -33,6 +33,8 @@ fn main() -> ExitCode {
         Command::Config(command) => code(iac_code::commands::config::run(&command)),
         Command::Mcp(command) => code(iac_code::commands::mcp::run(&command)),
         Command::Skills(command) => code(iac_code::commands::skills::run(&command)),
+        Command::Login(args) => code(iac_code::commands::login::login(&args)),
+        Command::Logout => code(iac_code::commands::login::logout()),
         Command::Acp(args) => match iac_code::serve_acp(&args, &mut |url| {
             // HTTP mode only: stdout is free there, and scripts read the address from it
             // (println! flushes at the newline).

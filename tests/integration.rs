@@ -80,3 +80,5 @@ mod bundled_skills;
 mod bundled_skills_run;
 // Schema 1.21's stable features: message ids, additional directories, boolean options.
 mod acp_current;
+// Signing in: `iac-code login` through a pty, `logout`, ACP's authenticate and logout.
+mod login;

@@ -32,8 +32,12 @@ fn initialize_advertises_only_what_works() {
     let ws = Workspace::new("init");
     let mut acp = AcpProcess::spawn(&ws, &[]);
     let id = acp.request("initialize", json!({"protocolVersion": 7, "clientCapabilities": {}}));
-    let (before, response) = acp.until_response(&id);
+    let (before, mut response) = acp.until_response(&id);
     assert!(before.is_empty());
+    // The sign-in methods (tests/login.rs): here the agent's own, saying nothing is set.
+    let methods = response["result"]["authMethods"].take();
+    assert_eq!(methods[0]["id"], "iac-code-provider", "{methods}");
+    assert_eq!(methods.as_array().map(Vec::len), Some(1), "{methods}");
     assert_eq!(
         response["result"],
         json!({
@@ -43,9 +47,10 @@ fn initialize_advertises_only_what_works() {
                 "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
                 "mcpCapabilities": {"http": true, "sse": true},
                 "sessionCapabilities": {"additionalDirectories": {}, "list": {}, "close": {}, "resume": {}, "fork": {}, "delete": {}},
+                "auth": {"logout": {}},
             },
             "agentInfo": {"name": "iac-code", "title": "IaC Code", "version": env!("CARGO_PKG_VERSION")},
-            "authMethods": [],
+            "authMethods": null,
         })
     );
 }

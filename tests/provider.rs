@@ -51,7 +51,7 @@ fn no_provider_fails_the_prompt_naming_what_to_set() {
     acp.initialize();
     let session = acp.new_session(&ws.project());
     let (_, response) = acp.prompt(&session, "hello");
-    let message = error_message(&response);
+    let message = sign_in_message(&response);
     assert!(
         message.contains("IAC_CODE_PROVIDER") && message.contains("IAC_CODE_BASE_URL"),
         "{message}"
@@ -62,8 +62,17 @@ fn no_provider_fails_the_prompt_naming_what_to_set() {
     let mut acp = AcpProcess::spawn(&ws, &[("IAC_CODE_PROVIDER", "openai")]);
     acp.initialize();
     let session = acp.new_session(&ws.project());
-    let message = error_message(&acp.prompt(&session, "hello").1);
+    let message = sign_in_message(&acp.prompt(&session, "hello").1);
     assert!(message.contains("IAC_CODE_API_KEY"), "{message}");
+}
+
+/// ACP's `auth_required` (-32000), which an editor answers with its sign-in, saying how.
+fn sign_in_message(response: &Value) -> String {
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    assert_eq!(response["error"]["data"]["reason"], "provider_not_configured", "{response}");
+    let message = response["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("iac-code login"), "{message}");
+    message
 }
 
 #[test]

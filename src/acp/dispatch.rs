@@ -81,8 +81,10 @@ impl AcpAgent {
             setup::opened_with_mcp(sessions, request, outbox, session, servers, (with_id, offer))
         };
         match method {
-            "authenticate" => Ok(Some(json!({}))),
+            "authenticate" => self.authenticate(request, outbox),
+            "logout" => self.logout(),
             "session/new" => {
+                self.after_logout()?;
                 let p: NewSessionRequest = decode(method, params)?;
                 let extra = directories(p.additional_directories.as_deref())?;
                 let session = self.sessions.create(&p.cwd).map_err(|e| rpc_error(&e))?;
@@ -120,7 +122,10 @@ impl AcpAgent {
                 self.sessions.delete(&p.session_id).map_err(|e| rpc_error(&e))?;
                 Ok(Some(json!({})))
             }
-            "session/prompt" => self.prompt(method, request, outbox),
+            "session/prompt" => {
+                self.after_logout()?;
+                self.prompt(method, request, outbox)
+            }
             "session/cancel" => {
                 let p: SessionIdParams = decode(method, params)?;
                 self.sessions.cancel(&p.session_id);
@@ -209,13 +214,14 @@ impl AcpAgent {
                     delete: Some(Empty {}),
                     additional_directories: Some(Empty {}),
                 },
+                auth: AgentAuthCapabilities { logout: Some(Empty {}) },
             },
             agent_info: Implementation {
                 name: "iac-code",
                 title: "IaC Code",
                 version: env!("CARGO_PKG_VERSION"),
             },
-            auth_methods: Vec::new(),
+            auth_methods: self.auth_methods(&p.client_capabilities),
         })
     }
 

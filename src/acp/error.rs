@@ -23,11 +23,10 @@ pub fn rpc_error(err: &Error) -> RpcError {
             detail,
             Some(json!({ "reason": "store_unavailable" })),
         ),
-        Error::NotConfigured(detail) => RpcError::new(
-            code::INTERNAL_ERROR,
-            detail,
-            Some(json!({ "reason": "provider_not_configured" })),
-        ),
+        // ACP's `auth_required`: an editor offers its sign-in (`acp/auth.rs`).
+        Error::NotConfigured(detail) => {
+            super::auth::auth_required(detail, "provider_not_configured")
+        }
         Error::Usage(_)
         | Error::Config(_)
         | Error::Io { .. }

@@ -2,6 +2,7 @@
 //! conversion from internal events to `session/update`, and the one `Error → RpcError`
 //! mapping. `agent`, `tools` and `provider` never import this module.
 
+mod auth;
 mod client;
 mod content;
 mod convert;

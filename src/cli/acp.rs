@@ -60,6 +60,8 @@ pub(super) fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
+            // The editor's terminal sign-in appends it to `iac-code acp` (`acp/auth.rs`).
+            Long("login") => return super::login::parse_login(parser),
             Long("transport") => {
                 let value = parser.value()?.string()?;
                 args.transport = match value.as_str() {

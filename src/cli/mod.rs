@@ -2,6 +2,7 @@
 //! filesystem (that is `config`'s job); `HELP` is the single source the man page mirrors.
 
 mod acp;
+mod login;
 mod mcp;
 mod script;
 mod skills;
@@ -9,6 +10,7 @@ mod skills;
 use std::ffi::OsString;
 
 pub use acp::{AcpArgs, HttpArgs, Transport};
+pub use login::LoginArgs;
 pub use mcp::McpCommand;
 pub use script::{ConfigCommand, OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
 pub use skills::SkillsCommand;
@@ -66,6 +68,16 @@ Usage:
   iac-code skills check <DIR>
                              check a skill folder against the Agent Skills
                              format; exit 0 if it has no problem, else 1
+  iac-code login             sign in: choose a provider preset, enter its
+                             base URL, model and API key (not shown), test
+                             them with a one-token request, store them in
+                             settings.json (0600)
+  iac-code login --preset <NAME> [--base-url <URL>] [--model <NAME>]
+                 [--api-key-stdin] [--no-test]
+                             the same for scripts (also: iac-code --login,
+                             iac-code acp --login, as an editor runs it)
+  iac-code logout            remove the stored API keys and the provider
+                             that login chose from settings.json
   iac-code --help            print this help
   iac-code --version         print the version
 
@@ -115,6 +127,14 @@ Options for -p:
                              as for acp
   -d, --debug, --log-file    as for acp
 
+Options for login:
+  --preset <NAME>            the provider preset (openai, anthropic, vllm, ...);
+                             required when stdin is not a terminal
+  --base-url <URL>           its base URL (default: the preset's)
+  --model <NAME>             the model (default: the preset's)
+  --api-key-stdin            read the API key from stdin's first line
+  --no-test                  store without the one-token test request
+
 Options for mcp add:
   -t, --transport <stdio|http|sse>
                              how the server is reached (default: stdio)
@@ -152,6 +172,10 @@ pub enum Command {
     Mcp(McpCommand),
     /// List, show and check Agent Skills.
     Skills(SkillsCommand),
+    /// Sign in: choose a provider, store its key (`--login` too).
+    Login(LoginArgs),
+    /// Remove the stored credentials.
+    Logout,
     Help,
     Version,
 }
@@ -169,6 +193,8 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
             Short('V') | Long("version") => return Ok(Command::Version),
+            // An editor's terminal sign-in runs us with `--login` (`acp/auth.rs`).
+            Long("login") => return login::parse_login(&mut parser),
             Short('p') | Long("print") => {
                 let prompt = parser.value()?.string()?;
                 return script::parse_prompt(&mut parser, prompt);
@@ -182,6 +208,8 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                     "config" => script::parse_config(&mut parser),
                     "mcp" => mcp::parse_mcp(&mut parser),
                     "skills" => skills::parse_skills(&mut parser),
+                    "login" => login::parse_login(&mut parser),
+                    "logout" => login::parse_logout(&mut parser),
                     "help" => Ok(Command::Help),
                     other => Err(Error::Usage(format!(
                         "unknown command '{other}' (try 'iac-code --help')"

@@ -1,8 +1,10 @@
 //! The commands for scripts, each run once from `main` and printing to stdout: `-p` (one
-//! turn), `doctor`, `sessions`, `config`, `mcp`, `skills`. The ACP server itself is wired in `serve`.
+//! turn), `doctor`, `sessions`, `config`, `mcp`, `skills`, `login`,
+//! `logout`. The ACP server itself is wired in `serve`.
 
 pub mod config;
 pub mod doctor;
+pub mod login;
 pub mod mcp;
 pub mod oneshot;
 pub mod sessions;

@@ -138,7 +138,7 @@ fn preset(name: &str) -> Result<&'static str> {
     })
 }
 
-fn edit_section(
+pub(super) fn edit_section(
     root: &mut Map<String, Value>,
     provider: &str,
     key: &str,

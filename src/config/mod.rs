@@ -84,6 +84,7 @@ mod cache;
 pub(crate) mod fuzz;
 mod hook_runs;
 pub mod hooks;
+pub mod login;
 pub mod manage;
 pub mod permissions;
 mod policy;
@@ -284,9 +285,9 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
     };
     let Some(preset) = preset else {
         return Ok(Err(format!(
-            "no LLM provider is configured: set IAC_CODE_PROVIDER (one of {}), \
-             IAC_CODE_BASE_URL, IAC_CODE_MODEL and, where needed, IAC_CODE_API_KEY, or write \
-             them to settings.json in the config directory",
+            "no LLM provider is configured: sign in with `iac-code login`, or set \
+             IAC_CODE_PROVIDER (one of {}), IAC_CODE_BASE_URL, IAC_CODE_MODEL and, where \
+             needed, IAC_CODE_API_KEY, or write them to settings.json in the config directory",
             preset_names().join(", ")
         )));
     };
@@ -304,7 +305,7 @@ fn provider(env: &dyn Env) -> Result<std::result::Result<ProviderConfig, String>
     let api_key = env.get("IAC_CODE_API_KEY");
     if preset.needs_key && api_key.is_none() {
         return Ok(Err(format!(
-            "provider '{}' needs an API key: set IAC_CODE_API_KEY",
+            "provider '{}' needs an API key: sign in with `iac-code login`, or set IAC_CODE_API_KEY",
             preset.name
         )));
     }

@@ -73,6 +73,8 @@ pub mod code {
     pub const SESSION_BUSY: i64 = -32001;
     /// The request was cancelled (ACP's `$/cancel_request`).
     pub const REQUEST_CANCELLED: i64 = -32800;
+    /// Authentication is required first (ACP's `auth_required`): no usable provider.
+    pub const AUTH_REQUIRED: i64 = -32000;
 }
 
 /// A JSON-RPC error object.

@@ -6,6 +6,7 @@ pub mod cache;
 pub(crate) mod fuzz;
 mod idle;
 mod openai;
+pub mod probe;
 mod reader;
 mod retry;
 mod sse;

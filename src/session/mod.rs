@@ -60,6 +60,9 @@ pub struct Services {
     pub store: Box<dyn SessionStore>,
     /// Which connection (manager id) holds each open session of this process.
     holders: Mutex<HashMap<SessionId, u64>>,
+    /// Set by ACP's `logout`, cleared by a successful `authenticate` (`acp/auth.rs`): new
+    /// sessions and prompts need a sign-in first.
+    pub signed_out: std::sync::atomic::AtomicBool,
 }
 
 impl Services {
@@ -70,7 +73,15 @@ impl Services {
         let tools = Registry::builtin();
         let store = store::open(&config)?;
         let tool_defs = OnceLock::new();
-        Ok(Services { config, provider, tools, tool_defs, store, holders: Mutex::default() })
+        Ok(Services {
+            config,
+            provider,
+            tools,
+            tool_defs,
+            store,
+            holders: Mutex::default(),
+            signed_out: Default::default(),
+        })
     }
 
     /// Tool definitions as sent to the model.

@@ -295,3 +295,4 @@ pub use fsat::{Entry, mkdir_at, open_at, open_beneath, rename_at, stat_at, unlin
 
 mod diag;
 mod fsat;
+pub mod tty;

@@ -17,6 +17,8 @@ pub mod http_fixture;
 #[allow(dead_code)]
 pub mod procs;
 #[allow(dead_code)]
+pub mod pty;
+#[allow(dead_code)]
 pub mod redis;
 #[allow(dead_code)]
 pub mod registry;

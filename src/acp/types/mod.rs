@@ -1,9 +1,11 @@
 //! ACP wire types, named as in the official schema, camelCase on the wire. Inbound types
 //! are lenient (unknown fields ignored); outbound types are built, never hand-written JSON.
 
+mod auth;
 mod session;
 mod update;
 
+pub use auth::*;
 pub use session::*;
 pub use update::*;
 
@@ -38,8 +40,8 @@ pub struct InitializeResponse {
     pub agent_capabilities: AgentCapabilities,
     /// Who we are.
     pub agent_info: Implementation,
-    /// No authentication: credentials come from the configuration.
-    pub auth_methods: Vec<Value>,
+    /// How a client signs in (`acp/auth.rs`).
+    pub auth_methods: Vec<AuthMethod>,
 }
 
 /// Our capabilities; only what works is advertised.
@@ -54,6 +56,8 @@ pub struct AgentCapabilities {
     pub mcp_capabilities: McpCapabilities,
     /// Optional session methods.
     pub session_capabilities: SessionCapabilities,
+    /// `logout`.
+    pub auth: AgentAuthCapabilities,
 }
 
 /// Prompt content capabilities.
