@@ -25,6 +25,9 @@ pub struct ClientCaps {
     pub write: bool,
     /// `terminal`.
     pub terminal: bool,
+    /// `elicitation.form`: it renders a form (`ask_user`); not a tool, so on whatever
+    /// `IAC_CODE_CLIENT_TOOLS` says.
+    pub elicit_form: bool,
 }
 
 impl ClientCaps {
@@ -36,6 +39,7 @@ impl ClientCaps {
             read: on(&capabilities["fs"]["readTextFile"]),
             write: on(&capabilities["fs"]["writeTextFile"]),
             terminal: on(&capabilities["terminal"]),
+            elicit_form: capabilities["elicitation"]["form"].is_object(),
         }
     }
 }

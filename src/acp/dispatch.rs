@@ -108,6 +108,7 @@ impl AcpAgent {
                 Ok(Some(json!({})))
             }
             "session/prompt" => self.prompt(method, request, outbox),
+            super::steering::METHOD => self.steer(request, outbox),
             "session/cancel" => {
                 let p: SessionIdParams = decode(method, params)?;
                 self.sessions.cancel(&p.session_id);
@@ -202,6 +203,7 @@ impl AcpAgent {
                 version: env!("CARGO_PKG_VERSION"),
             },
             auth_methods: Vec::new(),
+            meta: Some(json!({ "steering": { "supported": true } })),
         })
     }
 

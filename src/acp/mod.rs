@@ -6,8 +6,10 @@ mod client;
 mod content;
 mod convert;
 mod dispatch;
+mod elicit;
 mod error;
 mod setup;
+mod steering;
 mod turns;
 pub mod types;
 

@@ -3,11 +3,13 @@
 
 pub mod address;
 mod agent;
+mod ask_user;
 mod bash;
 mod command_gate;
 mod edit_file;
 mod exit_plan_mode;
 mod external;
+mod form;
 mod gate;
 mod glob;
 mod grep;
@@ -44,8 +46,8 @@ pub use agent::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType};
 pub use command_gate::Gate;
 pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
-    Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
-    TerminalCommand, TerminalRun,
+    Choice, ChoiceKind, ClientTools, Elicitation, Elicited, HostReach, NetworkGate, NoClientTools,
+    NoNetwork, TerminalCommand, TerminalRun,
 };
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use plan::remove_scratch;
@@ -209,6 +211,10 @@ pub struct ToolOutput {
     pub terminal: Option<String>,
     /// Images for the model (only when `ToolContext::images` said it takes them).
     pub images: Vec<crate::history::Image>,
+    /// A question nobody could answer while the call ran (`ask_user` without a client
+    /// that renders forms): shown to the user as the agent's message, and the turn ends
+    /// so that the answer comes as the next prompt.
+    pub ask: Option<String>,
 }
 
 /// A failed tool call.
@@ -281,6 +287,7 @@ impl Registry {
                 Arc::new(read_memory::ReadMemory),
                 Arc::new(write_memory::WriteMemory),
                 Arc::new(skill::Skill),
+                Arc::new(ask_user::AskUser),
                 // Last: offered only in plan mode (`agent::offered_tools`).
                 Arc::new(exit_plan_mode::ExitPlanMode),
             ],
@@ -293,8 +300,10 @@ impl Registry {
         let tools = self
             .tools
             .iter()
-            // Their plans, modes and skills are the parent's business.
-            .filter(|t| !["agent", "exit_plan_mode", "update_plan", "skill"].contains(&t.name()))
+            // Their plans, modes, skills and questions are the parent's business.
+            .filter(|t| {
+                !["agent", "exit_plan_mode", "update_plan", "skill", "ask_user"].contains(&t.name())
+            })
             .filter(|t| kind == SubAgentType::GeneralPurpose || t.access().read_only())
             .cloned()
             .collect();

@@ -1,10 +1,14 @@
 //! ACP wire types, named as in the official schema, camelCase on the wire. Inbound types
 //! are lenient (unknown fields ignored); outbound types are built, never hand-written JSON.
 
+mod elicit;
 mod session;
+mod steering;
 mod update;
 
+pub use elicit::*;
 pub use session::*;
+pub use steering::*;
 pub use update::*;
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +44,9 @@ pub struct InitializeResponse {
     pub agent_info: Implementation,
     /// No authentication: credentials come from the configuration.
     pub auth_methods: Vec<Value>,
+    /// Extensions: `steering.supported` (`_session/steering`).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// Our capabilities; only what works is advertised.
