@@ -76,3 +76,8 @@ mod tidy;
 mod bundled_skills;
 // The bundled skills' examples run for real (terraform, kubectl, helm, ansible when present).
 mod bundled_skills_run;
+// ask_user: a form through elicitation/create (accepted, declined, cancelled), or the
+// question as the turn's last message when the client renders no form, and in -p.
+mod ask_user;
+// _session/steering: into a running turn, a new turn when idle, promptRequired, replay.
+mod steering;
