@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::form::{self, Form};
+use super::form::{self, Field, Form};
 use super::{Access, Elicitation, Elicited, Invocation, Tool, ToolContext, ToolError, ToolKind};
 use super::{ToolOutput, parse_args};
 
@@ -139,8 +139,52 @@ fn outcome(form: &Form, question: &str, answer: Elicited) -> Result<ToolOutput, 
             Ok(said("The user dismissed the question without answering.", "cancel"))
         }
         Elicited::Unsupported => {
-            Ok(ToolOutput { ask: Some(form.as_text(question)), ..said(ENDS_TURN, "shown") })
+            Ok(ToolOutput { ask: Some(as_text(form, question)), ..said(ENDS_TURN, "shown") })
         }
+    }
+}
+
+/// The question as a message to read, for a client that renders no form: the options
+/// numbered, the fields listed with what each takes.
+fn as_text(form: &Form, question: &str) -> String {
+    let mut out = question.trim().to_string();
+    match form {
+        Form::Free => {}
+        Form::Choice(options) => {
+            out.push_str("\n\n");
+            let lines: Vec<String> =
+                options.iter().enumerate().map(|(i, o)| format!("{}. {o}", i + 1)).collect();
+            out.push_str(&lines.join("\n"));
+        }
+        Form::Fields(fields) => {
+            out.push('\n');
+            for field in fields {
+                out.push_str(&format!("\n- {}", line(field)));
+            }
+        }
+    }
+    out
+}
+
+/// One line of the text form: `name (what it takes, required): description`.
+fn line(field: &Field) -> String {
+    let mut what = vec![field.kind.said().to_string()];
+    if !field.choices.is_empty() {
+        what = vec![format!("one of: {}", field.choices.join(", "))];
+    }
+    match (field.minimum, field.maximum) {
+        (Some(low), Some(high)) => what.push(format!("{low} to {high}")),
+        (Some(low), None) => what.push(format!("at least {low}")),
+        (None, Some(high)) => what.push(format!("at most {high}")),
+        (None, None) => {}
+    }
+    if field.required {
+        what.push("required".to_string());
+    }
+    let label = field.title.as_deref().unwrap_or(&field.name);
+    match &field.description {
+        Some(description) => format!("{label} ({}): {description}", what.join(", ")),
+        None => format!("{label} ({})", what.join(", ")),
     }
 }
 
@@ -166,6 +210,23 @@ mod tests {
         let shown = outcome(&choice(), "Which?", Elicited::Unsupported).unwrap();
         assert_eq!(shown.ask.as_deref(), Some("Which?\n\n1. a\n2. b"));
         assert_eq!(shown.text, ENDS_TURN);
+    }
+
+    #[test]
+    fn a_question_reads_as_text_when_no_form_is_rendered() {
+        let spec = json!({
+            "bucket": {"type": "string", "title": "Bucket", "description": "its name"},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 5},
+            "tier": {"type": "string", "enum": ["hot", "cold"]}
+        });
+        let form = form::read(None, Some(&spec), Some(&json!(["bucket"]))).unwrap();
+        let text = as_text(&form, "Details, please:");
+        assert!(text.starts_with("Details, please:\n\n- "), "{text}");
+        assert!(text.contains("- Bucket (text, required): its name"), "{text}");
+        assert!(text.contains("- replicas (a whole number, 1 to 5)"), "{text}");
+        assert!(text.contains("- tier (one of: hot, cold)"), "{text}");
+        assert_eq!(as_text(&choice(), "Where?"), "Where?\n\n1. a\n2. b");
+        assert_eq!(as_text(&Form::Free, "  Which region?\n"), "Which region?");
     }
 
     #[test]

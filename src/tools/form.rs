@@ -2,8 +2,8 @@
 //! subset of JSON Schema that ACP's and MCP's form elicitation allows: string, number,
 //! integer and boolean fields, string enums, bounds, required), or one line of free text.
 //! Read from the model's arguments (every flaw a message for the model), sent as the
-//! `requestedSchema`, shown as text when nobody can render it, and the client's answer
-//! checked against it before the model sees it. Pure.
+//! `requestedSchema`, and the client's answer checked against it before the model sees it
+//! (shown as text when nobody renders forms: `ask_user`). Pure.
 
 use serde_json::{Map, Value, json};
 
@@ -52,24 +52,26 @@ pub enum Kind {
     Boolean,
 }
 
+/// Each type, its name in a schema, and how it reads to a person.
+const KINDS: [(Kind, &str, &str); 4] = [
+    (Kind::String, "string", "text"),
+    (Kind::Number, "number", "a number"),
+    (Kind::Integer, "integer", "a whole number"),
+    (Kind::Boolean, "boolean", "yes or no"),
+];
+
 impl Kind {
     fn of(name: &str) -> Option<Kind> {
-        match name {
-            "string" => Some(Kind::String),
-            "number" => Some(Kind::Number),
-            "integer" => Some(Kind::Integer),
-            "boolean" => Some(Kind::Boolean),
-            _ => None,
-        }
+        KINDS.iter().find(|(_, id, _)| *id == name).map(|(kind, _, _)| *kind)
     }
 
     fn id(self) -> &'static str {
-        match self {
-            Kind::String => "string",
-            Kind::Number => "number",
-            Kind::Integer => "integer",
-            Kind::Boolean => "boolean",
-        }
+        KINDS.iter().find(|(kind, _, _)| *kind == self).map_or("string", |(_, id, _)| id)
+    }
+
+    /// How the type reads to a person.
+    pub fn said(self) -> &'static str {
+        KINDS.iter().find(|(kind, _, _)| *kind == self).map_or("text", |(_, _, said)| said)
     }
 
     /// Whether `value` has this type.
@@ -83,16 +85,6 @@ impl Kind {
                     || value.as_f64().is_some_and(|n| n.fract() == 0.0 && n.is_finite())
             }
             Kind::Boolean => value.is_boolean(),
-        }
-    }
-
-    /// How the type reads to a person.
-    fn said(self) -> &'static str {
-        match self {
-            Kind::String => "text",
-            Kind::Number => "a number",
-            Kind::Integer => "a whole number",
-            Kind::Boolean => "yes or no",
         }
     }
 }
@@ -361,54 +353,6 @@ impl Form {
                 format!("The user answered: {}", Value::Object(answered))
             }
         }
-    }
-
-    /// The question as a message to read, for a client that renders no form: the options
-    /// numbered, the fields listed with what each takes.
-    pub fn as_text(&self, question: &str) -> String {
-        let mut out = question.trim().to_string();
-        match self {
-            Form::Free => {}
-            Form::Choice(options) => {
-                out.push_str("\n\n");
-                let lines: Vec<String> =
-                    options.iter().enumerate().map(|(i, o)| format!("{}. {o}", i + 1)).collect();
-                out.push_str(&lines.join("\n"));
-            }
-            Form::Fields(fields) => {
-                out.push('\n');
-                for field in fields {
-                    out.push_str(&format!("\n- {}", field.line()));
-                }
-            }
-        }
-        out
-    }
-}
-
-impl Field {
-    /// One line of the text form: `name (what it takes, required): description`.
-    fn line(&self) -> String {
-        let mut what = vec![self.kind.said().to_string()];
-        if !self.choices.is_empty() {
-            what = vec![format!("one of: {}", self.choices.join(", "))];
-        }
-        match (self.minimum, self.maximum) {
-            (Some(low), Some(high)) => what.push(format!("{low} to {high}")),
-            (Some(low), None) => what.push(format!("at least {low}")),
-            (None, Some(high)) => what.push(format!("at most {high}")),
-            (None, None) => {}
-        }
-        if self.required {
-            what.push("required".to_string());
-        }
-        let label = self.title.as_deref().unwrap_or(&self.name);
-        let mut line = format!("{label} ({})", what.join(", "));
-        if let Some(description) = &self.description {
-            line.push_str(": ");
-            line.push_str(description);
-        }
-        line
     }
 }
 

@@ -1,5 +1,5 @@
-//! Unit tests of `ask_user`'s form: what the model may write, the schema sent, the check of
-//! an answer, and the text shown when no form can be rendered.
+//! Unit tests of `ask_user`'s form: what the model may write, the schema sent, and the
+//! check of an answer.
 
 use serde_json::{Map, Value, json};
 
@@ -15,7 +15,7 @@ fn fields(spec: Value, required: Value) -> Result<Form, String> {
 
 #[test]
 fn options_become_one_required_enum_field() {
-    let form = read(Some(&json!(["staging", " production "])), None, None).unwrap();
+    let form = read(Some(&json!(["staging", " production "])), None, None).expect("as written");
     assert_eq!(form, Form::Choice(vec!["staging".into(), "production".into()]));
     let schema = form.schema();
     assert_eq!(schema["properties"]["answer"]["enum"], json!(["staging", "production"]));
@@ -25,7 +25,6 @@ fn options_become_one_required_enum_field() {
     assert!(wrong.contains("not one of staging, production"), "{wrong}");
     assert!(form.check(&object(json!({}))).unwrap_err().contains("required field 'answer'"));
     assert_eq!(form.answer_text(&object(json!({"answer": "staging"}))), "The user chose: staging");
-    assert_eq!(form.as_text("Where?"), "Where?\n\n1. staging\n2. production");
 }
 
 #[test]
@@ -76,7 +75,7 @@ fn typed_fields_are_checked_with_their_bounds() {
         }),
         json!(["bucket", "replicas"]),
     )
-    .unwrap();
+    .expect("as written");
     let schema = form.schema();
     assert_eq!(schema["type"], "object");
     assert_eq!(
@@ -84,8 +83,12 @@ fn typed_fields_are_checked_with_their_bounds() {
         json!({"type": "integer", "minimum": 1, "maximum": 5, "default": 2})
     );
     assert_eq!(schema["properties"]["bucket"]["title"], "Bucket");
-    let mut required: Vec<&str> =
-        schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let mut required: Vec<&str> = schema["required"]
+        .as_array()
+        .expect("as written")
+        .iter()
+        .map(|v| v.as_str().expect("as written"))
+        .collect();
     required.sort_unstable();
     assert_eq!(required, ["bucket", "replicas"]);
 
@@ -117,27 +120,10 @@ fn typed_fields_are_checked_with_their_bounds() {
 }
 
 #[test]
-fn a_form_reads_as_a_list_when_shown_as_text() {
-    let form = fields(
-        json!({
-            "bucket": {"type": "string", "title": "Bucket", "description": "its name"},
-            "replicas": {"type": "integer", "minimum": 1, "maximum": 5}
-        }),
-        json!(["bucket"]),
-    )
-    .unwrap();
-    let text = form.as_text("Details, please:");
-    assert!(text.starts_with("Details, please:\n\n- "), "{text}");
-    assert!(text.contains("- Bucket (text, required): its name"), "{text}");
-    assert!(text.contains("- replicas (a whole number, 1 to 5)"), "{text}");
-}
-
-#[test]
 fn no_options_and_no_fields_is_a_free_answer() {
-    let form = read(None, None, None).unwrap();
+    let form = read(None, None, None).expect("as written");
     assert_eq!(form, Form::Free);
     assert_eq!(form.schema()["properties"]["answer"]["type"], "string");
     assert!(form.check(&object(json!({"answer": "use eu-west-1"}))).is_ok());
     assert_eq!(form.answer_text(&object(json!({"answer": "eu"}))), "The user answered: eu");
-    assert_eq!(form.as_text("  Which region?\n"), "Which region?");
 }
