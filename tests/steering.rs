@@ -145,6 +145,10 @@ fn prompt_required_starts_nothing() {
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     let empty = acp.call("_session/steering", json!({"sessionId": session, "prompt": []}));
     assert_eq!(empty["error"]["code"], -32602, "{empty}");
+    let unknown = "0b7e6c2a-1f7d-4c9e-9d1b-1a2b3c4d5e6f";
+    let stranger = acp.call("_session/steering", steering(unknown, "hi", None));
+    assert_eq!(stranger["error"]["code"], -32602, "{stranger}");
+    assert!(stranger["error"]["message"].as_str().unwrap().contains("session not found"));
 }
 
 #[test]
