@@ -24,7 +24,7 @@ const NAMES: [&str; 6] = [
 
 /// The tools a skill may name: the built-in ones plus those of the skills and memory work.
 const TOOLS: &str = "read_file list_files glob grep write_file edit_file bash web_fetch agent \
-    update_plan exit_plan_mode skill read_memory write_memory";
+    update_plan exit_plan_mode skill read_memory write_memory ask_user";
 
 /// Tools not in `rules::BUILTIN_TOOLS` yet (added by the skills and memory work).
 const COMING: &str = "skill read_memory write_memory";

@@ -82,3 +82,8 @@ mod bundled_skills_run;
 mod acp_current;
 // Signing in: `iac-code login` through a pty, `logout`, ACP's authenticate and logout.
 mod login;
+// ask_user: a form through elicitation/create (accepted, declined, cancelled), or the
+// question as the turn's last message when the client renders no form, and in -p.
+mod ask_user;
+// _session/steering: into a running turn, a new turn when idle, promptRequired, replay.
+mod steering;

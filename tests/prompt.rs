@@ -78,7 +78,8 @@ fn a_plain_reply_streams_and_reports_usage() {
             "update_plan",
             "read_memory",
             "write_memory",
-            "skill"
+            "skill",
+            "ask_user"
         ],
         "exit_plan_mode is offered in plan mode only"
     );

@@ -51,6 +51,7 @@ fn initialize_advertises_only_what_works() {
             },
             "agentInfo": {"name": "iac-code", "title": "IaC Code", "version": env!("CARGO_PKG_VERSION")},
             "authMethods": null,
+            "_meta": {"steering": {"supported": true}},
         })
     );
 }

@@ -27,6 +27,9 @@ pub struct ClientCaps {
     pub terminal: bool,
     /// `session.configOptions.boolean`: boolean config options.
     pub boolean_options: bool,
+    /// `elicitation.form`: it renders a form (`ask_user`); not a tool, so on whatever
+    /// `IAC_CODE_CLIENT_TOOLS` says.
+    pub elicit_form: bool,
 }
 
 impl ClientCaps {
@@ -39,6 +42,7 @@ impl ClientCaps {
             write: on(&capabilities["fs"]["writeTextFile"]),
             terminal: on(&capabilities["terminal"]),
             boolean_options: capabilities["session"]["configOptions"]["boolean"].is_object(),
+            elicit_form: capabilities["elicitation"]["form"].is_object(),
         }
     }
 }

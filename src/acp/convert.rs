@@ -121,7 +121,7 @@ pub fn update_of(event: AgentEvent, offer: &Offer, message: &str) -> Option<Sess
                 .collect(),
         },
         AgentEvent::SessionInfo { title, updated_at } => {
-            SessionUpdate::SessionInfoUpdate { title, updated_at }
+            SessionUpdate::SessionInfoUpdate { title, updated_at, meta: None }
         }
         AgentEvent::Settings(change) => {
             let mode = Mode::from_id(&change.mode).unwrap_or(Mode::Default);

@@ -126,6 +126,7 @@ impl AcpAgent {
                 self.after_logout()?;
                 self.prompt(method, request, outbox)
             }
+            super::steering::METHOD => self.steer(request, outbox),
             "session/cancel" => {
                 let p: SessionIdParams = decode(method, params)?;
                 self.sessions.cancel(&p.session_id);
@@ -222,6 +223,7 @@ impl AcpAgent {
                 version: env!("CARGO_PKG_VERSION"),
             },
             auth_methods: self.auth_methods(&p.client_capabilities),
+            meta: Some(json!({ "steering": { "supported": true } })),
         })
     }
 

@@ -9,6 +9,7 @@ use super::client::AcpFiles;
 use super::content::prompt_input;
 use super::convert::AcpAsker;
 use super::dispatch::{AcpAgent, Pending, decode};
+use super::elicit::AcpQuestions;
 use super::error::{rpc_error, turn_failed};
 use super::setup::{self, Offer, Reply};
 use super::sink::AcpSink;
@@ -16,8 +17,9 @@ use super::types::*;
 use crate::agent::event::EventSink;
 use crate::agent::{Outcome, StopReason};
 use crate::cancel::CancelToken;
+use crate::history::Image;
 use crate::jsonrpc::{Outbox, Request, RpcError, code};
-use crate::session::{Manager, PromptFailure, PromptIo, replay};
+use crate::session::{Manager, PromptFailure, PromptIo, SessionId, replay};
 
 impl AcpAgent {
     /// Loads a session on its own thread (a long replay must not hold the connection, and
@@ -62,43 +64,61 @@ impl AcpAgent {
 
     pub(super) fn prompt(&mut self, method: &str, request: &Request, outbox: &Outbox) -> Reply {
         let p: PromptRequest = decode(method, &request.params)?;
-        let images = self.sessions.services().config.provider.as_ref().is_ok_and(|p| p.images);
-        let (text, images) = prompt_input(&p.prompt, images);
+        let (text, images) = self.prompt_content(&p.prompt);
         let id = request.id.clone();
         let reply_outbox = outbox.clone();
         let session_id = p.session_id.to_string();
         let key = request.id.to_string();
         let running = Arc::clone(&self.running);
-        let io = PromptIo {
-            sink: Arc::new(AcpSink::new(
-                outbox.clone(),
-                session_id.clone(),
-                Offer::of(&self.sessions, self.client.boolean_options),
-            )),
-            asker: Arc::new(AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() }),
-            files: Arc::new(AcpFiles {
-                outbox: outbox.clone(),
-                session_id: session_id.clone(),
-                caps: self.client,
-            }),
-            done: Box::new(move |result| {
-                crate::sync::lock(&running).remove(&key);
-                let route = Some(session_id.as_str());
-                match prompt_result(result) {
-                    Ok(response) => reply_outbox.respond(&id, &response, route),
-                    Err(error) => reply_outbox.respond_error(Some(&id), &error, route),
-                }
-            }),
-        };
-        let token =
-            self.sessions.prompt(&p.session_id, text, images, io).map_err(|e| rpc_error(&e))?;
+        let done: Done = Box::new(move |result| {
+            crate::sync::lock(&running).remove(&key);
+            let route = Some(session_id.as_str());
+            match prompt_result(result) {
+                Ok(response) => reply_outbox.respond(&id, &response, route),
+                Err(error) => reply_outbox.respond_error(Some(&id), &error, route),
+            }
+        });
+        let token = self
+            .start_turn(&p.session_id, text, images, outbox, done)
+            .map_err(|e| rpc_error(&e))?;
         // Its own token: a late `$/cancel_request` never reaches a later prompt.
         crate::sync::lock(&self.running)
             .entry(request.id.to_string())
             .or_insert(Pending::Prompt(token));
         Ok(None)
     }
+
+    /// A prompt's text and images (those the model takes).
+    pub(super) fn prompt_content(&self, blocks: &[serde_json::Value]) -> (String, Vec<Image>) {
+        let images = self.sessions.services().config.provider.as_ref().is_ok_and(|p| p.images);
+        prompt_input(blocks, images)
+    }
+
+    /// Starts a turn (or a slash command) whose events and questions go to this connection,
+    /// `done` called with how it ended.
+    pub(super) fn start_turn(
+        &self,
+        session: &SessionId,
+        text: String,
+        images: Vec<Image>,
+        outbox: &Outbox,
+        done: Done,
+    ) -> crate::error::Result<CancelToken> {
+        let session_id = session.to_string();
+        let offer = Offer::of(&self.sessions, self.client.boolean_options);
+        let asker = AcpAsker { outbox: outbox.clone(), session_id: session_id.clone() };
+        let io = PromptIo {
+            sink: Arc::new(AcpSink::new(outbox.clone(), session_id.clone(), offer)),
+            asker: Arc::new(AcpQuestions { asker, form: self.client.elicit_form }),
+            files: Arc::new(AcpFiles { outbox: outbox.clone(), session_id, caps: self.client }),
+            done,
+        };
+        self.sessions.prompt(session, text, images, io)
+    }
 }
+
+/// What a prompt calls with how it ended.
+pub(super) type Done = Box<dyn FnOnce(Result<Outcome, PromptFailure>) + Send>;
 
 /// The body of a `session/load`: open, replay (stopping at a cancel), answer.
 fn load_and_replay(
@@ -134,7 +154,9 @@ fn load_and_replay(
     setup::opened(sessions, request, outbox, &session, (false, &offer))
 }
 
-fn prompt_result(result: Result<Outcome, PromptFailure>) -> Result<PromptResponse, RpcError> {
+pub(super) fn prompt_result(
+    result: Result<Outcome, PromptFailure>,
+) -> Result<PromptResponse, RpcError> {
     match result {
         Ok(outcome) => {
             let usage = outcome.usage;

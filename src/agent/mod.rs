@@ -11,6 +11,7 @@ mod hooks;
 mod network;
 pub mod prompt;
 mod skills;
+mod steering;
 mod sub_agent;
 mod tool_call;
 pub mod usage;
@@ -28,6 +29,7 @@ use crate::sync::lock;
 use crate::tools::{ExternalTools, Registry, Tool};
 use completion::{Step, request_completion};
 use event::EventSink;
+pub use steering::{NoSteering, Steering};
 pub use usage::{Cost, TurnUsage};
 
 /// Keeps a durable copy of the history as it grows; the session journal implements it.
@@ -199,6 +201,8 @@ pub struct Turn<'a> {
     /// Names the conversation to providers that route a prompt cache by it (the session
     /// id).
     pub cache_key: Option<&'a str>,
+    /// What the user sends while the turn runs (`_session/steering`).
+    pub steering: &'a dyn Steering,
 }
 
 impl<'a> Turn<'a> {
@@ -300,6 +304,7 @@ fn run_steps(
         if turn.cancel.is_cancelled() {
             return Ok(cancelled(usage));
         }
+        steering::inject(turn, history, false);
         if let Err(failure) = compact::if_needed(turn, history, &mut turn_start) {
             if turn.cancel.is_cancelled() {
                 return Ok(cancelled(usage));
@@ -358,13 +363,18 @@ fn run_steps(
             if turn.cancel.is_cancelled() {
                 return Ok(cancelled(usage));
             }
+            // What the user sent while the model finished is answered first.
+            if steering::inject(turn, history, true) {
+                continue;
+            }
             return Ok(Outcome { stop: StopReason::EndTurn, usage });
         }
+        let mut asked = Vec::new();
         for call in &calls {
             if turn.cancel.is_cancelled() {
                 break;
             }
-            let result = tool_call::run(turn, call).map_err(|message| TurnFailure {
+            let result = tool_call::run(turn, call, &mut asked).map_err(|message| TurnFailure {
                 kind: FailureKind::Internal,
                 message,
                 usage,
@@ -375,6 +385,11 @@ fn run_steps(
         if turn.cancel.is_cancelled() {
             close(turn.recorder, history, CANCELLED_RESULT);
             return Ok(cancelled(usage));
+        }
+        if !asked.is_empty() {
+            // Questions nobody could answer now: the user answers in the next prompt.
+            tool_call::show_questions(turn, history, asked);
+            return Ok(Outcome { stop: StopReason::EndTurn, usage });
         }
     }
     Ok(Outcome { stop: StopReason::MaxTurnRequests, usage })

@@ -1,11 +1,11 @@
 //! The permission gate for network targets a running call meets (web_fetch hosts and
-//! redirect hops) and `exit_plan_mode`'s choice: the session's mode and `webFetch` policy,
-//! and a question when needed.
+//! redirect hops), `exit_plan_mode`'s choice and `ask_user`'s form: the session's mode and
+//! `webFetch` policy, and a question when needed.
 
 use super::{CANCELLED_RESULT, Turn};
 use crate::permission::{self, Answer, Decision, Question};
 use crate::sync::lock;
-use crate::tools::{Choice, ChoiceKind, HostReach, NetworkGate, ToolKind};
+use crate::tools::{Choice, ChoiceKind, Elicitation, Elicited, HostReach, NetworkGate, ToolKind};
 
 /// The permission gate for network targets a running call meets (web_fetch hosts and
 /// redirect hops): the session's mode and `webFetch` policy, and a question when needed.
@@ -45,6 +45,14 @@ impl NetworkGate for Network<'_> {
             return Err(CANCELLED_RESULT.to_string());
         }
         Ok(options.iter().find(|c| answer_of(c.kind) == answer && answer.allows()).map(|c| c.id))
+    }
+
+    fn elicit(&self, request: &Elicitation) -> Result<Elicited, String> {
+        let answer = self.turn.asker.elicit(self.id, request, self.turn.cancel);
+        if self.turn.cancel.is_cancelled() {
+            return Err(CANCELLED_RESULT.to_string());
+        }
+        Ok(answer)
     }
 
     fn open(&self) -> Result<(), String> {

@@ -75,6 +75,7 @@ impl Delegate for SubAgents<'_> {
             sink: &sink,
             limits,
             nested: true,
+            steering: &super::NoSteering,
             ..*parent
         };
         let mut history = Vec::new();

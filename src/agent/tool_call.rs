@@ -17,9 +17,14 @@ use crate::tools::{
     truncate_middle,
 };
 
-/// Runs one call and returns its result message, already recorded. `Err` only for a fatal
+/// Runs one call and returns its result message, already recorded; a question it could
+/// not put while it ran (`ToolOutput::ask`) is added to `asked`. `Err` only for a fatal
 /// tool error.
-pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
+pub(super) fn run(
+    turn: &Turn,
+    call: &ToolUse,
+    asked: &mut Vec<String>,
+) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
     let terminal = |terminal: &str| {
@@ -102,7 +107,7 @@ pub(super) fn run(turn: &Turn, call: &ToolUse) -> Result<ChatMessage, String> {
     let result = match passed {
         Ok(passed) => {
             let run = Run { id: &id, call, tool, args: &args, invocation: &invocation, hooks };
-            execute(turn, run, ctx, passed)
+            execute(turn, run, ctx, passed, asked)
         }
         Err(message) => Ok(fail(turn, &id, call, message, hooks)),
     };
@@ -121,7 +126,13 @@ struct Run<'a> {
 }
 
 /// Runs a call that passed the gate, then its `PostToolUse` hooks.
-fn execute(turn: &Turn, run: Run, ctx: ToolContext, passed: Passed) -> Result<ChatMessage, String> {
+fn execute(
+    turn: &Turn,
+    run: Run,
+    ctx: ToolContext,
+    passed: Passed,
+    asked: &mut Vec<String>,
+) -> Result<ChatMessage, String> {
     let Run { id, call, tool, args, invocation, mut hooks } = run;
     if turn.cancel.is_cancelled() {
         return Ok(fail(turn, id, call, CANCELLED_RESULT.to_string(), hooks));
@@ -150,6 +161,7 @@ fn execute(turn: &Turn, run: Run, ctx: ToolContext, passed: Passed) -> Result<Ch
             if let Some(said) = post(true, &output.text, &output.raw, &mut hooks) {
                 output.text.push_str(&said);
             }
+            asked.extend(output.ask.take());
             Ok(succeed(turn, id, call, output, hooks))
         }
         Err(ToolError::Model(mut message)) => {
@@ -260,4 +272,18 @@ fn succeed(
         turn.sink.emit(AgentEvent::Settings(change));
     }
     result
+}
+
+/// Shows the questions of calls that could not put them (`ask_user` without a client that
+/// renders forms) as the agent's message, recorded like a reply, which ends the turn.
+pub(super) fn show_questions(turn: &Turn, history: &mut Vec<ChatMessage>, asked: Vec<String>) {
+    let text = asked.join("\n\n");
+    turn.sink.emit(AgentEvent::Text(text.clone()));
+    let message = ChatMessage::Assistant {
+        text,
+        thinking: String::new(),
+        signed: Vec::new(),
+        tool_calls: Vec::new(),
+    };
+    super::push(turn, history, message);
 }

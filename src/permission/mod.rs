@@ -201,4 +201,15 @@ pub struct Question {
 pub trait Asker: Send + Sync {
     /// Asks and waits.
     fn ask(&self, question: &Question, cancel: &CancelToken) -> Answer;
+
+    /// Puts a question with a form (`ask_user`, about the call `tool_call_id`) and waits
+    /// for the answer or a cancel. By default nobody renders forms: `Unsupported`.
+    fn elicit(
+        &self,
+        _tool_call_id: &str,
+        _request: &crate::tools::Elicitation,
+        _cancel: &CancelToken,
+    ) -> crate::tools::Elicited {
+        crate::tools::Elicited::Unsupported
+    }
 }

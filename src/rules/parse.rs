@@ -20,6 +20,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "read_memory",
     "write_memory",
     "skill",
+    "ask_user",
     "exit_plan_mode",
 ];
 

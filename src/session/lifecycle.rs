@@ -131,7 +131,12 @@ impl Manager {
                 thinking: true,
             }),
             journal,
-            state: Mutex::new(State { history: rebuilt.context, running: None, broken: None }),
+            state: Mutex::new(State {
+                history: rebuilt.context,
+                running: None,
+                inbox: Default::default(),
+                broken: None,
+            }),
             jobs: crate::child::Jobs::default(),
             mcp: crate::mcp::Servers::default(),
             mcp_client: Mutex::default(),

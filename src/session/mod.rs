@@ -16,6 +16,8 @@ mod rebuild;
 mod record_parts;
 mod seal;
 mod skills;
+mod steering;
+pub use steering::Steered;
 mod system;
 pub mod usage;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
@@ -138,6 +140,8 @@ struct State {
     /// What the model sees next.
     history: Vec<ChatMessage>,
     running: Option<CancelToken>,
+    /// What the user sent to the running turn (`_session/steering`).
+    inbox: steering::Inbox,
     /// Why the store no longer keeps this session's records (lease lost, store down).
     broken: Option<Error>,
 }

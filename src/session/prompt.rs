@@ -92,6 +92,7 @@ impl Manager {
             }
             state.running = Some(cancel.clone());
         }
+        session.open_inbox(command.is_none());
         let cancel_handle = cancel.clone();
         if command.is_none() && session.journal.meta().title.is_none() {
             let title = crate::text::title(&text);
@@ -182,6 +183,7 @@ fn run(
             outcome.usage.output
         );
     }
+    session.close_inbox(&mut history);
     {
         let mut state = lock(&session.state);
         state.history = history;
@@ -296,6 +298,7 @@ impl<'a> TurnParts<'a> {
             skills: &self.skills,
             pricing: &services.config.pricing,
             cache_key: Some(session.id.as_str()),
+            steering: session,
         }
     }
 }

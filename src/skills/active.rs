@@ -85,8 +85,8 @@ impl SkillBook for Active {
     }
 
     fn refuses(&self, subject: &Subject) -> Option<String> {
-        // Loading another skill, and the plan tools, touch nothing.
-        if ["skill", "update_plan", "exit_plan_mode"].contains(&subject.tool) {
+        // Loading another skill, the plan tools and a question touch nothing.
+        if ["skill", "update_plan", "exit_plan_mode", "ask_user"].contains(&subject.tool) {
             return None;
         }
         let loaded = lock(&self.loaded);

@@ -1,6 +1,7 @@
 //! What a running call may still have to ask: whether it may reach a network target that
-//! could not be judged before it ran (a `web_fetch` host or redirect hop), and a choice of the
-//! tool's own (`exit_plan_mode`). Implemented by the agent loop; tools never import `agent`.
+//! could not be judged before it ran (a `web_fetch` host or redirect hop), a choice of the
+//! tool's own (`exit_plan_mode`), and a question with a form (`ask_user`). Implemented by
+//! the agent loop; tools never import `agent`.
 
 /// A network target a call is about to reach.
 #[derive(Debug, Clone)]
@@ -57,6 +58,37 @@ pub trait NetworkGate {
     fn choose(&self, _title: &str, _options: &[Choice]) -> Result<Option<&'static str>, String> {
         Err("nobody can be asked here".to_string())
     }
+
+    /// Puts a question with a form to the user about the running call (`ask_user`) and
+    /// waits for the answer. `Err` when the turn was cancelled meanwhile, or the question
+    /// cannot be put here (the message is for the model).
+    fn elicit(&self, _request: &Elicitation) -> Result<Elicited, String> {
+        Err("nobody can be asked here".to_string())
+    }
+}
+
+/// A question with a form for the user.
+#[derive(Debug, Clone, Copy)]
+pub struct Elicitation<'a> {
+    /// What the user reads.
+    pub message: &'a str,
+    /// The form: the `requestedSchema` (an object of string, number, integer and boolean
+    /// fields), as `tools::form` builds it.
+    pub schema: &'a serde_json::Value,
+}
+
+/// How a question with a form was answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    /// The user filled the form in (not yet checked against it).
+    Accepted(serde_json::Map<String, serde_json::Value>),
+    /// The user said no.
+    Declined,
+    /// The user dismissed it without a choice.
+    Cancelled,
+    /// Nobody can render a form here (the client offers no elicitation): the question is
+    /// shown as text instead and the turn ends.
+    Unsupported,
 }
 
 /// The client's own file system, when it offers one (`fs/read_text_file`,

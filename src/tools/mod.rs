@@ -3,11 +3,13 @@
 
 pub mod address;
 mod agent;
+mod ask_user;
 mod bash;
 mod command_gate;
 mod edit_file;
 mod exit_plan_mode;
 mod external;
+mod form;
 mod gate;
 mod glob;
 mod grep;
@@ -44,8 +46,8 @@ pub use agent::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType};
 pub use command_gate::Gate;
 pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
-    Choice, ChoiceKind, ClientTools, HostReach, NetworkGate, NoClientTools, NoNetwork,
-    TerminalCommand, TerminalRun,
+    Choice, ChoiceKind, ClientTools, Elicitation, Elicited, HostReach, NetworkGate, NoClientTools,
+    NoNetwork, TerminalCommand, TerminalRun,
 };
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
 pub use plan::remove_scratch;
@@ -212,6 +214,9 @@ pub struct ToolOutput {
     pub terminal: Option<String>,
     /// Images for the model (only when `ToolContext::images` said it takes them).
     pub images: Vec<crate::history::Image>,
+    /// A question nobody could answer while it ran (`ask_user`, no forms): shown as the
+    /// agent's message, and the turn ends so that the answer comes as the next prompt.
+    pub ask: Option<String>,
 }
 
 /// A failed tool call.
@@ -260,6 +265,9 @@ pub trait Tool: Send + Sync {
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
+/// Tools a sub-agent never gets.
+const PARENT_ONLY: [&str; 5] = ["agent", "exit_plan_mode", "update_plan", "skill", "ask_user"];
+
 /// The tools offered to the model.
 #[derive(Clone)]
 pub struct Registry {
@@ -284,6 +292,7 @@ impl Registry {
                 Arc::new(read_memory::ReadMemory),
                 Arc::new(write_memory::WriteMemory),
                 Arc::new(skill::Skill),
+                Arc::new(ask_user::AskUser),
                 // Last: offered only in plan mode (`agent::offered_tools`).
                 Arc::new(exit_plan_mode::ExitPlanMode),
             ],
@@ -296,8 +305,8 @@ impl Registry {
         let tools = self
             .tools
             .iter()
-            // Their plans, modes and skills are the parent's business.
-            .filter(|t| !["agent", "exit_plan_mode", "update_plan", "skill"].contains(&t.name()))
+            // Their plans, modes, skills and questions are the parent's business.
+            .filter(|t| !PARENT_ONLY.contains(&t.name()))
             .filter(|t| kind == SubAgentType::GeneralPurpose || t.access().read_only())
             .cloned()
             .collect();
@@ -365,35 +374,5 @@ pub(crate) fn judged(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn catalog_is_well_formed() {
-        let registry = Registry::builtin();
-        let mut names = std::collections::HashSet::new();
-        for tool in registry.iter() {
-            let name = tool.name();
-            assert!(names.insert(name), "duplicate tool {name}");
-            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}");
-            // `rules` sits below `tools` and keeps its own list of the names a rule may use.
-            assert!(crate::rules::BUILTIN_TOOLS.contains(&name), "{name}: not in rules' list");
-            let file = format!("{}/src/tools/{name}.rs", env!("CARGO_MANIFEST_DIR"));
-            assert!(Path::new(&file).exists(), "{name} must live in {file}");
-            assert!(!tool.description().is_empty() && tool.description().len() <= 1024);
-            let schema = tool.schema();
-            if let Err(err) = jsonschema::meta::validate(&schema) {
-                panic!("{name}: its schema is not a valid JSON Schema: {err}");
-            }
-            assert!(jsonschema::validator_for(&schema).is_ok(), "{name}");
-            assert_eq!(schema["type"], "object", "{name}");
-            let props = schema["properties"].as_object().expect("properties");
-            for req in schema["required"].as_array().into_iter().flatten() {
-                assert!(props.contains_key(req.as_str().unwrap()), "{name}: {req}");
-            }
-            for (prop, spec) in props {
-                assert!(spec["description"].is_string(), "{name}.{prop} has no description");
-            }
-        }
-    }
-}
+#[path = "catalog_tests.rs"]
+mod tests;

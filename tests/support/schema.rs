@@ -147,6 +147,7 @@ fn check_agent_message_inner(msg: &Value, method_of_request: Option<&str>) -> Re
                 "terminal/release" => "ReleaseTerminalRequest",
                 "terminal/wait_for_exit" => "WaitForTerminalExitRequest",
                 "terminal/kill" => "KillTerminalRequest",
+                "elicitation/create" => "CreateElicitationRequest",
                 other => return Err(format!("unexpected agent request `{other}`")),
             };
             return check(def, params, false);

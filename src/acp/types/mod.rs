@@ -2,11 +2,15 @@
 //! are lenient (unknown fields ignored); outbound types are built, never hand-written JSON.
 
 mod auth;
+mod elicit;
 mod session;
+mod steering;
 mod update;
 
 pub use auth::*;
+pub use elicit::*;
 pub use session::*;
+pub use steering::*;
 pub use update::*;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +46,9 @@ pub struct InitializeResponse {
     pub agent_info: Implementation,
     /// How a client signs in (`acp/auth.rs`).
     pub auth_methods: Vec<AuthMethod>,
+    /// Extensions: `steering.supported` (`_session/steering`).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// Our capabilities; only what works is advertised.

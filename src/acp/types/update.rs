@@ -105,6 +105,10 @@ pub enum SessionUpdate {
         title: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         updated_at: Option<String>,
+        /// `iacCode.turnEnded`: how a turn that no request waits for ended (one started
+        /// by `_session/steering`).
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
     },
     /// Context use.
     UsageUpdate {
