@@ -14,6 +14,7 @@ mod meta;
 mod prompt;
 mod rebuild;
 mod record_parts;
+mod recorder;
 mod seal;
 mod skills;
 mod steering;
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::agent::{self, Recorder, Settings};
+use crate::agent::{self, Settings};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -198,30 +199,6 @@ impl Session {
         if let Err(err) = store::update_meta(self.journal.as_ref(), change) {
             log::error!("session {}: metadata write failed: {err}", self.id);
         }
-    }
-}
-
-impl Recorder for Session {
-    fn message(&self, message: &ChatMessage) {
-        self.record(&Record::of(message).with_id(agent::event::new_message_id()));
-    }
-    fn message_as(&self, message: &ChatMessage, id: &str) {
-        self.record(&Record::of(message).with_id(id.to_string()));
-    }
-    fn rewind(&self, len: usize) {
-        self.record(&Record::Rewind { len });
-    }
-    fn compacted(&self, summary: &str, keep: usize, before: u64, after: u64) {
-        self.record(&Record::Compact { summary: summary.to_string(), keep, before, after });
-    }
-    fn mode(&self, mode: &str) {
-        self.record(&Record::Mode { mode: mode.to_string() });
-    }
-    fn usage(&self, model: &str, call: &agent::TurnUsage) -> agent::TurnUsage {
-        self.spend(model, call)
-    }
-    fn offered(&self, tools: &[ToolDef]) {
-        self.watch_tools(tools);
     }
 }
 

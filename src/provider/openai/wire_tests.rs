@@ -101,7 +101,7 @@ fn usage_is_read_in_every_servers_spelling() {
         ),
     ];
     for (server, body, want) in table {
-        let wire: WireUsage = serde_json::from_value(body).unwrap();
+        let wire: WireUsage = serde_json::from_value(body).expect(server);
         let u = wire.read();
         let got = (u.input, u.output, u.cached_read, u.cached_write, u.thought);
         assert_eq!(got, want, "{server}");
