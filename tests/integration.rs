@@ -32,6 +32,12 @@ mod sub_agent;
 mod sessions;
 // The HTTP+SSE transport.
 mod http;
+// Session streams opened before their session is known, and their cap.
+mod http_streams;
+// The WebSocket profile of `/acp`.
+mod ws;
+// The official Rust ACP client (agent-client-protocol-http) over HTTP and WebSocket.
+mod interop;
 // Commands for scripts: -p, doctor, sessions, install.sh.
 mod scripts;
 // The Anthropic Messages provider, and proxies.

@@ -4,7 +4,8 @@
 //! connection), a bounded replay buffer, and at most one live SSE stream per scope (a new
 //! GET takes over). Frames produced while no stream of their scope is open wait in the
 //! buffer. The router writes a frame to an idle stream's socket itself when the socket
-//! takes it at once, else queues it to the stream's thread (`sse.rs`).
+//! takes it at once, else queues it to the stream's thread (`sse.rs`). A WebSocket
+//! connection has an `Outlet` instead: every frame goes to its socket's writer.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{Shutdown, TcpStream};
@@ -25,6 +26,14 @@ use crate::sync::lock;
 const STREAM_QUEUE_BYTES: usize = 4 << 20;
 /// How long closing a connection waits for its prompts to answer.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// Where every frame of a WebSocket connection goes (`ws.rs`), instead of the streams.
+pub trait Outlet: Send + Sync {
+    /// Queues one JSON-RPC message; never blocks.
+    fn send(&self, frame: &[u8]);
+    /// The connection was closed on our side: say so to the client and end the socket.
+    fn close(&self, going_away: bool);
+}
 
 /// Where a frame goes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -89,12 +98,19 @@ pub struct AcpConn {
     last_active: Mutex<Instant>,
     engine_done: Receiver<()>,
     buffer_cap: usize,
+    outlet: Option<Arc<dyn Outlet>>,
+    /// Taken while a GET for a session stream is judged and opened (their number is capped).
+    pub admitting: Mutex<()>,
 }
 
 impl AcpConn {
-    /// Starts the engine and the router of a new connection.
-    pub fn start(mut engine: Box<dyn Engine>, buffer_cap: usize) -> std::io::Result<Arc<AcpConn>> {
-        let id = uuid::Uuid::new_v4().to_string();
+    /// Starts the engine and the router of a new connection called `id`.
+    pub fn start(
+        id: String,
+        mut engine: Box<dyn Engine>,
+        buffer_cap: usize,
+        outlet: Option<Arc<dyn Outlet>>,
+    ) -> std::io::Result<Arc<AcpConn>> {
         let (in_tx, in_rx) = crossbeam_channel::bounded::<Inbound>(64);
         let (done_tx, engine_done) = crossbeam_channel::bounded(1);
         let conn = Arc::new(AcpConn {
@@ -105,6 +121,8 @@ impl AcpConn {
             last_active: Mutex::new(Instant::now()),
             engine_done,
             buffer_cap,
+            outlet,
+            admitting: Mutex::new(()),
         });
         // Frames are numbered and filed on the thread that sends them; only the socket
         // writes happen on the stream's own thread.
@@ -147,7 +165,10 @@ impl AcpConn {
 
     /// Whether it has been idle (no request, no live stream) for `idle`.
     pub fn idle_for(&self, idle: Duration) -> bool {
-        lock(&self.state).streams.is_empty() && lock(&self.last_active).elapsed() >= idle
+        // A WebSocket lives as long as its socket, whose reader watches for silence.
+        self.outlet.is_none()
+            && lock(&self.state).streams.is_empty()
+            && lock(&self.last_active).elapsed() >= idle
     }
 
     /// Opens the stream of `scope` on `socket`, taking over from an older one (which is
@@ -222,6 +243,10 @@ impl AcpConn {
     /// frames is filed under one lock, and goes out in one write (or wakes the stream's
     /// thread once). Gives the buffer back (the frames are copied into the replay buffer).
     fn route(&self, outgoing: Outgoing) -> Vec<u8> {
+        if let Some(outlet) = &self.outlet {
+            outgoing.frames().for_each(|frame| outlet.send(frame));
+            return outgoing.bytes;
+        }
         let mut state = lock(&self.state);
         for frame in outgoing.frames() {
             self.file(&mut state, outgoing.session.as_deref(), frame);
@@ -347,7 +372,7 @@ impl AcpConn {
     /// Closes: the engine stops taking frames, cancels its prompts (whose `cancelled`
     /// answers still reach the open streams) and frees its sessions; then every stream
     /// ends. Waits (bounded) for the engine and the router to finish.
-    pub fn close(&self) {
+    pub fn close(&self, going_away: bool) {
         lock(&self.inbox).take();
         let deadline = CLOSE_GRACE + Duration::from_secs(1);
         if self.engine_done.recv_timeout(deadline).is_err() {
@@ -359,6 +384,25 @@ impl AcpConn {
         // streams cleanly.
         state.streams.clear();
         state.waiters.clear();
+        drop(state);
+        if let Some(outlet) = &self.outlet {
+            outlet.close(going_away);
+        }
+    }
+
+    /// The sessions whose streams are open.
+    pub fn session_streams(&self) -> Vec<Arc<str>> {
+        let state = lock(&self.state);
+        let session = |scope: &Scope| match scope {
+            Scope::Session(id) => Some(Arc::clone(id)),
+            Scope::Connection => None,
+        };
+        state.streams.keys().filter_map(session).collect()
+    }
+
+    /// Whether this connection is a WebSocket (it has no streams, takes no POST).
+    pub fn is_socket(&self) -> bool {
+        self.outlet.is_some()
     }
 }
 

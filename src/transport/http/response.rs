@@ -12,6 +12,7 @@ pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
 pub fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
+        101 => "Switching Protocols",
         200 => "OK",
         202 => "Accepted",
         400 => "Bad Request",
@@ -24,6 +25,7 @@ pub fn reason(status: u16) -> &'static str {
         409 => "Conflict",
         413 => "Content Too Large",
         415 => "Unsupported Media Type",
+        426 => "Upgrade Required",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
