@@ -36,8 +36,6 @@ mod http;
 mod http_streams;
 // The WebSocket profile of `/acp`.
 mod ws;
-// The official Rust ACP client (agent-client-protocol-http) over HTTP and WebSocket.
-mod interop;
 // Commands for scripts: -p, doctor, sessions, install.sh.
 mod scripts;
 // The Anthropic Messages provider, and proxies.

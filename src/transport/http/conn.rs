@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::options::Engine;
-use super::response::push_sse_event;
+use super::response::{push_sse_event, response_id};
 use super::sse::{self, Direct, Frame, Lane, Progress, Stream};
+use super::ws::Outlet;
 use crate::jsonrpc::{Inbound, Outbox, Outgoing};
 use crate::sync::lock;
 
@@ -26,14 +27,6 @@ use crate::sync::lock;
 const STREAM_QUEUE_BYTES: usize = 4 << 20;
 /// How long closing a connection waits for its prompts to answer.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
-
-/// Where every frame of a WebSocket connection goes (`ws.rs`), instead of the streams.
-pub trait Outlet: Send + Sync {
-    /// Queues one JSON-RPC message; never blocks.
-    fn send(&self, frame: &[u8]);
-    /// The connection was closed on our side: say so to the client and end the socket.
-    fn close(&self, going_away: bool);
-}
 
 /// Where a frame goes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -104,13 +97,13 @@ pub struct AcpConn {
 }
 
 impl AcpConn {
-    /// Starts the engine and the router of a new connection called `id`.
+    /// Starts the engine and the router of a new connection.
     pub fn start(
-        id: String,
         mut engine: Box<dyn Engine>,
         buffer_cap: usize,
         outlet: Option<Arc<dyn Outlet>>,
     ) -> std::io::Result<Arc<AcpConn>> {
+        let id = uuid::Uuid::new_v4().to_string();
         let (in_tx, in_rx) = crossbeam_channel::bounded::<Inbound>(64);
         let (done_tx, engine_done) = crossbeam_channel::bounded(1);
         let conn = Arc::new(AcpConn {
@@ -404,13 +397,4 @@ impl AcpConn {
     pub fn is_socket(&self) -> bool {
         self.outlet.is_some()
     }
-}
-
-/// The id (as JSON text) of a response frame; `None` for requests and notifications.
-fn response_id(bytes: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    if value.get("method").is_some() {
-        return None;
-    }
-    value.get("id").map(|id| id.to_string())
 }

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use conn::AcpConn;
 use request::{Limits, ReadError, Reader};
+use ws::Outlet;
 
 pub use options::{Engine, Engines, HttpArgs, Options};
 
@@ -57,18 +58,14 @@ impl Hub {
     }
 
     /// A new ACP connection; a WebSocket's frames all go to its `outlet`.
-    fn open(
-        &self,
-        outlet: Option<Arc<dyn conn::Outlet>>,
-    ) -> std::result::Result<Arc<AcpConn>, String> {
+    fn open(&self, outlet: Option<Arc<dyn Outlet>>) -> std::result::Result<Arc<AcpConn>, String> {
         if self.stopping.load(Ordering::SeqCst) {
             return Err("the server is shutting down".to_string());
         }
         if lock(&self.conns).len() >= self.args.max_connections {
             return Err("too many ACP connections".to_string());
         }
-        let id = uuid::Uuid::new_v4().to_string();
-        let conn = AcpConn::start(id, self.engines.start(), self.args.sse_buffer, outlet)
+        let conn = AcpConn::start(self.engines.start(), self.args.sse_buffer, outlet)
             .map_err(|err| format!("cannot start a connection: {err}"))?;
         lock(&self.conns).insert(conn.id.clone(), Arc::clone(&conn));
         Ok(conn)
@@ -302,8 +299,7 @@ fn serve_socket(hub: &Hub, stream: &TcpStream) {
             return;
         }
         if ws::is_upgrade(&request) {
-            ws::serve(hub, stream, &request, reader.take_buffered());
-            return;
+            return ws::serve(hub, stream, &request, reader.take_buffered());
         }
         match routes::handle(hub, stream, request) {
             routes::Next::KeepAlive => {}

@@ -176,6 +176,15 @@ fn chunk(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// The id (as JSON text) of a response frame; `None` for requests and notifications.
+pub fn response_id(bytes: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if value.get("method").is_some() {
+        return None;
+    }
+    value.get("id").map(|id| id.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Read;

@@ -22,7 +22,6 @@ use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig, WebSocketContext}
 use tungstenite::{Bytes, Message};
 
 use super::Hub;
-use super::conn::Outlet;
 use super::request::Request;
 use super::response;
 use crate::jsonrpc;
@@ -86,6 +85,14 @@ fn config(max_message: usize) -> WebSocketConfig {
         .write_buffer_size(64 << 10)
         .max_message_size(Some(max_message))
         .max_frame_size(Some(max_message))
+}
+
+/// Where every frame of a WebSocket connection goes, instead of an `AcpConn`'s streams.
+pub trait Outlet: Send + Sync {
+    /// Queues one JSON-RPC message; never blocks.
+    fn send(&self, frame: &[u8]);
+    /// The connection was closed on our side: say so to the client and end the socket.
+    fn close(&self, going_away: bool);
 }
 
 /// What the writer thread sends.
