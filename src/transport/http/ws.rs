@@ -13,7 +13,7 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -254,25 +254,22 @@ fn ending(err: &tungstenite::Error) -> Option<(CloseCode, &'static str)> {
     }
 }
 
-/// Writes what the connection sends, a ping when it has been quiet, and the close frame
+/// Writes what the connection sends, a ping every 15 s, and the close frame
 /// (then stops). Gives up on the first failed write.
 fn write_loop(mut stream: TcpStream, rx: &Receiver<Out>, queued: &AtomicUsize, max: usize) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let mut context = WebSocketContext::new(Role::Server, Some(config(max)));
+    // A ping every HEARTBEAT even while messages stream: the client's pongs are what its
+    // reader sees when the client has nothing to say.
+    let mut pinged = Instant::now();
     loop {
-        let first = match rx.recv_timeout(HEARTBEAT) {
-            Ok(out) => out,
-            Err(RecvTimeoutError::Timeout) => {
-                let ping = Message::Ping(Bytes::new());
-                match context.write(&mut stream, ping).and_then(|()| context.flush(&mut stream)) {
-                    Ok(()) => continue,
-                    Err(_) => break,
-                }
-            }
+        let first = match rx.recv_timeout(HEARTBEAT.saturating_sub(pinged.elapsed())) {
+            Ok(out) => Some(out),
+            Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break,
         };
         // Everything already waiting goes out in one flush.
-        let mut next = Some(first);
+        let mut next = first;
         let mut closing = false;
         let mut result = Ok(());
         while let Some(out) = next.take() {
@@ -295,6 +292,10 @@ fn write_loop(mut stream: TcpStream, rx: &Receiver<Out>, queued: &AtomicUsize, m
                 break;
             }
             next = rx.try_recv().ok();
+        }
+        if result.is_ok() && !closing && pinged.elapsed() >= HEARTBEAT {
+            pinged = Instant::now();
+            result = context.write(&mut stream, Message::Ping(Bytes::new()));
         }
         if result.is_ok() && !closing {
             result = context.flush(&mut stream);
