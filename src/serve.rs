@@ -104,16 +104,14 @@ impl Engines for AcpEngines {
         Box::new(AcpEngine(AcpAgent::new(Arc::clone(&self.services))))
     }
 
-    fn session_scope(&self, raw: &str, owner: u64) -> std::result::Result<String, (u16, String)> {
+    fn session_scope(
+        &self,
+        raw: &str,
+        owner: u64,
+    ) -> std::result::Result<(String, bool), (u16, String)> {
         let id = SessionId::parse(raw).map_err(|err| (400, err.to_string()))?;
-        match self.services.holder(&id) {
-            Some(holder) if holder != owner => {
-                Err((409, "that session is held by another connection".to_string()))
-            }
-            // Not open anywhere: it may be opened next (load, resume), if it exists.
-            None if !self.services.store.exists(&id) => Err((404, "unknown session".to_string())),
-            _ => Ok(id.to_string()),
-        }
+        let held = self.services.holder(&id) == Some(owner);
+        Ok((id.to_string(), held))
     }
 
     fn health(&self, full: bool) -> (u16, String) {

@@ -254,8 +254,18 @@ fn two_clients_are_isolated() {
     );
     let busy = sse_b.until(is_response(8));
     assert_eq!(busy.last().unwrap().data["error"]["code"], -32001, "nor load it");
+    // B may open a stream under that session's id (a client does before its load), but
+    // it carries only B's own frames: nothing of A's session.
     let stolen = server.stream(&b, Some(&session), None);
-    assert_eq!(stolen.status, 409, "nor read its stream");
+    assert_eq!(stolen.status, 200);
+    server.post(
+        Some(&a),
+        &rpc(9, "session/set_mode", json!({"sessionId": session, "modeId": "plan"})),
+    );
+    sse_a.until(is_response(9));
+    server.post(Some(&b), &rpc(11, "session/list", json!({})));
+    sse_b.until(is_response(11));
+    assert_eq!(stolen.waiting(), 0, "nothing of A's session reached B");
 }
 
 /// Opens connection + session streams, starts a streamed prompt of `chunks` pieces.

@@ -32,6 +32,10 @@ mod sub_agent;
 mod sessions;
 // The HTTP+SSE transport.
 mod http;
+// Session streams opened before their session is known, and their cap.
+mod http_streams;
+// The WebSocket profile of `/acp`.
+mod ws;
 // Commands for scripts: -p, doctor, sessions, install.sh.
 mod scripts;
 // The Anthropic Messages provider, and proxies.

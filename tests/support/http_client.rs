@@ -336,6 +336,11 @@ impl Sse {
         }
     }
 
+    /// How many events arrived and were not read yet.
+    pub fn waiting(&self) -> usize {
+        self.events.len()
+    }
+
     /// Events until one satisfies `done` (included).
     pub fn until(&self, done: impl Fn(&Event) -> bool) -> Vec<Event> {
         let mut seen = Vec::new();

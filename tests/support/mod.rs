@@ -1,6 +1,6 @@
 //! Shared test support for the `iac-code` integration tests: the command that starts the
 //! real binary, a scripted fake LLM, scripted fake MCP servers, a real Redis server, an ACP client driving the
-//! binary, ACP schema validation and scratch workspaces.
+//! binary (over stdio, HTTP or a WebSocket), ACP schema validation and scratch workspaces.
 
 #[allow(dead_code)]
 pub mod acp_client;
@@ -26,3 +26,5 @@ pub mod registry;
 pub mod schema;
 #[allow(dead_code)]
 pub mod workspace;
+#[allow(dead_code)]
+pub mod ws_client;

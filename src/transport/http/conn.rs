@@ -4,7 +4,8 @@
 //! connection), a bounded replay buffer, and at most one live SSE stream per scope (a new
 //! GET takes over). Frames produced while no stream of their scope is open wait in the
 //! buffer. The router writes a frame to an idle stream's socket itself when the socket
-//! takes it at once, else queues it to the stream's thread (`sse.rs`).
+//! takes it at once, else queues it to the stream's thread (`sse.rs`). A WebSocket
+//! connection has an `Outlet` instead: every frame goes to its socket's writer.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{Shutdown, TcpStream};
@@ -16,8 +17,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::options::Engine;
-use super::response::push_sse_event;
+use super::response::{push_sse_event, response_id};
 use super::sse::{self, Direct, Frame, Lane, Progress, Stream};
+use super::ws::Outlet;
 use crate::jsonrpc::{Inbound, Outbox, Outgoing};
 use crate::sync::lock;
 
@@ -89,11 +91,18 @@ pub struct AcpConn {
     last_active: Mutex<Instant>,
     engine_done: Receiver<()>,
     buffer_cap: usize,
+    outlet: Option<Arc<dyn Outlet>>,
+    /// Taken while a GET for a session stream is judged and opened (their number is capped).
+    pub admitting: Mutex<()>,
 }
 
 impl AcpConn {
     /// Starts the engine and the router of a new connection.
-    pub fn start(mut engine: Box<dyn Engine>, buffer_cap: usize) -> std::io::Result<Arc<AcpConn>> {
+    pub fn start(
+        mut engine: Box<dyn Engine>,
+        buffer_cap: usize,
+        outlet: Option<Arc<dyn Outlet>>,
+    ) -> std::io::Result<Arc<AcpConn>> {
         let id = uuid::Uuid::new_v4().to_string();
         let (in_tx, in_rx) = crossbeam_channel::bounded::<Inbound>(64);
         let (done_tx, engine_done) = crossbeam_channel::bounded(1);
@@ -105,6 +114,8 @@ impl AcpConn {
             last_active: Mutex::new(Instant::now()),
             engine_done,
             buffer_cap,
+            outlet,
+            admitting: Mutex::new(()),
         });
         // Frames are numbered and filed on the thread that sends them; only the socket
         // writes happen on the stream's own thread.
@@ -147,7 +158,10 @@ impl AcpConn {
 
     /// Whether it has been idle (no request, no live stream) for `idle`.
     pub fn idle_for(&self, idle: Duration) -> bool {
-        lock(&self.state).streams.is_empty() && lock(&self.last_active).elapsed() >= idle
+        // A WebSocket lives as long as its socket, whose reader watches for silence.
+        self.outlet.is_none()
+            && lock(&self.state).streams.is_empty()
+            && lock(&self.last_active).elapsed() >= idle
     }
 
     /// Opens the stream of `scope` on `socket`, taking over from an older one (which is
@@ -222,6 +236,10 @@ impl AcpConn {
     /// frames is filed under one lock, and goes out in one write (or wakes the stream's
     /// thread once). Gives the buffer back (the frames are copied into the replay buffer).
     fn route(&self, outgoing: Outgoing) -> Vec<u8> {
+        if let Some(outlet) = &self.outlet {
+            outgoing.frames().for_each(|frame| outlet.send(frame));
+            return outgoing.bytes;
+        }
         let mut state = lock(&self.state);
         for frame in outgoing.frames() {
             self.file(&mut state, outgoing.session.as_deref(), frame);
@@ -347,7 +365,7 @@ impl AcpConn {
     /// Closes: the engine stops taking frames, cancels its prompts (whose `cancelled`
     /// answers still reach the open streams) and frees its sessions; then every stream
     /// ends. Waits (bounded) for the engine and the router to finish.
-    pub fn close(&self) {
+    pub fn close(&self, going_away: bool) {
         lock(&self.inbox).take();
         let deadline = CLOSE_GRACE + Duration::from_secs(1);
         if self.engine_done.recv_timeout(deadline).is_err() {
@@ -359,14 +377,24 @@ impl AcpConn {
         // streams cleanly.
         state.streams.clear();
         state.waiters.clear();
+        drop(state);
+        if let Some(outlet) = &self.outlet {
+            outlet.close(going_away);
+        }
     }
-}
 
-/// The id (as JSON text) of a response frame; `None` for requests and notifications.
-fn response_id(bytes: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    if value.get("method").is_some() {
-        return None;
+    /// The sessions whose streams are open.
+    pub fn session_streams(&self) -> Vec<Arc<str>> {
+        let state = lock(&self.state);
+        let session = |scope: &Scope| match scope {
+            Scope::Session(id) => Some(Arc::clone(id)),
+            Scope::Connection => None,
+        };
+        state.streams.keys().filter_map(session).collect()
     }
-    value.get("id").map(|id| id.to_string())
+
+    /// Whether this connection is a WebSocket (it has no streams, takes no POST).
+    pub fn is_socket(&self) -> bool {
+        self.outlet.is_some()
+    }
 }

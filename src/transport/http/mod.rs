@@ -11,6 +11,7 @@ mod request;
 mod response;
 mod routes;
 mod sse;
+mod ws;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use conn::AcpConn;
 use request::{Limits, ReadError, Reader};
+use ws::Outlet;
 
 pub use options::{Engine, Engines, HttpArgs, Options};
 
@@ -55,14 +57,15 @@ impl Hub {
         lock(&self.conns).get(id).cloned()
     }
 
-    fn open(&self) -> std::result::Result<Arc<AcpConn>, String> {
+    /// A new ACP connection; a WebSocket's frames all go to its `outlet`.
+    fn open(&self, outlet: Option<Arc<dyn Outlet>>) -> std::result::Result<Arc<AcpConn>, String> {
         if self.stopping.load(Ordering::SeqCst) {
             return Err("the server is shutting down".to_string());
         }
         if lock(&self.conns).len() >= self.args.max_connections {
             return Err("too many ACP connections".to_string());
         }
-        let conn = AcpConn::start(self.engines.start(), self.args.sse_buffer)
+        let conn = AcpConn::start(self.engines.start(), self.args.sse_buffer, outlet)
             .map_err(|err| format!("cannot start a connection: {err}"))?;
         lock(&self.conns).insert(conn.id.clone(), Arc::clone(&conn));
         Ok(conn)
@@ -71,7 +74,7 @@ impl Hub {
     fn close(&self, id: &str) {
         let conn = lock(&self.conns).remove(id);
         if let Some(conn) = conn {
-            conn.close();
+            conn.close(self.stopping.load(Ordering::SeqCst));
             log::info!("connection {id} closed");
         }
     }
@@ -294,6 +297,9 @@ fn serve_socket(hub: &Hub, stream: &TcpStream) {
         if hub.stopping.load(Ordering::SeqCst) {
             let _ = response::error(stream, 503, "the server is shutting down", &[], false);
             return;
+        }
+        if ws::is_upgrade(&request) {
+            return ws::serve(hub, stream, &request, reader.take_buffered());
         }
         match routes::handle(hub, stream, request) {
             routes::Next::KeepAlive => {}

@@ -67,9 +67,11 @@ pub trait Engine: Send {
 pub trait Engines: Send + Sync {
     /// The engine of a new connection.
     fn start(&self) -> Box<dyn Engine>;
-    /// Whether connection `owner` may open the stream of the session named `raw` (an
-    /// `Acp-Session-Id`): its canonical id, or the HTTP status and why not.
-    fn session_scope(&self, raw: &str, owner: u64) -> Result<String, (u16, String)>;
+    /// The session named `raw` (an `Acp-Session-Id`): its canonical id and whether
+    /// connection `owner` holds it, or the HTTP status and why not (a malformed id). A
+    /// session in any other state (unknown, held elsewhere, not loaded yet) gets its stream:
+    /// a client opens it before `session/load` and reads that POST's answer there.
+    fn session_scope(&self, raw: &str, owner: u64) -> Result<(String, bool), (u16, String)>;
     /// `GET /health`: whether this node can serve (its session store answers), as a
     /// status (200 or 503) and a JSON body: with `full` (the caller holds the token, or
     /// none is needed) everything, else only what a balancer needs (the status, the node's

@@ -88,6 +88,11 @@ impl<S: Source> Reader<S> {
         Reader { source, buf: Vec::new() }
     }
 
+    /// The bytes read past the last request (a WebSocket's first frames).
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
     /// Reads the next request. Waits at most `idle` for its first byte. `check` sees the
     /// parsed head before anything else happens (a refusal is answered without reading
     /// the body); `continue_100` is called when the client asked for `100 Continue` and

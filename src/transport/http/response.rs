@@ -12,6 +12,7 @@ pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
 pub fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
+        101 => "Switching Protocols",
         200 => "OK",
         202 => "Accepted",
         400 => "Bad Request",
@@ -24,6 +25,7 @@ pub fn reason(status: u16) -> &'static str {
         409 => "Conflict",
         413 => "Content Too Large",
         415 => "Unsupported Media Type",
+        426 => "Upgrade Required",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
@@ -172,6 +174,15 @@ fn chunk(out: &mut Vec<u8>, data: &[u8]) {
     let _ = write!(out, "{:x}\r\n", data.len());
     out.extend_from_slice(data);
     out.extend_from_slice(b"\r\n");
+}
+
+/// The id (as JSON text) of a response frame; `None` for requests and notifications.
+pub fn response_id(bytes: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if value.get("method").is_some() {
+        return None;
+    }
+    value.get("id").map(|id| id.to_string())
 }
 
 #[cfg(test)]

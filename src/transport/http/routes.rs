@@ -14,7 +14,10 @@ use super::request::{Refusal, Request};
 use super::response::{self, error};
 use super::sse;
 use crate::jsonrpc::{self, Message};
+use crate::sync::lock;
 
+/// Most streams a connection may hold open for sessions it does not hold.
+pub(super) const MAX_UNHELD_STREAMS: usize = 16;
 /// How long `initialize` may take before 504.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -96,6 +99,7 @@ fn post(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
         return initialize(hub, stream, message.clone(), keep);
     }
     let conn = match connection(hub, &req) {
+        Ok(conn) if conn.is_socket() => return fail(400, "that connection is a WebSocket"),
         Ok(conn) => conn,
         Err(why) => return fail(400, why),
     };
@@ -120,7 +124,7 @@ fn post(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
 fn initialize(hub: &Hub, stream: &TcpStream, message: Message, keep: bool) -> Next {
     let fail = |status: u16, why: &str| done(error(stream, status, why, &[], keep).is_ok(), keep);
     let Message::Request(request) = &message else { return fail(400, "not a request") };
-    let conn = match hub.open() {
+    let conn = match hub.open(None) {
         Ok(conn) => conn,
         Err(why) => return fail(503, &why),
     };
@@ -157,10 +161,15 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
         Ok(conn) => conn,
         Err(why) => return fail(400, why),
     };
+    if conn.is_socket() {
+        return fail(400, "that connection is a WebSocket: it has no event streams");
+    }
+    // Session streams are judged and opened one at a time, so that their cap holds.
+    let admitting = lock(&conn.admitting);
     let scope = match req.header("acp-session-id") {
         None => Scope::Connection,
-        Some(raw) => match hub.engines.session_scope(raw, conn.owner) {
-            Ok(id) => Scope::Session(id.into()),
+        Some(raw) => match session_scope(hub, &conn, raw) {
+            Ok(scope) => scope,
             Err((status, why)) => return fail(status, &why),
         },
     };
@@ -169,9 +178,36 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
     let Some(events) = conn.open_stream(scope.clone(), last_id, socket) else {
         return fail(400, "the connection is closed");
     };
+    drop(admitting);
     sse::write_stream(stream, &events);
     conn.stream_ended(&scope, &events);
     Next::Close
+}
+
+/// The stream of session `raw`, whatever its state: the official clients open it before
+/// they POST `session/load`, and read that POST's answer (an error too) there. Streams of
+/// sessions this connection does not hold are capped, as the SDK's own server caps them.
+fn session_scope(hub: &Hub, conn: &AcpConn, raw: &str) -> Result<Scope, (u16, String)> {
+    let (id, held) = hub.engines.session_scope(raw, conn.owner)?;
+    if !held {
+        let unheld = conn
+            .session_streams()
+            .iter()
+            // Taking over a stream adds none.
+            .filter(|open| ***open != *id)
+            .filter(|open| !matches!(hub.engines.session_scope(open, conn.owner), Ok((_, true))))
+            .count();
+        if unheld >= MAX_UNHELD_STREAMS {
+            return Err((
+                404,
+                format!(
+                    "unknown session: this connection already has {MAX_UNHELD_STREAMS} streams \
+                     open for sessions it does not hold; close one, or load a session first"
+                ),
+            ));
+        }
+    }
+    Ok(Scope::Session(id.into()))
 }
 
 fn delete(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
