@@ -17,11 +17,12 @@ use std::sync::atomic::Ordering;
 use serde_json::{Value, json};
 
 use super::dispatch::{AcpAgent, decode};
+use super::error::auth_required;
 use super::setup::Reply;
 use super::types::{AuthMethod, AuthenticateRequest};
 use crate::cancel::CancelToken;
 use crate::config::{Config, Env, ProcessEnv, ProviderConfig};
-use crate::jsonrpc::{Outbox, Request, RpcError, code};
+use crate::jsonrpc::{Outbox, Request, RpcError};
 use crate::provider::probe;
 use crate::session::Services;
 
@@ -31,12 +32,6 @@ pub(super) const PROVIDER_METHOD: &str = "iac-code-provider";
 pub(super) const TERMINAL_METHOD: &str = "iac-code-login";
 /// What the client appends to our command for the terminal method.
 const TERMINAL_ARGS: &[&str] = &["--login"];
-
-/// How to sign in, for every error that needs a sign-in.
-const HOW: &str = "sign in with `iac-code login` in a terminal (an editor's terminal \
-                   sign-in runs it; reconnect afterwards), or set IAC_CODE_PROVIDER, \
-                   IAC_CODE_BASE_URL, IAC_CODE_MODEL and IAC_CODE_API_KEY in the agent's \
-                   environment";
 
 /// Whether the client runs terminal sign-ins (`clientCapabilities.auth.terminal`).
 fn terminal_offered(capabilities: &Value) -> bool {
@@ -79,20 +74,6 @@ fn methods(services: &Services, terminal: bool) -> Vec<AuthMethod> {
         });
     }
     methods
-}
-
-/// -32000 with `detail`, how to sign in, and `reason` in `data`.
-pub(super) fn auth_required(detail: &str, reason: &str) -> RpcError {
-    let detail = detail.trim_end_matches('.');
-    let message = if detail.contains("iac-code login") {
-        format!(
-            "Authentication required: {detail} (in an editor, its terminal sign-in runs \
-             `iac-code login`; reconnect afterwards)."
-        )
-    } else {
-        format!("Authentication required: {detail}. To sign in: {HOW}.")
-    };
-    RpcError::new(code::AUTH_REQUIRED, &message, Some(json!({ "reason": reason })))
 }
 
 impl AcpAgent {

@@ -126,7 +126,8 @@ impl AcpAgent {
                 self.after_logout()?;
                 self.prompt(method, request, outbox)
             }
-            super::steering::METHOD => self.steer(request, outbox),
+            // `steering::METHOD`, named here so that dispatch imports nothing of it.
+            "_session/steering" => self.steer(request, outbox),
             "session/cancel" => {
                 let p: SessionIdParams = decode(method, params)?;
                 self.sessions.cancel(&p.session_id);

@@ -24,9 +24,7 @@ pub fn rpc_error(err: &Error) -> RpcError {
             Some(json!({ "reason": "store_unavailable" })),
         ),
         // ACP's `auth_required`: an editor offers its sign-in (`acp/auth.rs`).
-        Error::NotConfigured(detail) => {
-            super::auth::auth_required(detail, "provider_not_configured")
-        }
+        Error::NotConfigured(detail) => auth_required(detail, "provider_not_configured"),
         Error::Usage(_)
         | Error::Config(_)
         | Error::Io { .. }
@@ -52,4 +50,24 @@ pub fn bad_params(method: &str, err: &serde_json::Error) -> RpcError {
         &format!("Invalid params for {method}: {err}"),
         Some(json!(err.to_string())),
     )
+}
+
+/// How to sign in, for every error that needs a sign-in.
+const HOW: &str = "sign in with `iac-code login` in a terminal (an editor's terminal \
+                   sign-in runs it; reconnect afterwards), or set IAC_CODE_PROVIDER, \
+                   IAC_CODE_BASE_URL, IAC_CODE_MODEL and IAC_CODE_API_KEY in the agent's \
+                   environment";
+
+/// -32000 with `detail`, how to sign in, and `reason` in `data`.
+pub(super) fn auth_required(detail: &str, reason: &str) -> RpcError {
+    let detail = detail.trim_end_matches('.');
+    let message = if detail.contains("iac-code login") {
+        format!(
+            "Authentication required: {detail} (in an editor, its terminal sign-in runs \
+             `iac-code login`; reconnect afterwards)."
+        )
+    } else {
+        format!("Authentication required: {detail}. To sign in: {HOW}.")
+    };
+    RpcError::new(code::AUTH_REQUIRED, &message, Some(json!({ "reason": reason })))
 }

@@ -211,3 +211,8 @@ fn project_hooks_run_only_once_exactly_this_content_is_approved() {
     assert!(project_hooks(&dir, &config).is_err(), "malformed: an error, approved or not");
     std::fs::remove_dir_all(&dir).expect("as set up");
 }
+
+#[test]
+fn a_project_settings_file_is_known_to_hold_hooks() {
+    assert!(super::super::permissions::PROJECT_KEYS.contains(&KEY), "not warned as ignored");
+}

@@ -27,6 +27,9 @@ pub const PROJECT_FILE: &str = ".iac-code/settings.json";
 /// Where approved project settings are kept, in the config dir.
 pub const APPROVALS_FILE: &str = "project-approvals.json";
 const APPROVALS: Approvals = Approvals::new(APPROVALS_FILE);
+/// The keys a project's settings file holds: the rules, and the hooks `config/hooks.rs`
+/// reads (its `KEY`; named here so that this file imports nothing of it).
+pub(super) const PROJECT_KEYS: &[&str] = &[KEY, "hooks"];
 /// The variable of allow rules.
 pub const ALLOWED_VAR: &str = "IAC_CODE_ALLOWED_TOOLS";
 /// The variable of deny rules.
@@ -195,7 +198,7 @@ pub(super) fn project_rules_of(text: &str, path: &Path) -> Result<RuleSet, Strin
         Ok(_) => return Err(format!("{shown}: expected a JSON object")),
         Err(err) => return Err(format!("{shown}: not valid JSON: {err}")),
     };
-    let read = |k: &&str| *k == KEY || *k == super::hooks::KEY;
+    let read = |k: &&str| PROJECT_KEYS.contains(k);
     let ignored: Vec<&str> = root.keys().map(String::as_str).filter(|k| !read(k)).collect();
     if !ignored.is_empty() {
         log::warn!(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::id::SessionId;
-pub use super::record_parts::{CallRecord, ImageRecord, SignedRecord};
+pub use super::record_parts::{CallRecord, ImageRecord, SignedRecord, UsageRecord};
 use super::seal::Seal;
 use crate::error::{Error, Result};
 use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
@@ -150,7 +150,7 @@ pub enum Record {
     /// One model call's tokens and cost (`session/usage.rs`).
     Usage {
         model: String,
-        tokens: super::usage::UsageRecord,
+        tokens: UsageRecord,
     },
     /// The session's additional directories (`additionalDirectories`), as the client gave
     /// them: the whole list from here on.
