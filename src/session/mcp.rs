@@ -6,17 +6,16 @@
 
 use serde_json::{Value, json};
 
+use super::approve::Approval;
 use super::{Manager, PromptIo, Services, Session};
-use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use crate::agent::event::AgentEvent;
 use crate::cancel::CancelToken;
 use crate::config::approval::Standing;
 use crate::mcp::project::ProjectFile;
 use crate::mcp::spec::parse_servers;
 use crate::mcp::{self, BadEntry, Origin, ServerSpec};
-use crate::permission::{Answer, Question};
 use crate::sync::lock;
 use crate::text::Title;
-use crate::tools::ToolKind;
 
 impl Manager {
     /// Starts the session's MCP servers: the client's `entries` first, then the settings'
@@ -171,53 +170,23 @@ fn ask_project(
     io: &PromptIo,
     cancel: &CancelToken,
 ) -> bool {
-    let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let names = file.names();
     let (mut title, content) = project_question(file);
     if let Standing::Changed(files) = standing {
         title.push_str(&format!(" Changed since it was approved: {}.", files.join(", ")));
     }
-    let input = json!({ "path": file.path, "servers": names });
-    let locations = vec![(file.path.clone(), None)];
-    io.sink.emit(AgentEvent::ToolCall(ToolCallStart {
-        id: id.clone(),
-        title: title.clone(),
-        kind: ToolKind::Other,
-        input: input.clone(),
-        locations: locations.clone(),
-        parent: None,
-        tier: None,
-    }));
-    let question = Question {
-        tool_call_id: id.clone(),
-        tool: "mcp_project".to_string(),
+    let approval = Approval {
+        tool: "mcp_project",
         title,
-        kind: ToolKind::Other,
         content,
-        tier: None,
-        input,
-        locations,
-        offer_always: false,
-        remembers: None,
-        choices: vec![
-            ("approve", "Approve this file and start its servers".to_string(), Answer::AllowAlways),
-            ("decline", "Do not start them".to_string(), Answer::RejectOnce),
-        ],
+        input: json!({ "path": file.path, "servers": names }),
+        locations: vec![(file.path.clone(), None)],
+        approve: "Approve this file and start its servers".to_string(),
+        decline: "Do not start them".to_string(),
     };
-    let approved = io.asker.ask(&question, cancel).allows();
-    let text = if approved {
-        format!("Approved {}; its servers are starting.", file.path.display())
-    } else {
-        format!("Not approved: the servers of {} were not started.", file.path.display())
-    };
-    io.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
-        id,
-        ok: approved,
-        text,
-        raw: Value::Null,
-        diff: None,
-        terminal: None,
-        hooks: Vec::new(),
-    }));
-    approved
+    let shown = file.path.display();
+    super::approve::ask(approval, io, cancel, |approved| match approved {
+        true => format!("Approved {shown}; its servers are starting."),
+        false => format!("Not approved: the servers of {shown} were not started."),
+    })
 }

@@ -3,6 +3,7 @@
 //! each prompt on its own thread; hands results back through callbacks so this module never
 //! builds wire JSON.
 
+mod approve;
 mod commands;
 mod directories;
 mod files;

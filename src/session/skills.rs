@@ -4,17 +4,16 @@
 //! problems logged once; the `/name` command of a skill; `/skills`; and the command list
 //! the client is told about.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::approve::Approval;
 use super::{PromptIo, Services, Session};
-use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
+use crate::agent::event::AgentEvent;
 use crate::cancel::CancelToken;
 use crate::config::approval::Standing;
-use crate::permission::{Answer, Question};
 use crate::skills::approval::{Pending, usable};
 use crate::skills::{Active, Origin, Skill, bundled, discover};
 use crate::sync::lock;
-use crate::tools::ToolKind;
 
 /// Every skill of the session's cwd (before approval), and the problems found.
 fn found(session: &Session) -> crate::skills::Found {
@@ -90,7 +89,6 @@ fn ask(
     io: &PromptIo,
     cancel: &CancelToken,
 ) -> bool {
-    let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let project: Vec<&Skill> = skills.iter().filter(|s| s.origin == Origin::Project).collect();
     let names: Vec<&str> = project.iter().map(|s| s.meta.name.as_str()).collect();
     let mut title = format!(
@@ -112,48 +110,19 @@ fn ask(
         })
         .collect();
     let input = json!({ "skills": names, "cwd": pending.key });
-    let title = crate::text::Title::new(None, &title).into_string();
-    io.sink.emit(AgentEvent::ToolCall(ToolCallStart {
-        id: id.clone(),
-        title: title.clone(),
-        kind: ToolKind::Other,
-        input: input.clone(),
-        locations: Vec::new(),
-        parent: None,
-        tier: None,
-    }));
-    let question = Question {
-        tool_call_id: id.clone(),
-        tool: "project_skills".to_string(),
-        title,
-        kind: ToolKind::Other,
+    let approval = Approval {
+        tool: "project_skills",
+        title: crate::text::Title::new(None, &title).into_string(),
         content: vec![listed.join("\n")],
-        tier: None,
         input,
         locations: Vec::new(),
-        offer_always: false,
-        remembers: None,
-        choices: vec![
-            ("approve", "Use these skills".to_string(), Answer::AllowAlways),
-            ("decline", "Do not use them".to_string(), Answer::RejectOnce),
-        ],
+        approve: "Use these skills".to_string(),
+        decline: "Do not use them".to_string(),
     };
-    let approved = io.asker.ask(&question, cancel).allows();
-    let text = if approved {
-        format!("Approved the project's skills: {}.", names.join(", "))
-    } else {
-        "Not approved: the project's skills are not used in this session.".to_string()
-    };
-    io.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
-        id,
-        ok: approved,
-        text,
-        raw: Value::Null,
-        diff: None,
-        terminal: None,
-        hooks: Vec::new(),
-    }));
-    approved
+    super::approve::ask(approval, io, cancel, |approved| match approved {
+        true => format!("Approved the project's skills: {}.", names.join(", ")),
+        false => "Not approved: the project's skills are not used in this session.".to_string(),
+    })
 }
 
 /// `/skills`: every skill with where it came from, and the problems found.
