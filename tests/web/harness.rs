@@ -52,6 +52,7 @@ fn harness_clicks_types_and_waits() {
     s.find("#b").click();
     out_is(&s, "clicked");
     assert_eq!(s.wait("#later", WAIT).text(), "later", "wait finds what appears later");
+    s.wait_text("#out", "click", WAIT);
 
     // Typing into whatever has focus (keyboard only), then into an element.
     let input = s.find("#name");

@@ -161,6 +161,19 @@ impl Session {
         }
     }
 
+    /// Waits up to `timeout` for the first element matching `css` to show text containing
+    /// `needle` (its `innerText`, as a user sees it); returns the element.
+    pub fn wait_text(&self, css: &str, needle: &str, timeout: Duration) -> Element<'_> {
+        let js = format!(
+            "(() => {{ const e = document.querySelector({}); \
+             return !!e && e.innerText.includes({}); }})()",
+            json!(css),
+            json!(needle)
+        );
+        self.wait_until(&js, timeout);
+        self.find(css)
+    }
+
     /// Waits up to `timeout` for no element matching `css` to be displayed.
     pub fn wait_gone(&self, css: &str, timeout: Duration) {
         let js = format!(
