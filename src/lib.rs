@@ -32,5 +32,6 @@ pub mod text;
 pub mod time;
 pub mod tools;
 pub mod transport;
+pub mod web;
 
 pub use serve::serve_acp;

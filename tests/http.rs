@@ -175,11 +175,15 @@ fn host_and_origin_are_checked_against_dns_rebinding() {
     for host in ["LocalHost:1", "[::1]:8765", "127.0.0.1"] {
         assert_eq!(server.request("GET", "/health", &[("Host", host)], b"").status, 200, "{host}");
     }
+    // Another page on the loopback (another port) is another site: only the server's own
+    // origin (its web page) and the named one pass.
+    let own = format!("http://{}", server.addr);
     for (origin, want) in [
         ("http://evil.example", 403),
         ("null", 403),
-        ("http://localhost:3000", 200),
-        ("http://127.0.0.1", 200),
+        ("http://localhost:3000", 403),
+        ("http://127.0.0.1", 403),
+        (own.as_str(), 200),
         ("https://editor.example", 200),
     ] {
         let response = server.request("GET", "/health", &[("Origin", origin)], b"");

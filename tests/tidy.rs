@@ -57,7 +57,7 @@ fn source_files_follow_the_house_rules() {
 /// The layers, from the ground up: a module may import its own layer and the ones below,
 /// never one above.
 const LAYERS: &[&[&str]] = &[
-    &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret"],
+    &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret", "web"],
     &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory"],
     &["tools", "provider", "mcp", "hooks", "skills"],
     &["permission"],

@@ -224,7 +224,11 @@ impl AcpAgent {
                 version: env!("CARGO_PKG_VERSION"),
             },
             auth_methods: self.auth_methods(&p.client_capabilities),
-            meta: Some(json!({ "steering": { "supported": true } })),
+            // `iacCode.cwd`: where the server runs, the web page's first directory.
+            meta: Some(json!({
+                "steering": { "supported": true },
+                "iacCode": { "cwd": std::env::current_dir().ok().map(|d| d.display().to_string()) },
+            })),
         })
     }
 

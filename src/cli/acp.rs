@@ -83,6 +83,7 @@ pub(super) fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
             }
             Long("allow-insecure-remote") => args.http.allow_insecure_remote = true,
             Long("allowed-origin") => args.http.allowed_origins.push(parser.value()?.string()?),
+            Long("no-web") => args.http.web = false,
             Long("allowed-host") => args.http.allowed_hosts.push(parser.value()?.string()?),
             Long("max-connections") => {
                 args.http.max_connections =

@@ -91,6 +91,8 @@ Options for acp:
                              IACCODE_ACP_HTTP_TOKEN
   --allowed-origin <ORIGIN>  also accept this Origin (repeatable)
   --allowed-host <HOST>      also accept this Host header (repeatable)
+  --no-web                   do not serve the web client at / (with
+                             --transport http)
   --max-connections <N>      open HTTP connections at most (default: 2048)
   --max-body <BYTES>         largest request body (default: 16777216)
   --idle-timeout <SECS>      expire idle ACP connections (default: 1800)

@@ -6,6 +6,7 @@
 mod conn;
 pub(crate) mod fuzz;
 mod options;
+mod origin;
 mod peer;
 mod request;
 mod response;
@@ -86,51 +87,10 @@ impl Hub {
         constant_time_eq(given.trim().as_bytes(), token.as_bytes())
     }
 
-    /// DNS-rebinding defence: on a loopback bind, `Host` must name the loopback; an
-    /// `Origin`, when present, must be a loopback origin or one allowed explicitly.
+    /// DNS-rebinding defence (`origin.rs`).
     fn check_origin(&self, req: &request::Request) -> std::result::Result<(), String> {
-        let host = req.header("host").unwrap_or("");
-        let name = host_name(host);
-        let host_ok = self
-            .args
-            .allowed_hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(name) || h.eq_ignore_ascii_case(host))
-            || if self.loopback {
-                is_loopback_name(name)
-            } else {
-                self.args.allowed_hosts.is_empty()
-            };
-        if !host_ok {
-            return Err(format!("Host '{host}' is not allowed"));
-        }
-        if let Some(origin) = req.header("origin") {
-            let allowed = self.args.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
-                || (self.loopback
-                    && ["http://", "https://"].iter().any(|s| {
-                        origin.strip_prefix(s).is_some_and(|rest| is_loopback_name(host_name(rest)))
-                    }));
-            if !allowed {
-                return Err(format!("Origin '{origin}' is not allowed"));
-            }
-        }
-        Ok(())
+        origin::check(&self.args, self.loopback, req.header("host"), req.header("origin"))
     }
-}
-
-/// The name part of a `Host` value (`[::1]:8765` → `[::1]`, `LocalHost:1` → `LocalHost`).
-fn host_name(host: &str) -> &str {
-    if host.starts_with('[') {
-        return match host.find(']') {
-            Some(end) => &host[..=end],
-            None => host,
-        };
-    }
-    host.split(':').next().unwrap_or(host)
-}
-
-fn is_loopback_name(name: &str) -> bool {
-    name.eq_ignore_ascii_case("localhost") || matches!(name, "127.0.0.1" | "[::1]")
 }
 
 /// Compares without an early exit on the first differing byte (the time depends only on

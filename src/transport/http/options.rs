@@ -38,6 +38,8 @@ pub struct HttpArgs {
     pub sse_buffer: usize,
     /// `--request-timeout`, seconds.
     pub request_timeout: u64,
+    /// Serve the web client at `/` (off with `--no-web`).
+    pub web: bool,
 }
 
 impl Default for HttpArgs {
@@ -51,6 +53,7 @@ impl Default for HttpArgs {
             idle_timeout: 1800,
             sse_buffer: 8 << 20,
             request_timeout: 30,
+            web: true,
         }
     }
 }

@@ -15,6 +15,7 @@ pub fn reason(status: u16) -> &'static str {
         101 => "Switching Protocols",
         200 => "OK",
         202 => "Accepted",
+        304 => "Not Modified",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -100,9 +101,12 @@ pub fn send(
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
+    // A 304 has no body, and a Content-Length there would describe the one it stands for.
+    if status != 304 {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
     head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: {}\r\n\r\n",
-        body.len(),
+        "Connection: {}\r\n\r\n",
         if keep_alive { "keep-alive" } else { "close" }
     ));
     let mut bytes = head.into_bytes();

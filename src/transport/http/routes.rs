@@ -1,6 +1,7 @@
 //! The routes: `POST /acp` (initialize answers at once with `Acp-Connection-Id`, everything
 //! else 202 with the answer on a stream), `GET /acp` (an SSE stream for the connection or
-//! one session, resumable with `Last-Event-ID`), `DELETE /acp`, and `GET /health`.
+//! one session, resumable with `Last-Event-ID`), `DELETE /acp`, `GET /health`, and the
+//! web page's files (`GET /`, `GET /web/…`, unless `--no-web`).
 
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use super::response::{self, error};
 use super::sse;
 use crate::jsonrpc::{self, Message};
 use crate::sync::lock;
+use crate::web;
 
 /// Most streams a connection may hold open for sessions it does not hold.
 pub(super) const MAX_UNHELD_STREAMS: usize = 16;
@@ -40,7 +42,10 @@ pub(super) fn admit(hub: &Hub, req: &Request) -> Result<(), Refusal> {
     if let Err(why) = hub.check_origin(req) {
         return refuse(403, why, Vec::new());
     }
+    let page = hub.args.web && web::asset(&req.path).is_some();
     match (req.path.as_str(), req.method.as_str()) {
+        (_, "GET") if page => Ok(()),
+        _ if page => refuse(405, "method not allowed".into(), vec![("Allow", "GET")]),
         ("/health", "GET") => Ok(()),
         ("/health", _) => refuse(405, "method not allowed".into(), vec![("Allow", "GET")]),
         ("/acp", _) if !hub.authorized(req) => {
@@ -61,6 +66,7 @@ pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
         ("/acp", "POST") => post(hub, stream, req),
         ("/acp", "GET") => get(hub, stream, &req),
         ("/acp", "DELETE") => delete(hub, stream, &req),
+        (path, _) if path != "/health" => page(stream, &req),
         _ => {
             // Without the token, only the status (the balancer's check needs no more).
             let (status, body) = hub.engines.health(hub.authorized(&req));
@@ -69,6 +75,26 @@ pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
             done(ok.is_ok(), keep)
         }
     }
+}
+
+/// A file of the web page (admitted only when it exists and `--no-web` was not given); no
+/// token is needed for it: the page holds no secret, and asks for the token itself.
+fn page(stream: &TcpStream, req: &Request) -> Next {
+    let keep = req.keep_alive;
+    let Some(asset) = web::asset(&req.path) else {
+        return done(error(stream, 404, "not found", &[], keep).is_ok(), keep);
+    };
+    let mut headers = vec![("Content-Type", asset.content_type), ("ETag", asset.etag)];
+    headers.extend_from_slice(web::HEADERS);
+    let fresh = req.header("if-none-match").is_some_and(|tags| {
+        tags.split(',').any(|t| t.trim().trim_start_matches("W/") == asset.etag)
+    });
+    let sent = if fresh {
+        response::send(stream, 304, &headers, b"", keep)
+    } else {
+        response::send(stream, 200, &headers, asset.body, keep)
+    };
+    done(sent.is_ok(), keep)
 }
 
 fn connection(hub: &Hub, req: &Request) -> Result<Arc<AcpConn>, &'static str> {
