@@ -18,12 +18,14 @@ mod browser;
 #[path = "support/cut_proxy.rs"]
 mod cut_proxy;
 
-// The browser harness itself, on a fixture page: clicks, keys, waits, CDP, screenshots.
-#[path = "web/harness.rs"]
-mod harness;
-// The cutting proxy: a cut ends live connections, new ones work, the backend switches.
-#[path = "web/cut.rs"]
-mod cut;
-// The page served by the real server loads.
-#[path = "web/smoke.rs"]
-mod smoke;
+// The tests, in `tests/web/`.
+mod web {
+    // The browser harness itself, on a fixture page: clicks, keys, waits, CDP, screenshots.
+    mod harness;
+    // The cutting proxy: a cut ends live connections, new ones work, the backend switches.
+    mod cut;
+    // What they share: the server with a token, signing in.
+    pub mod page;
+    // The page served by the real server loads, asks for the token and connects.
+    mod smoke;
+}
