@@ -121,7 +121,11 @@ mod tests {
                 let Some(start) = line.find("\"./") else { continue };
                 let rest = &line[start + 3..];
                 let name = &rest[..rest.find('"').expect("a closed import path")];
-                assert!(asset(&format!("/web/{name}")).is_some(), "{}: {name} is not served", a.path);
+                assert!(
+                    asset(&format!("/web/{name}")).is_some(),
+                    "{}: {name} is not served",
+                    a.path
+                );
             }
         }
     }
@@ -131,7 +135,9 @@ mod tests {
         // Trusted Types would stop it at run time; this keeps it out of the code too.
         for a in ASSETS.iter().filter(|a| a.content_type == JS) {
             let text = std::str::from_utf8(a.body).expect("assets are UTF-8");
-            for banned in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
+            for banned in
+                ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("]
+            {
                 assert!(!text.contains(banned), "{} uses {banned}", a.path);
             }
         }

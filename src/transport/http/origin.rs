@@ -91,7 +91,8 @@ mod tests {
         }
         // Behind a proxy that terminates TLS: the default port may be written or not.
         let remote = HttpArgs::default();
-        let judge = |host: &str, origin: &str| check(&remote, false, Some(host), Some(origin)).is_ok();
+        let judge =
+            |host: &str, origin: &str| check(&remote, false, Some(host), Some(origin)).is_ok();
         assert!(judge("iac.team.example", "https://iac.team.example"));
         assert!(judge("iac.team.example:443", "https://IAC.team.example"));
         assert!(judge("iac.team.example", "http://iac.team.example:80"));

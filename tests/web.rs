@@ -1,0 +1,31 @@
+//! The web page (`GET /` of `iac-code acp --transport http`) in a real headless Chromium,
+//! driven over WebDriver (`tests/support/browser/`), and the loopback proxy that cuts its
+//! connections (`tests/support/cut_proxy.rs`). A test binary of its own, so that the
+//! integration suite neither builds nor waits for browsers: `cargo test --test web`.
+//! Without Chromium and chromedriver (`apt-get install chromium chromium-driver`) each
+//! browser test prints `SKIPPED` and passes, except under CI (`CI` set), where `.ci/run`
+//! installs them. Screenshots go to `<target>/web-artifacts/<test>/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// Shared harness: the real binary over HTTP, the fake LLM, workspaces, a fixture server.
+#[allow(unused_imports)]
+mod support;
+
+#[allow(dead_code, unused_imports)]
+#[path = "support/browser/mod.rs"]
+mod browser;
+#[allow(dead_code)]
+#[path = "support/cut_proxy.rs"]
+mod cut_proxy;
+
+// The tests, in `tests/web/`.
+mod web {
+    // The browser harness itself, on a fixture page: clicks, keys, waits, CDP, screenshots.
+    mod harness;
+    // The cutting proxy: a cut ends live connections, new ones work, the backend switches.
+    mod cut;
+    // What they share: the server with a token, signing in.
+    pub mod page;
+    // The page served by the real server loads, asks for the token and connects.
+    mod smoke;
+}
