@@ -28,4 +28,14 @@ mod web {
     pub mod page;
     // The page served by the real server loads, asks for the token and connects.
     mod smoke;
+    // How the page is served: no token, its policy, ETags, 404s, --no-web, Origin.
+    mod served;
+    // Sign in and stream, a write and its diff, a destroy refused (real terraform), markup.
+    mod flows;
+    // A cut mid-reply, a new node on the same sessions, two tabs streaming at once.
+    mod resume;
+    // Keyboard only, zoom and dark mode, commands, forms, huge outputs and sessions.
+    mod access;
+    // The plan checklist, the context meter, cancel.
+    mod turns;
 }

@@ -34,3 +34,54 @@ pub fn sign_in(browser: &Session, addr: &str) {
         browser.console_errors().into_iter().filter(|e| !e.contains(FIRST_401)).collect();
     assert!(errors.is_empty(), "console errors while signing in: {errors:?}");
 }
+
+/// The panel of the session shown now.
+pub const PANEL: &str = "section.session:not([hidden])";
+
+/// Starts a session in the page's directory (the server's cwd) and waits for its prompt.
+pub fn new_session(browser: &Session) {
+    let before = browser.find_all("section.session").len();
+    browser.find("#new-session").click();
+    browser.wait_until(
+        &format!("document.querySelectorAll('section.session').length > {before}"),
+        WAIT,
+    );
+    browser.wait(&format!("{PANEL} textarea.prompt"), WAIT);
+}
+
+/// Types `text` into the shown session's prompt and sends it with Enter.
+pub fn prompt(browser: &Session, text: &str) {
+    let input = browser.wait(&format!("{PANEL} textarea.prompt"), WAIT);
+    input.click();
+    browser.keys(&format!("{text}{ENTER}"));
+    // The page marks the turn running as the key is handled; a fast one may be over.
+    browser.wait(&format!("{PANEL} form.composer[data-running]"), WAIT);
+}
+
+/// Waits until the shown session's turn is over.
+pub fn wait_idle(browser: &Session) {
+    browser.wait(&format!("{PANEL} form.composer[data-running='false']"), WAIT);
+}
+
+/// The text of the shown session's agent messages, one string each.
+pub fn agent_texts(browser: &Session) -> Vec<String> {
+    let found = browser.script(
+        "return [...document.querySelectorAll(arguments[0] + ' .msg.agent .md')].map(e => e.innerText.trim())",
+        &[serde_json::json!(PANEL)],
+    );
+    serde_json::from_value(found).unwrap()
+}
+
+/// Console errors but the first 401 (see [`FIRST_401`]).
+pub fn console_errors(browser: &Session) -> Vec<String> {
+    browser.console_errors().into_iter().filter(|e| !e.contains(FIRST_401)).collect()
+}
+
+/// Waits until the shown session's last agent message contains `needle`.
+pub fn wait_last_agent(browser: &Session, needle: &str) {
+    let js = format!(
+        "(() => {{ const m = [...document.querySelectorAll({PANEL:?} + ' .msg.agent')].pop(); \
+         return !!m && m.innerText.includes({needle:?}); }})()"
+    );
+    browser.wait_until(&js, WAIT);
+}

@@ -119,6 +119,10 @@ pub(super) fn write_events(w: &mut Out<'_>, events: &[Event], model: &str) -> io
             }
             Event::Raw(raw) => write_chunk(w, raw)?,
             Event::Stamp | Event::Pause(_) => {}
+            Event::Gate(name) => {
+                std::io::Write::flush(w)?;
+                super::script::wait_gate(name);
+            }
         }
     }
     Ok(())

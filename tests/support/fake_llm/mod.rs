@@ -14,6 +14,8 @@ mod script;
 mod server;
 
 pub use recorded::Recorded;
+#[allow(unused_imports)]
+pub use script::open_gate;
 pub use script::{Event, Reply, text_reply, tool_replies, tool_reply};
 
 use std::net::{SocketAddr, TcpListener, TcpStream};

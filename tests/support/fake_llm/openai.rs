@@ -106,6 +106,10 @@ pub(super) fn write_more(w: &mut Out<'_>, events: &[Event], model: &str) -> io::
                 w.flush()?;
                 std::thread::sleep(std::time::Duration::from_millis(*ms));
             }
+            Event::Gate(name) => {
+                w.flush()?;
+                super::script::wait_gate(name);
+            }
         }
     }
     Ok(())

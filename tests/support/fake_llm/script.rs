@@ -48,6 +48,32 @@ pub enum Event {
     Stamp,
     /// Waits this many milliseconds before the next event (paces benchmark streams).
     Pause(u64),
+    /// Flushes, then waits until the test opens the gate of this name ([`open_gate`]), at
+    /// most a minute: a stream stopped mid-reply until the test has done what it must.
+    Gate(&'static str),
+}
+
+static GATES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+static GATE_OPENED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Opens the gate `name`: every stream waiting at `Event::Gate(name)` goes on, and later
+/// ones pass it at once.
+pub fn open_gate(name: &'static str) {
+    GATES.lock().unwrap().push(name);
+    GATE_OPENED.notify_all();
+}
+
+/// Blocks until gate `name` is open (or a minute passed).
+pub fn wait_gate(name: &'static str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut open = GATES.lock().unwrap();
+    while !open.contains(&name) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        open = GATE_OPENED.wait_timeout(open, left).unwrap().0;
+    }
 }
 
 /// What the fake answers to one chat-completions request.

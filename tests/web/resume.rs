@@ -1,0 +1,149 @@
+//! What the page survives: the network cut in the middle of a reply (it resumes with
+//! `Last-Event-ID`, nothing lost and nothing twice), the server replaced by another node on
+//! the same sessions (reported, the session loaded again), and two sessions in two tabs
+//! of one connection streaming at once without mixing.
+
+use serde_json::json;
+
+use super::page::{
+    PANEL, agent_texts, new_session, prompt, server, sign_in, wait_idle, wait_last_agent,
+};
+use crate::browser::{Driver, WAIT};
+use crate::cut_proxy::CutProxy;
+use crate::support::fake_llm::{Event, FakeLlm, Reply, open_gate, text_reply};
+use crate::support::workspace::Workspace;
+
+/// `first..last` as words (`w000 w001 …`), each its own streamed piece.
+fn words(range: std::ops::Range<usize>) -> Vec<Event> {
+    range.map(|n| Event::Text(format!("w{n:03} "))).collect()
+}
+
+fn expected(range: std::ops::Range<usize>) -> String {
+    range.map(|n| format!("w{n:03}")).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_cut_in_the_middle_of_a_reply_resumes_without_a_gap_or_a_repeat() {
+    let Some(driver) =
+        Driver::start("a_cut_in_the_middle_of_a_reply_resumes_without_a_gap_or_a_repeat")
+    else {
+        return;
+    };
+    let ws = Workspace::new("web-cut");
+    let mut events = words(0..60);
+    events.push(Event::Gate("web-cut"));
+    events.extend(words(60..120));
+    events.extend([
+        Event::Finish("stop"),
+        Event::Usage { prompt: 10, completion: 120 },
+        Event::Done,
+    ]);
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let server = server(&ws, &llm, &[]);
+    let proxy = CutProxy::start(server.addr.parse().unwrap());
+    let addr = proxy.addr().to_string();
+    let browser = driver.session();
+    sign_in(&browser, &addr);
+    new_session(&browser);
+    browser.script(
+        "window.states = []; new MutationObserver(() => window.states.push(\
+           document.getElementById('status').dataset.state)).observe(\
+           document.getElementById('status'), {attributes: true});",
+        &[],
+    );
+    prompt(&browser, "count");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "w059", WAIT);
+    let cut = proxy.cut();
+    assert!(cut >= 2, "the page's streams were cut ({cut} connections)");
+    // The rest of the reply is written while the page's streams are down.
+    open_gate("web-cut");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "w119", WAIT);
+    wait_idle(&browser);
+    assert_eq!(agent_texts(&browser), [expected(0..120)], "every word once, in order");
+    let states = browser.script("return window.states", &[]);
+    assert!(states.as_array().unwrap().contains(&json!("reconnecting")), "{states}");
+    assert_eq!(browser.find("#status").attr("data-state").unwrap(), "connected");
+    assert!(proxy.connections() > cut, "the page came back on new connections");
+    browser.screenshot("resumed");
+}
+
+#[test]
+fn a_new_node_on_the_same_sessions_is_reported_and_the_session_reloaded() {
+    let Some(driver) =
+        Driver::start("a_new_node_on_the_same_sessions_is_reported_and_the_session_reloaded")
+    else {
+        return;
+    };
+    let ws = Workspace::new("web-failover");
+    let llm = FakeLlm::start(vec![text_reply("first answer"), text_reply("second answer")]);
+    let first = server(&ws, &llm, &[]);
+    let proxy = CutProxy::start(first.addr.parse().unwrap());
+    let addr = proxy.addr().to_string();
+    let browser = driver.session();
+    sign_in(&browser, &addr);
+    new_session(&browser);
+    prompt(&browser, "one");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "first answer", WAIT);
+    wait_idle(&browser);
+    // The node goes away; another one, on the same session files, takes its place.
+    drop(first);
+    let second = server(&ws, &llm, &[]);
+    proxy.set_backend(second.addr.parse().unwrap());
+    proxy.cut();
+    let banner = browser.wait_text("#banner", "reloaded", WAIT).text();
+    assert!(banner.contains("lost"), "{banner}");
+    browser.wait_text(&format!("{PANEL} .msg.note"), "reloaded", WAIT);
+    assert_eq!(agent_texts(&browser), ["first answer"], "the history once, from the new node");
+    let users = browser.find_all(&format!("{PANEL} .msg.user"));
+    assert_eq!(users.len(), 1);
+    browser.screenshot("reloaded");
+    prompt(&browser, "two");
+    wait_last_agent(&browser, "second answer");
+    wait_idle(&browser);
+    assert_eq!(agent_texts(&browser), ["first answer", "second answer"]);
+}
+
+#[test]
+fn two_tabs_on_one_connection_stream_at_once_without_mixing() {
+    let Some(driver) = Driver::start("two_tabs_on_one_connection_stream_at_once_without_mixing")
+    else {
+        return;
+    };
+    let ws = Workspace::new("web-tabs");
+    // Whichever prompt reaches the model first gets "alpha" and stops halfway until the
+    // other one's "beta" has streamed whole: the two replies interleave on one connection.
+    let mut alpha: Vec<Event> = (0..20).map(|n| Event::Text(format!("alpha{n} "))).collect();
+    alpha.push(Event::Gate("web-tabs"));
+    alpha.extend((20..40).map(|n| Event::Text(format!("alpha{n} "))));
+    alpha.extend([Event::Finish("stop"), Event::Done]);
+    let beta: Vec<Event> = (0..40)
+        .map(|n| Event::Text(format!("beta{n} ")))
+        .chain([Event::Finish("stop"), Event::Done])
+        .collect();
+    let llm = FakeLlm::start(vec![Reply::Stream(alpha), Reply::Stream(beta)]);
+    let server = server(&ws, &llm, &[]);
+    let browser = driver.session();
+    sign_in(&browser, &server.addr);
+    new_session(&browser);
+    let first = browser.find(PANEL).attr("data-session-id").unwrap();
+    prompt(&browser, "first tab");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "alpha19", WAIT);
+    new_session(&browser);
+    let second = browser.find(PANEL).attr("data-session-id").unwrap();
+    assert_ne!(first, second);
+    prompt(&browser, "second tab");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "beta39", WAIT);
+    wait_idle(&browser);
+    open_gate("web-tabs");
+    let all = |word: &str| (0..40).map(|n| format!("{word}{n}")).collect::<Vec<_>>().join(" ");
+    assert_eq!(agent_texts(&browser), [all("beta")]);
+    browser.find(&format!("[role='tab'][data-session-id='{first}']")).click();
+    browser.wait(&format!("section.session[data-session-id='{first}']:not([hidden])"), WAIT);
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "alpha39", WAIT);
+    wait_idle(&browser);
+    assert_eq!(agent_texts(&browser), [all("alpha")]);
+    let tabs = browser.find_all("[role='tab']");
+    assert_eq!(tabs.len(), 2);
+    assert_eq!(browser.find_all("[role='tab'][aria-selected='true']").len(), 1);
+    browser.screenshot("two-tabs");
+}
