@@ -247,6 +247,8 @@ class App {
 
   retitle(view) {
     if (view.tabLabel) view.tabLabel.textContent = view.title;
+    const row = this.sidebar.list.querySelector(`li[data-session-id="${CSS.escape(view.id)}"] .s-title`);
+    if (row) row.textContent = view.title;
   }
 
   busy(view, running) {

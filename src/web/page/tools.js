@@ -43,12 +43,12 @@ export class ToolEntry {
     el.dataset.status = this.status;
     el.dataset.kind = this.kind;
     if (this.tier) el.dataset.tier = this.tier;
-    this.head.replaceChildren(
+    this.head.replaceChildren(...[
       h("span", { class: "kind" }, KIND[this.kind] || this.kind),
       h("span", { class: "title" }, this.title),
-      this.tier ? h("span", { class: "tier tier-" + this.tier }, this.tier) : null,
-      h("span", { class: "status status-" + this.status, role: "status" }, STATUS[this.status] || this.status),
-    );
+      this.tier ? h("span", { class: "tier tier-" + this.tier, title: "what this command does to infrastructure" }, this.tier) : null,
+      h("span", { class: "status status-" + this.status }, STATUS[this.status] || this.status),
+    ].filter(Boolean));
     if (this.drawn === this.version) return;
     this.drawn = this.version;
     this.body.replaceChildren(...this.content.map(block));
