@@ -107,7 +107,21 @@ impl Driver {
     #[allow(clippy::print_stderr)]
     pub fn start(test: &str) -> Option<Driver> {
         match Programs::find() {
-            Ok(programs) => Some(Driver::launch(test, programs).unwrap_or_else(|e| panic!("{e}"))),
+            Ok(programs) => {
+                // Screenshots of an earlier run of this test would mislead.
+                let _ = std::fs::remove_dir_all(artifacts(test));
+                // chromedriver's `--port=0` picks a port for IPv4 and then wants the same
+                // one for IPv6; when that one is taken it exits ("IPv4 port not
+                // available"), so a few tries.
+                let mut tries = 0;
+                loop {
+                    match Driver::launch(test, programs.clone()) {
+                        Ok(driver) => return Some(driver),
+                        Err(e) if tries < 4 && e.contains("port not available") => tries += 1,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }
             Err(why) if std::env::var_os("CI").is_some() => panic!("{test}: {why} (CI)"),
             Err(why) => {
                 eprintln!("SKIPPED {test}: {why}");
