@@ -51,7 +51,8 @@ fn initialize_advertises_only_what_works() {
             },
             "agentInfo": {"name": "iac-code", "title": "IaC Code", "version": env!("CARGO_PKG_VERSION")},
             "authMethods": null,
-            "_meta": {"steering": {"supported": true}},
+            // Where the server runs: the web page's first directory.
+            "_meta": {"steering": {"supported": true}, "iacCode": {"cwd": ws.project()}},
         })
     );
 }

@@ -1,7 +1,8 @@
 //! What the page survives: the network cut in the middle of a reply (it resumes with
 //! `Last-Event-ID`, nothing lost and nothing twice), the server replaced by another node on
-//! the same sessions (reported, the session loaded again), and two sessions in two tabs
-//! of one connection streaming at once without mixing.
+//! the same sessions (reported, the session loaded again), two sessions in two tabs of one
+//! connection streaming at once without mixing, and more tabs than a browser's six
+//! connections to a server.
 
 use serde_json::json;
 
@@ -120,7 +121,8 @@ fn two_tabs_on_one_connection_stream_at_once_without_mixing() {
         .map(|n| Event::Text(format!("beta{n} ")))
         .chain([Event::Finish("stop"), Event::Done])
         .collect();
-    let llm = FakeLlm::start(vec![Reply::Stream(alpha), Reply::Stream(beta)]);
+    let llm =
+        FakeLlm::start(vec![Reply::Stream(alpha), Reply::Stream(beta), text_reply("seventh")]);
     let server = server(&ws, &llm, &[]);
     let browser = driver.session();
     sign_in(&browser, &server.addr);
@@ -146,4 +148,13 @@ fn two_tabs_on_one_connection_stream_at_once_without_mixing() {
     assert_eq!(tabs.len(), 2);
     assert_eq!(browser.find_all("[role='tab'][aria-selected='true']").len(), 1);
     browser.screenshot("two-tabs");
+    // More tabs than the six connections a browser keeps to one server: the page's one
+    // stream leaves room for its requests.
+    for _ in 0..5 {
+        new_session(&browser);
+    }
+    assert_eq!(browser.find_all("[role='tab']").len(), 7);
+    prompt(&browser, "seventh tab");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "seventh", WAIT);
+    wait_idle(&browser);
 }

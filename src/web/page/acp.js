@@ -45,8 +45,8 @@ export class Connection {
     return answer.result;
   }
 
-  /** Opens (or keeps) the stream of `sessionId` (null: the connection's); resolves once
-   *  the server has answered, so a POST after it has its answers on it. */
+  /** Opens (or keeps) the stream of `sessionId` (null: the connection's, the one the page
+   *  uses); resolves once the server has answered, so a POST after it has its answers on it. */
   openStream(sessionId) {
     const key = sessionId || "";
     const known = this.streams.get(key);

@@ -1,7 +1,10 @@
 // The page: signs in (the token lives in sessionStorage, sent as Authorization; no
 // cookie), holds one ACP connection, opens sessions in tabs, routes the server's messages
 // to them, and starts over on a new connection when the server lost this one (a restart,
-// another node), reloading every open session.
+// another node), reloading every open session. Everything arrives on the connection's one
+// stream (the server sends a session's messages there when no stream of its own is
+// open): a browser keeps at most six HTTP/1.1 connections to a server, for all its tabs,
+// and a stream per session would soon leave none for the page's requests.
 
 import { h, announce } from "./dom.js";
 import { Connection, AuthError } from "./acp.js";
@@ -100,7 +103,6 @@ class App {
       view.conn = conn;
       view.reset();
       try {
-        await conn.openStream(view.id);
         const answer = await conn.request("session/load", { sessionId: view.id, cwd: view.cwd, mcpServers: [] }, view.id);
         if (answer?.configOptions) view.showOptions(answer.configOptions);
         view.note("The connection to the server was replaced (a restart or another node); this session was reloaded.");
@@ -158,7 +160,6 @@ class App {
     try {
       const result = await this.conn.request("session/new", { cwd, mcpServers: [] });
       const view = this.add(result.sessionId, cwd, "New session");
-      await this.conn.openStream(view.id);
       if (result.configOptions) view.showOptions(result.configOptions);
       this.sidebar.refresh(false);
     } catch (err) {
@@ -172,14 +173,12 @@ class App {
       if (how === "fork") {
         const result = await this.conn.request("session/fork", { sessionId: id, cwd, mcpServers: [] });
         const view = this.add(result.sessionId, cwd, `${title} (fork)`);
-        await this.conn.openStream(view.id);
-        if (result.configOptions) view.showOptions(result.configOptions);
+          if (result.configOptions) view.showOptions(result.configOptions);
         view.note(`Forked from "${title}": the conversation so far goes on here; the original is unchanged.`);
         this.sidebar.refresh(false);
         return;
       }
       const view = this.add(id, cwd, title);
-      await this.conn.openStream(id);
       const result = await this.conn.request("session/" + how, { sessionId: id, cwd, mcpServers: [] }, id);
       if (result?.configOptions) view.showOptions(result.configOptions);
       if (how === "resume") view.note("Resumed: earlier messages are not shown (Open shows them).");
@@ -236,7 +235,6 @@ class App {
     const view = this.views.get(id);
     if (!view) return;
     if (tell) this.conn.request("session/close", { sessionId: id }, id).catch(() => {});
-    this.conn.closeStream(id);
     view.tab.remove();
     view.panel.remove();
     this.views.delete(id);
