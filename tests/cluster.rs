@@ -53,7 +53,7 @@ impl Cluster {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", ws.root())
             .env("IAC_CODE_CONFIG_DIR", ws.config())
-            .env("IAC_CODE_BIN", BIN)
+            .env("IAC_CODE_BIN", &*BIN)
             .env("IAC_CODE_LEASE_TTL", "2")
             .env("TMPDIR", ws.root())
             .env("BASE_PORT", base.to_string())

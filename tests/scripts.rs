@@ -369,7 +369,7 @@ fn install_sh_installs_reinstalls_and_uninstalls() {
             .unwrap()
     };
     for _ in 0..2 {
-        let out = sh(&["--binary", BIN]);
+        let out = sh(&["--binary", BIN.as_str()]);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("installed iac-code"), "{}", stdout(&out));
         assert!(stdout(&out).contains("is not on your PATH"));

@@ -104,7 +104,7 @@ impl AcpProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr_file))
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot spawn {BIN} {args:?}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot spawn {} {args:?}: {e}", *BIN));
         let stdin = child.stdin.take().expect("child stdin is piped");
         let stdout = child.stdout.take().expect("child stdout is piped");
 

@@ -9,13 +9,16 @@ use std::process::Command;
 use super::fake_llm::FakeLlm;
 use super::workspace::Workspace;
 
-/// Path of the binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_iac-code");
+/// Path of the binary under test: `IAC_CODE_BIN` when set (`.ci/run` runs the suite
+/// again against the static musl release binary users get), else the build of this crate.
+pub static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    std::env::var("IAC_CODE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_iac-code").to_string())
+});
 
 /// `iac-code` run in `ws.project()` with a cleared environment holding only PATH (kept
 /// from the test process), HOME=`ws.root()` and IAC_CODE_CONFIG_DIR=`ws.config()`.
 pub fn iac_code(ws: &Workspace) -> Command {
-    let mut command = Command::new(BIN);
+    let mut command = Command::new(&*BIN);
     command.current_dir(ws.project()).env_clear();
     if let Some(path) = std::env::var_os("PATH") {
         command.env("PATH", path);
