@@ -1,8 +1,10 @@
 //! A loopback TCP proxy for the "network cut" and "failover" tests: it forwards each
 //! connection to the current backend (one thread per direction), [`CutProxy::cut`] ends
 //! every connection open at that moment (both sockets, both ways) while new ones keep
-//! working, and [`CutProxy::set_backend`] sends later connections to another server (a
-//! second node).
+//! working, [`CutProxy::set_backend`] sends later connections to another server (a
+//! second node), and [`CutProxy::swallow`] makes the network eat what the server sends
+//! (it leaves the server's socket and never reaches the client), as a link that dies
+//! silently does before anyone notices.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -29,6 +31,9 @@ struct Shared {
     accepted: AtomicUsize,
     next_id: AtomicU64,
     stopped: AtomicBool,
+    /// Bytes from backends are read and dropped instead of forwarded.
+    swallowing: AtomicBool,
+    swallowed: AtomicUsize,
 }
 
 impl Shared {
@@ -54,6 +59,8 @@ impl CutProxy {
             accepted: AtomicUsize::new(0),
             next_id: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
+            swallowing: AtomicBool::new(false),
+            swallowed: AtomicUsize::new(0),
         });
         let accepting = Arc::clone(&shared);
         std::thread::spawn(move || {
@@ -80,6 +87,7 @@ impl CutProxy {
         for link in &links {
             link.close();
         }
+        self.shared.swallowing.store(false, Ordering::SeqCst);
         links.len()
     }
 
@@ -91,6 +99,18 @@ impl CutProxy {
     /// How many connections the proxy has accepted in all.
     pub fn connections(&self) -> usize {
         self.shared.accepted.load(Ordering::SeqCst)
+    }
+
+    /// From now on (until [`CutProxy::cut`]), what servers send is read and dropped: the
+    /// server sees it leave, the client never gets it. Returns the bytes dropped so far.
+    pub fn swallow(&self) -> usize {
+        self.shared.swallowing.store(true, Ordering::SeqCst);
+        self.shared.swallowed.load(Ordering::SeqCst)
+    }
+
+    /// The bytes dropped while swallowing.
+    pub fn swallowed(&self) -> usize {
+        self.shared.swallowed.load(Ordering::SeqCst)
     }
 
     /// How many connections are open now.
@@ -128,10 +148,10 @@ fn accept(shared: &Arc<Shared>, client: TcpStream) {
     };
     shared.open.lock().unwrap_or_else(PoisonError::into_inner).push(Link { id, client, backend });
     let done = Arc::new(AtomicUsize::new(0));
-    for (from, to) in [(c1, b1), (b2, c2)] {
+    for (from, to, toward_client) in [(c1, b1, false), (b2, c2, true)] {
         let (shared, done) = (Arc::clone(shared), Arc::clone(&done));
         std::thread::spawn(move || {
-            pipe(from, to);
+            pipe(from, to, toward_client.then_some(&*shared));
             if done.fetch_add(1, Ordering::SeqCst) == 1 {
                 shared.forget(id);
             }
@@ -139,12 +159,18 @@ fn accept(shared: &Arc<Shared>, client: TcpStream) {
     }
 }
 
-/// Copies until the end of `from`, then passes the end on to `to`.
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
+/// Copies until the end of `from`, then passes the end on to `to`; toward a client
+/// (`swallow` given), drops what it reads while the proxy swallows.
+fn pipe(mut from: TcpStream, mut to: TcpStream, swallow: Option<&Shared>) {
     let mut buf = [0u8; 16 * 1024];
     loop {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
+            Ok(n) if swallow.is_some_and(|s| s.swallowing.load(Ordering::SeqCst)) => {
+                if let Some(shared) = swallow {
+                    shared.swallowed.fetch_add(n, Ordering::SeqCst);
+                }
+            }
             Ok(n) => {
                 if to.write_all(&buf[..n]).is_err() {
                     let _ = from.shutdown(Shutdown::Both);

@@ -90,8 +90,16 @@ fn a_write_asks_and_approving_it_shows_the_diff() {
     assert_eq!(removed.len(), 1, "{}", diff.text());
     assert_eq!(added.len(), 1, "{}", diff.text());
     assert!(removed[0].text().contains("\"old\"") && added[0].text().contains("\"new\""));
+    // Unified: the old line, then the new one; side by side: both on one row.
+    let order: Vec<String> = browser
+        .find_all(&format!("{PANEL} .diff tr.del, {PANEL} .diff tr.add"))
+        .iter()
+        .map(|r| r.attr("class").unwrap())
+        .collect();
+    assert_eq!(order, ["del", "add"]);
     browser.find(&format!("{PANEL} .diff-head button")).click();
-    browser.wait(&format!("{PANEL} .diff-table.split td.del"), WAIT);
+    let row = browser.wait(&format!("{PANEL} .diff-table.split tr:has(td.del):has(td.add)"), WAIT);
+    assert!(row.text().contains("\"old\"") && row.text().contains("\"new\""), "{}", row.text());
     browser.screenshot("write-diff");
     assert!(browser.find(&format!("{PANEL} .permission")).text().contains("Answered"));
 }

@@ -85,3 +85,17 @@ pub fn wait_last_agent(browser: &Session, needle: &str) {
     );
     browser.wait_until(&js, WAIT);
 }
+
+/// Waits until the journal of session `id` in `ws` holds `needle` (the server wrote it).
+pub fn wait_journal(ws: &Workspace, id: &str, needle: &str) {
+    let journal = ws.config().join("sessions").join(id).join("journal.jsonl");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !std::fs::read_to_string(&journal).is_ok_and(|j| j.contains(needle)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never held {needle:?}",
+            journal.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -7,7 +7,8 @@
 use serde_json::json;
 
 use super::page::{
-    PANEL, agent_texts, new_session, prompt, server, sign_in, wait_idle, wait_last_agent,
+    PANEL, agent_texts, new_session, prompt, server, sign_in, wait_idle, wait_journal,
+    wait_last_agent,
 };
 use crate::browser::{Driver, WAIT};
 use crate::cut_proxy::CutProxy;
@@ -52,20 +53,76 @@ fn a_cut_in_the_middle_of_a_reply_resumes_without_a_gap_or_a_repeat() {
            document.getElementById('status'), {attributes: true});",
         &[],
     );
+    let id = browser.find(PANEL).attr("data-session-id").unwrap();
     prompt(&browser, "count");
     browser.wait_text(&format!("{PANEL} .msg.agent"), "w059", WAIT);
-    let cut = proxy.cut();
-    assert!(cut >= 2, "the page's streams were cut ({cut} connections)");
-    // The rest of the reply is written while the page's streams are down.
+    // The link dies silently: the rest of the reply leaves the server, which counts it
+    // delivered, and never reaches the page. Only `Last-Event-ID` brings it back.
+    proxy.swallow();
     open_gate("web-cut");
+    wait_journal(&ws, &id, "w119");
+    let deadline = std::time::Instant::now() + WAIT;
+    while proxy.swallowed() == 0 {
+        assert!(std::time::Instant::now() < deadline, "nothing left the server");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let lost = proxy.swallowed();
+    let cut = proxy.cut();
+    assert!(cut >= 1, "the page's stream was cut ({cut} connections)");
     browser.wait_text(&format!("{PANEL} .msg.agent"), "w119", WAIT);
     wait_idle(&browser);
-    assert_eq!(agent_texts(&browser), [expected(0..120)], "every word once, in order");
+    assert_eq!(
+        agent_texts(&browser),
+        [expected(0..120)],
+        "every word once, in order ({lost} bytes were lost on the way)"
+    );
     let states = browser.script("return window.states", &[]);
     assert!(states.as_array().unwrap().contains(&json!("reconnecting")), "{states}");
     assert_eq!(browser.find("#status").attr("data-state").unwrap(), "connected");
     assert!(proxy.connections() > cut, "the page came back on new connections");
     browser.screenshot("resumed");
+}
+
+#[test]
+fn a_hole_the_replay_buffer_cannot_fill_reloads_the_session() {
+    let Some(driver) = Driver::start("a_hole_the_replay_buffer_cannot_fill_reloads_the_session")
+    else {
+        return;
+    };
+    let ws = Workspace::new("web-gap");
+    // About 200 KB of frames while the page gets none, over a 64 KiB replay buffer: what
+    // the page missed is gone from the server's memory, but not from the journal.
+    let piece = |n: usize| Event::Text(format!("g{n:03} {} ", "x".repeat(200)));
+    let mut events: Vec<Event> = (0..10).map(piece).collect();
+    events.push(Event::Gate("web-gap"));
+    events.extend((10..600).map(piece));
+    events.extend([Event::Finish("stop"), Event::Done]);
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let server = server(&ws, &llm, &["--sse-buffer", "65536"]);
+    let proxy = CutProxy::start(server.addr.parse().unwrap());
+    let browser = driver.session();
+    sign_in(&browser, &proxy.addr().to_string());
+    new_session(&browser);
+    let id = browser.find(PANEL).attr("data-session-id").unwrap();
+    prompt(&browser, "a lot");
+    browser.wait_text(&format!("{PANEL} .msg.agent"), "g009", WAIT);
+    proxy.swallow();
+    open_gate("web-gap");
+    wait_journal(&ws, &id, "g599");
+    let deadline = std::time::Instant::now() + WAIT;
+    while proxy.swallowed() < 100_000 {
+        assert!(std::time::Instant::now() < deadline, "only {} bytes left", proxy.swallowed());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    proxy.cut();
+    browser.wait_text(&format!("{PANEL} .msg.note"), "reloaded", WAIT);
+    wait_last_agent(&browser, "g599");
+    let texts = agent_texts(&browser);
+    assert_eq!(texts.len(), 1, "the reply once");
+    let words: Vec<&str> = texts[0].split_whitespace().filter(|w| w.starts_with('g')).collect();
+    let want: Vec<String> = (0..600).map(|n| format!("g{n:03}")).collect();
+    assert_eq!(words, want, "the whole reply, from the journal, in order");
+    browser.screenshot("gap-reloaded");
 }
 
 #[test]

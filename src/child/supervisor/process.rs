@@ -105,7 +105,13 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             Ok("list") => {
                 let mut out = String::new();
                 for pid in descendants(me) {
-                    out.push_str(&format!("proc {pid} {}\n", command_line(pid)));
+                    // An empty command line is a process on its way out (its memory, and
+                    // argv with it, is gone before it is a zombie): a pipe holder just
+                    // killed, say. It is not left running.
+                    let command = command_line(pid);
+                    if !command.is_empty() {
+                        out.push_str(&format!("proc {pid} {command}\n"));
+                    }
                 }
                 out.push_str("end\n");
                 say(out);

@@ -86,7 +86,7 @@ export class Connection {
         stream.resolve();
         if (stream.failures) this.handlers.onState("connected");
         stream.failures = 0;
-        await readEvents(res, (ev) => this.onEvent(stream, ev));
+        await readEvents(res, (ev) => this.onEvent(stream, ev), (note) => this.onComment(note));
       } catch (err) {
         if (stream.stopped || this.closed) return;
       }
@@ -97,6 +97,13 @@ export class Connection {
       stream.failures += 1;
       await new Promise((r) => setTimeout(r, wait));
     }
+  }
+
+  /** The server says events we asked for are no longer in its replay buffer: what the
+   *  page shows would have a hole, so it starts over (new connection, sessions loaded
+   *  again from their journals) and lets this connection go. */
+  onComment(note) {
+    if (/no longer in the replay buffer/.test(note)) this.fail(new LostError(note), true);
   }
 
   onEvent(stream, ev) {
@@ -142,13 +149,14 @@ export class Connection {
     this.post(reply, sessionId).catch(() => {});
   }
 
-  fail(err) {
+  fail(err, tell = false) {
     if (this.lost) return;
     this.lost = true;
-    this.close(false);
+    const bye = this.close(tell);
     for (const { reject } of this.pending.values()) reject(err);
     this.pending.clear();
-    this.handlers.onLost(err);
+    // After the server let this connection go, so that its sessions are free to load.
+    bye.finally(() => this.handlers.onLost(err));
   }
 
   async post(body, sessionId) {
@@ -184,14 +192,14 @@ export class Connection {
     return this.post({ jsonrpc: "2.0", method, params }, sessionId);
   }
 
-  /** Ends the connection (DELETE when `tell`), its streams and its waits. */
+  /** Ends the connection (DELETE when `tell`) and its streams; resolves when done. */
   close(tell = true) {
     this.closed = true;
     for (const stream of this.streams.values()) { stream.stopped = true; stream.abort?.abort(); }
     this.streams.clear();
-    if (tell && this.id) {
-      fetch("/acp", { method: "DELETE", headers: this.headers({ "Acp-Connection-Id": this.id }), keepalive: true }).catch(() => {});
-    }
+    if (!tell || !this.id) return Promise.resolve();
+    return fetch("/acp", { method: "DELETE", headers: this.headers({ "Acp-Connection-Id": this.id }), keepalive: true })
+      .catch(() => {});
   }
 }
 

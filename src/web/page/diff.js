@@ -35,8 +35,8 @@ export function lineDiff(oldText, newText) {
     let i = 0, j = 0;
     while (i < n || j < m) {
       if (i < n && j < m && x[i] === y[j]) { ops.push({ op: " ", a: head + i + 1, b: head + j + 1, text: x[i] }); i++; j++; }
-      else if (j < m && (i === n || table[i * (m + 1) + j + 1] >= table[(i + 1) * (m + 1) + j])) { ops.push({ op: "+", b: head + j + 1, text: y[j] }); j++; }
-      else { ops.push({ op: "-", a: head + i + 1, text: x[i] }); i++; }
+      else if (i < n && (j === m || table[(i + 1) * (m + 1) + j] >= table[i * (m + 1) + j + 1])) { ops.push({ op: "-", a: head + i + 1, text: x[i] }); i++; }
+      else { ops.push({ op: "+", b: head + j + 1, text: y[j] }); j++; }
     }
   }
   for (let k = 0; k < tail; k++) {

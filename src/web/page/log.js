@@ -62,8 +62,7 @@ export class Log {
   }
 
   flush() {
-    const following = this.end >= this.entries.length - 1 || this.atBottom;
-    if (following && this.end < this.entries.length) {
+    if (this.atBottom && this.end < this.entries.length) {
       // Show the tail: render what came, and let the head of the window go.
       const from = Math.max(this.end, this.entries.length - MAX);
       if (from > this.end) { for (let k = this.start; k < this.end; k++) this.drop(this.entries[k]); this.start = this.end = from; }
@@ -90,7 +89,7 @@ export class Log {
     for (const e of seen) {
       if (!e.isIntersecting) continue;
       if (e.target === this.top && this.start > 0) this.grow(true);
-      if (e.target === this.bottom && this.end < this.entries.length && !this.atBottom) this.grow(false);
+      if (e.target === this.bottom && this.end < this.entries.length) this.grow(false);
     }
   }
 

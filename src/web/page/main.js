@@ -27,6 +27,8 @@ class App {
   constructor() {
     this.views = new Map();
     this.early = new Map();
+    this.closed = new Set();
+    this.generation = 0;
     this.active = null;
     this.conn = null;
     this.status = document.getElementById("status");
@@ -86,6 +88,7 @@ class App {
       return;
     }
     const first = !this.conn;
+    const generation = ++this.generation;
     this.conn = conn;
     document.body.dataset.signedIn = "true";
     document.getElementById("signin-box").hidden = true;
@@ -100,6 +103,8 @@ class App {
     // A new connection after a lost one: every open session comes back, with its history.
     let reloaded = 0;
     for (const view of this.views.values()) {
+      // Lost again while reloading: the newer connection reloads everything itself.
+      if (generation !== this.generation) return;
       view.conn = conn;
       view.reset();
       try {
@@ -137,7 +142,7 @@ class App {
     if (msg.method === "session/update") {
       const view = this.views.get(p.sessionId);
       if (view) view.onUpdate(p.update || {});
-      else {
+      else if (!this.closed.has(p.sessionId)) {
         const list = this.early.get(p.sessionId) || [];
         if (list.length < 1000) list.push(p.update || {});
         this.early.set(p.sessionId, list);
@@ -191,10 +196,12 @@ class App {
   add(id, cwd, title) {
     const view = new SessionView(this.conn, id, cwd, this);
     this.views.set(id, view);
+    this.closed.delete(id);
     const label = h("span", { class: "tab-label" }, title);
     const close = h("button", { type: "button", class: "tab-close", "aria-label": `Close ${title}`, tabindex: "-1",
       onclick: (e) => { e.stopPropagation(); this.closeTab(id, true); } }, "×");
     view.tab = h("div", { class: "tab", role: "tab", id: `tab-${id}`, "aria-controls": `panel-${id}`, "aria-selected": "false",
+      "aria-keyshortcuts": "ArrowLeft ArrowRight Delete",
       tabindex: "-1", "data-session-id": id, onclick: () => this.activate(view) }, label, close);
     view.tabLabel = label;
     view.panel.id = `panel-${id}`;
@@ -218,7 +225,8 @@ class App {
     }
     document.getElementById("empty").hidden = true;
     view.log.flush();
-    view.composer.input.focus();
+    // A question waiting there gets the focus; else the prompt box.
+    if (!view.focusQuestion()) view.composer.input.focus();
   }
 
   tabKeys(e) {
@@ -238,6 +246,9 @@ class App {
     view.tab.remove();
     view.panel.remove();
     this.views.delete(id);
+    // What still comes for it (the end of a reply) is not kept for a later tab.
+    this.closed.add(id);
+    this.early.delete(id);
     const rest = [...this.views.values()];
     if (rest.length) this.activate(rest[rest.length - 1]);
     else { this.active = null; document.getElementById("empty").hidden = false; }

@@ -7,6 +7,7 @@
 import { h } from "./dom.js";
 
 const LIMIT = 200000; // longer text is shown as plain text: rendering must stay cheap
+const LINE_LIMIT = 4000; // a longer line gets no inline forms (their search is bounded per line)
 
 /** A fragment rendering `text`. */
 export function render(text) {
@@ -19,11 +20,36 @@ export function render(text) {
   return frag;
 }
 
-const fence = /^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)/;
-const heading = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
-const item = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
-const rule = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
-const tableSep = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+// Every pattern is anchored and linear: a hostile line must not make the page spin.
+const fence = /^ {0,3}(`{3,}|~{3,})[ \t]*([\w+-]*)/;
+const headingStart = /^ {0,3}(#{1,6})(?:[ \t]+|$)/;
+const item = /^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
+
+/** `# Title ##` → [level, "Title"], or null. */
+function heading(line) {
+  const m = headingStart.exec(line);
+  if (!m) return null;
+  let text = line.slice(m[0].length).trimEnd();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "#") end--;
+  if (end === 0 || text[end - 1] === " " || text[end - 1] === "\t") text = text.slice(0, end).trimEnd();
+  return [m[1].length, text];
+}
+
+/** `---`, `* * *`, `___`. */
+function isRule(line) {
+  const s = line.replace(/[ \t]/g, "");
+  return s.length >= 3 && /^[-*_]$/.test(s[0]) && s.split(s[0]).every((x) => x === "") && line.search(/\S/) < 4;
+}
+
+/** `| --- | :-: |`: every cell dashes with optional colons. */
+function isTableSep(line) {
+  if (!line.includes("-")) return false;
+  let s = line.trim();
+  if (s.startsWith("|")) s = s.slice(1);
+  if (s.endsWith("|")) s = s.slice(0, -1);
+  return s.split("|").every((c) => /^:?-+:?$/.test(c.trim()));
+}
 
 function blocks(lines, parent) {
   let i = 0;
@@ -40,10 +66,10 @@ function blocks(lines, parent) {
       const code = h("code", {}, body.join("\n"));
       if (m[2]) code.dataset.lang = m[2];
       parent.append(h("pre", {}, code));
-    } else if ((m = heading.exec(line))) {
-      parent.append(inline(h("h" + Math.min(m[1].length + 2, 6), { class: "md-h" }), m[2]));
+    } else if ((m = heading(line))) {
+      parent.append(inline(h("h" + Math.min(m[0] + 2, 6), { class: "md-h" }), m[1]));
       i++;
-    } else if (rule.test(line)) {
+    } else if (isRule(line)) {
       parent.append(h("hr"));
       i++;
     } else if (line.trimStart().startsWith(">")) {
@@ -52,14 +78,14 @@ function blocks(lines, parent) {
       const quote = h("blockquote");
       blocks(body, quote);
       parent.append(quote);
-    } else if (line.includes("|") && i + 1 < lines.length && tableSep.test(lines[i + 1]) && lines[i + 1].includes("-")) {
+    } else if (line.includes("|") && i + 1 < lines.length && isTableSep(lines[i + 1])) {
       i = table(lines, i, parent);
     } else if (item.test(line)) {
       i = list(lines, i, parent);
     } else {
       const para = [];
-      while (i < lines.length && lines[i].trim() && !fence.test(lines[i]) && !heading.test(lines[i]) &&
-        !(para.length && item.test(lines[i])) && !lines[i].trimStart().startsWith(">") && !rule.test(lines[i])) {
+      while (i < lines.length && lines[i].trim() && !fence.test(lines[i]) && !heading(lines[i]) &&
+        !(para.length && item.test(lines[i])) && !lines[i].trimStart().startsWith(">") && !isRule(lines[i])) {
         para.push(lines[i++].trim());
       }
       const p = h("p");
@@ -135,25 +161,63 @@ function table(lines, i, parent) {
   return i;
 }
 
-const SPAN = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|~~([^~]+)~~|\*([^*\s][^*]*)\*|(?<![\w])_([^_\s][^_]*)_(?![\w])|\[([^\]]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/;
+// Spans are bounded in length, so that an unclosed one costs at most that much per start.
+const SPAN = /\*\*([^*]{1,1000})\*\*|__([^_]{1,1000})__|~~([^~]{1,1000})~~|\*([^*\s][^*]{0,1000})\*|(?<![\w])_([^_\s][^_]{0,1000})_(?![\w])|\[([^\]]{1,1000})\]\(([^)\s]{1,2000})(?:\s+"[^"]{0,200}")?\)|(https?:\/\/[^\s<>()]{1,2000})/;
 
-/** Appends `text`'s inline Markdown to `el`; returns `el`. */
+/** Appends `text`'s inline Markdown to `el`; returns `el`. Code spans are found by hand
+ *  (a run of backticks and the next run of the same length), the rest by SPAN. */
 export function inline(el, text) {
+  if (text.length > LINE_LIMIT) return el.append(text), el;
+  let at = 0;
+  while (at < text.length) {
+    const tick = text.indexOf("`", at);
+    if (tick < 0) break;
+    let run = tick;
+    while (text[run] === "`") run++;
+    const ticks = run - tick;
+    let close = run;
+    for (;;) {
+      close = text.indexOf("`".repeat(ticks), close);
+      if (close < 0) break;
+      let after = close + ticks;
+      if (text[after] !== "`") break;
+      while (text[after] === "`") after++;
+      close = after;
+    }
+    if (close < 0) {
+      spans(el, text.slice(at, run));
+      at = run;
+      continue;
+    }
+    spans(el, text.slice(at, tick));
+    const code = text.slice(run, close);
+    el.append(h("code", {}, code.trim() || code));
+    at = close + ticks;
+  }
+  if (at < text.length) spans(el, text.slice(at));
+  return el;
+}
+
+function spans(el, text) {
   let rest = text;
-  let guard = 0;
-  while (rest && guard++ < 10000) {
+  while (rest) {
     const m = SPAN.exec(rest);
     if (!m) { el.append(rest); break; }
     if (m.index) el.append(rest.slice(0, m.index));
-    if (m[1]) el.append(h("code", {}, m[2].trim() || m[2]));
-    else if (m[3] || m[4]) el.append(inline(h("strong"), m[3] || m[4]));
-    else if (m[5]) el.append(inline(h("del"), m[5]));
-    else if (m[6] || m[7]) el.append(inline(h("em"), m[6] || m[7]));
-    else if (m[8]) el.append(link(m[8], m[9]));
-    else if (m[10]) el.append(link(m[10], m[10]));
+    if (m[1] || m[2]) el.append(inline(h("strong"), m[1] || m[2]));
+    else if (m[3]) el.append(inline(h("del"), m[3]));
+    else if (m[4] || m[5]) el.append(inline(h("em"), m[4] || m[5]));
+    else if (m[6]) el.append(link(m[6], m[7]));
+    else if (m[8]) el.append(link(trimUrl(m[8]), trimUrl(m[8])), m[8].slice(trimUrl(m[8]).length));
     rest = rest.slice(m.index + m[0].length);
   }
-  return el;
+}
+
+/** A bare URL without the punctuation that usually ends the sentence around it. */
+function trimUrl(url) {
+  let end = url.length;
+  while (end > 8 && ".,;:!?'\")".includes(url[end - 1])) end--;
+  return url.slice(0, end);
 }
 
 function link(label, href) {

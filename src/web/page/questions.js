@@ -89,7 +89,7 @@ export class FormEntry {
     if (this.form) return;
     const schema = this.params.requestedSchema || {};
     const required = new Set(schema.required || []);
-    const fields = Object.entries(schema.properties || {}).map(([name, prop]) => field(this.n, name, prop, required.has(name)));
+    const fields = Object.entries(schema.properties || {}).map(([name, prop], k) => field(`f${this.n}-${k}`, name, prop, required.has(name)));
     this.form = h("form", { onsubmit: (e) => { e.preventDefault(); this.submit(schema); } },
       fields,
       h("div", { class: "q-actions" },
@@ -129,8 +129,7 @@ export class FormEntry {
   }
 }
 
-function field(n, name, prop, required) {
-  const id = `f${n}-${name}`;
+function field(id, name, prop, required) {
   const label = prop.title || name;
   const help = prop.description ? h("small", { id: id + "-d" }, prop.description) : null;
   const described = help ? id + "-d" : null;

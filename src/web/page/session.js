@@ -25,8 +25,15 @@ class TextEntry {
       h("div", { class: "who" }, this.role === "user" ? "You" : this.role === "agent" ? "Agent" : "Note"), this.body);
   }
   refresh() {
-    if (this.role === "thought") this.body.textContent = this.text;
-    else this.body.replaceChildren(render(this.text));
+    if (this.role === "thought") { this.body.textContent = this.text; return; }
+    // A long message is parsed again at most four times a second while it streams.
+    const now = performance.now();
+    if (this.text.length > 20000 && this.drawnAt && now - this.drawnAt < 250) {
+      if (!this.later) this.later = setTimeout(() => { this.later = null; this.log?.touch(this); }, 250);
+      return;
+    }
+    this.drawnAt = now;
+    this.body.replaceChildren(render(this.text));
   }
   add(text) {
     this.text += text;
@@ -169,7 +176,10 @@ export class SessionView {
     try {
       const result = await this.conn.request("session/prompt", { sessionId: this.id, prompt: [{ type: "text", text }] }, this.id);
       if (result.stopReason && result.stopReason !== "end_turn") this.note(`Turn ended: ${result.stopReason.replace("_", " ")}`);
-      announce("The agent finished");
+      // The log is not a live region (every streamed piece would be read out): the
+      // reply's beginning is said once it is complete.
+      const reply = [...this.log.entries].reverse().find((e) => e.role === "agent");
+      announce(reply ? `The agent replied: ${reply.text.slice(0, 300)}` : "The agent finished");
     } catch (err) {
       this.note(`The prompt failed: ${err.message}`);
     } finally {
@@ -195,6 +205,14 @@ export class SessionView {
       this.log.push(entry);
       this.log.toEnd(false);
     });
+  }
+
+  /** Focuses the first unanswered question; whether there was one. */
+  focusQuestion() {
+    const button = this.panel.querySelector(".question:not(:has(.answered)) button, .question:not(:has(.answered)) input, .question:not(:has(.answered)) select");
+    if (!button) return false;
+    button.focus();
+    return true;
   }
 
   withdraw(requestId) {

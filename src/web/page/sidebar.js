@@ -1,7 +1,7 @@
 // The sessions of a directory: list, new, open (load, with its history), resume (without
 // it), fork and delete. Renaming is done in the session's own tab (`/rename`).
 
-import { h } from "./dom.js";
+import { h, announce } from "./dom.js";
 
 export class Sidebar {
   constructor(app) {
@@ -51,7 +51,9 @@ export class Sidebar {
     const del = h("button", { type: "button", class: "small reject", "aria-label": `Delete ${title}`, onclick: async () => {
       if (!armed) {
         del.textContent = "Confirm delete";
-        armed = setTimeout(() => { armed = null; del.textContent = "Delete"; }, 6000);
+        del.setAttribute("aria-label", `Confirm: delete ${title} for good`);
+        announce(`Press again to delete ${title}`);
+        armed = setTimeout(() => { armed = null; del.textContent = "Delete"; del.setAttribute("aria-label", `Delete ${title}`); }, 6000);
         return;
       }
       clearTimeout(armed);

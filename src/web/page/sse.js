@@ -1,8 +1,9 @@
 // Server-sent events over `fetch` (EventSource cannot send Authorization): parses the
 // `text/event-stream` body of a response into `{id, event, data}` events as they arrive.
 
-/** Calls `onEvent` for each event of `response`'s body until it ends or `signal` aborts. */
-export async function readEvents(response, onEvent) {
+/** Calls `onEvent` for each event of `response`'s body, and `onComment` for each comment
+ *  line, until it ends. */
+export async function readEvents(response, onEvent, onComment) {
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -23,7 +24,7 @@ export async function readEvents(response, onEvent) {
         event = { id: null, event: "message", data: [] };
         continue;
       }
-      if (line.startsWith(":")) continue;
+      if (line.startsWith(":")) { onComment?.(line.slice(1).trim()); continue; }
       const colon = line.indexOf(":");
       const field = colon < 0 ? line : line.slice(0, colon);
       let val = colon < 0 ? "" : line.slice(colon + 1);
