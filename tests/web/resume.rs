@@ -115,6 +115,7 @@ fn a_hole_the_replay_buffer_cannot_fill_reloads_the_session() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     proxy.cut();
+    browser.wait_until("document.getElementById('banner').innerText.includes('reloaded')", WAIT);
     browser.wait_text(&format!("{PANEL} .msg.note"), "reloaded", WAIT);
     wait_last_agent(&browser, "g599");
     let texts = agent_texts(&browser);

@@ -23,12 +23,25 @@ export class Log {
     this.jump = h("button", { type: "button", class: "jump", hidden: true, onclick: () => this.toEnd(true) }, "↓ Latest");
     this.scroller = h("div", { class: "log", role: "log", "aria-live": "off", tabindex: "0" }, this.list);
     this.list.append(this.top, this.bottom);
+    // Following the newest entries: left only when the reader scrolls up (the position
+    // goes back), taken again at the bottom. Content that grows below never ends it.
     this.atBottom = true;
+    this.lastTop = 0;
     this.scroller.addEventListener("scroll", () => {
       const s = this.scroller;
-      this.atBottom = s.scrollHeight - s.scrollTop - s.clientHeight < 48;
+      if (s.scrollTop < this.lastTop - 2) this.atBottom = false;
+      if (s.scrollHeight - s.scrollTop - s.clientHeight < 48) this.atBottom = true;
+      this.lastTop = s.scrollTop;
       this.jump.hidden = this.atBottom && this.end === this.entries.length;
     });
+    // An entry that grows after it was drawn (a long reply laid out, a diff opened) keeps
+    // a following reader at the bottom.
+    new ResizeObserver(() => {
+      if (this.atBottom) {
+        this.scroller.scrollTop = this.scroller.scrollHeight;
+        this.lastTop = this.scroller.scrollTop;
+      }
+    }).observe(this.list);
     this.observer = new IntersectionObserver((seen) => this.edges(seen), { root: this.scroller, rootMargin: "800px 0px" });
     this.observer.observe(this.top);
     this.observer.observe(this.bottom);
@@ -72,7 +85,10 @@ export class Log {
     }
     for (const entry of this.dirty) if (entry.el) entry.refresh(entry.el);
     this.dirty.clear();
-    if (this.atBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
+    if (this.atBottom) {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.lastTop = this.scroller.scrollTop;
+    }
     this.jump.hidden = this.atBottom && this.end === this.entries.length;
   }
 
@@ -115,6 +131,8 @@ export class Log {
         s.scrollTop -= height;
       }
     }
+    // Our own moves are not the reader's.
+    this.lastTop = s.scrollTop;
   }
 
   /** Back to the newest entries. */
