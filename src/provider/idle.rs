@@ -199,9 +199,10 @@ mod tests {
         let (bytes_tx, bytes_rx) = crossbeam_channel::unbounded::<u8>();
         let gate = Arc::new(Mutex::new(Some(bytes_tx)));
         let closer = Arc::clone(&gate);
+        // It says so before it closes the gate: the read then ends after the word is out.
         let watch = Watch::start(limit, move || {
-            closer.lock().unwrap().take();
             let _ = fired_tx.send(());
+            closer.lock().unwrap().take();
         })
         .unwrap();
         // No read under way: three limits pass and nothing fires.
