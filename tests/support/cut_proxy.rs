@@ -113,6 +113,23 @@ impl CutProxy {
         self.shared.swallowed.load(Ordering::SeqCst)
     }
 
+    /// Waits (polling, at most `timeout`) until at least `bytes` were swallowed; returns
+    /// how many were.
+    pub fn wait_swallowed(&self, bytes: usize, timeout: std::time::Duration) -> usize {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let now = self.swallowed();
+            if now >= bytes {
+                return now;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "only {now} of {bytes} bytes left the server"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// How many connections are open now.
     pub fn open(&self) -> usize {
         self.shared.open.lock().unwrap_or_else(PoisonError::into_inner).len()

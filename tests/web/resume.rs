@@ -61,12 +61,7 @@ fn a_cut_in_the_middle_of_a_reply_resumes_without_a_gap_or_a_repeat() {
     proxy.swallow();
     open_gate("web-cut");
     wait_journal(&ws, &id, "w119");
-    let deadline = std::time::Instant::now() + WAIT;
-    while proxy.swallowed() == 0 {
-        assert!(std::time::Instant::now() < deadline, "nothing left the server");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let lost = proxy.swallowed();
+    let lost = proxy.wait_swallowed(1, WAIT);
     let cut = proxy.cut();
     assert!(cut >= 1, "the page's stream was cut ({cut} connections)");
     browser.wait_text(&format!("{PANEL} .msg.agent"), "w119", WAIT);
@@ -109,11 +104,7 @@ fn a_hole_the_replay_buffer_cannot_fill_reloads_the_session() {
     proxy.swallow();
     open_gate("web-gap");
     wait_journal(&ws, &id, "g599");
-    let deadline = std::time::Instant::now() + WAIT;
-    while proxy.swallowed() < 100_000 {
-        assert!(std::time::Instant::now() < deadline, "only {} bytes left", proxy.swallowed());
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    proxy.wait_swallowed(100_000, WAIT);
     proxy.cut();
     browser.wait_until("document.getElementById('banner').innerText.includes('reloaded')", WAIT);
     browser.wait_text(&format!("{PANEL} .msg.note"), "reloaded", WAIT);
