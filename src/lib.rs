@@ -21,6 +21,7 @@ pub mod memory;
 pub mod permission;
 pub mod provider;
 pub mod rules;
+pub mod sandbox;
 pub mod secret;
 mod serve;
 pub mod session;

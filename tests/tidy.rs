@@ -58,7 +58,7 @@ fn source_files_follow_the_house_rules() {
 /// never one above.
 const LAYERS: &[&[&str]] = &[
     &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret", "web"],
-    &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory"],
+    &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory", "sandbox"],
     &["tools", "provider", "mcp", "hooks", "skills"],
     &["permission"],
     &["agent"],
@@ -79,6 +79,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("hooks", &["agent", "session", "acp"]),
     ("infra", &["config"]),
     ("rules", &["config"]),
+    ("sandbox", &["config"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

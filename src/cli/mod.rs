@@ -4,6 +4,7 @@
 mod acp;
 mod login;
 mod mcp;
+mod sandbox;
 mod script;
 mod skills;
 
@@ -12,6 +13,7 @@ use std::ffi::OsString;
 pub use acp::{AcpArgs, HttpArgs, Transport};
 pub use login::LoginArgs;
 pub use mcp::McpCommand;
+pub use sandbox::{RunProfile, SandboxCommand};
 pub use script::{ConfigCommand, OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
 pub use skills::SkillsCommand;
 
@@ -68,6 +70,14 @@ Usage:
   iac-code skills check <DIR>
                              check a skill folder against the Agent Skills
                              format; exit 0 if it has no problem, else 1
+  iac-code sandbox status [--json]
+                             which layers of the OS sandbox this host offers
+  iac-code sandbox run [--profile <sealed|cloud-read|cloud-write>|--none]
+                       [--] <PROGRAM> [ARGS]...
+                             run a program in the current directory inside
+                             the sandbox a command of that kind gets (to see
+                             what it can and cannot reach); exit status: the
+                             program's, or 1 if the sandbox cannot be built
   iac-code login             sign in: choose a provider preset, enter its
                              base URL, model and API key (not shown), test
                              them with a one-token request, store them in
@@ -174,6 +184,8 @@ pub enum Command {
     Mcp(McpCommand),
     /// List, show and check Agent Skills.
     Skills(SkillsCommand),
+    /// Show or try the OS sandbox.
+    Sandbox(SandboxCommand),
     /// Sign in: choose a provider, store its key (`--login` too).
     Login(LoginArgs),
     /// Remove the stored credentials.
@@ -210,6 +222,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                     "config" => script::parse_config(&mut parser),
                     "mcp" => mcp::parse_mcp(&mut parser),
                     "skills" => skills::parse_skills(&mut parser),
+                    "sandbox" => sandbox::parse_sandbox(&mut parser),
                     "login" => login::parse_login(&mut parser),
                     "logout" => login::parse_logout(&mut parser),
                     "help" => Ok(Command::Help),

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod login;
 pub mod mcp;
 pub mod oneshot;
+pub mod sandbox;
 pub mod sessions;
 pub mod skills;
 pub(crate) mod transfer;

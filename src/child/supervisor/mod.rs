@@ -40,6 +40,9 @@ const KILL_WAIT: Duration = Duration::from_secs(3);
 /// The supervisor's argument (before the program) that says the program's stdin comes
 /// over the control socket: a line `stdin N`, then N bytes.
 const STDIN_FLAG: &str = "--stdin";
+/// The supervisor's first argument when the program runs in a sandbox: a line `sandbox N`
+/// and N bytes of its JSON description (`sandbox::Spec`) come first on the control socket.
+const SANDBOX_FLAG: &str = "--sandbox";
 /// The largest input a program can be given on its stdin.
 pub const MAX_INPUT: usize = 64 << 20;
 
@@ -86,7 +89,20 @@ impl Supervised {
         cwd: &Path,
         env: &[(&str, &str)],
     ) -> std::io::Result<(Supervised, Pipes)> {
-        Supervised::start(program, args, cwd, env, None)
+        Supervised::start(program, args, cwd, env, None, None)
+    }
+
+    /// Like [`Supervised::spawn`], inside the sandbox `sandbox` (entered by the supervisor
+    /// before the program starts; a sandbox that cannot be set up is an error, and nothing
+    /// runs).
+    pub fn spawn_sandboxed(
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+        sandbox: &crate::sandbox::Spec,
+    ) -> std::io::Result<(Supervised, Pipes)> {
+        Supervised::start(program, args, cwd, env, None, Some(sandbox))
     }
 
     /// Like [`Supervised::spawn`], with `input` (at most `MAX_INPUT` bytes) on the
@@ -99,7 +115,7 @@ impl Supervised {
         env: &[(&str, &str)],
         input: &[u8],
     ) -> std::io::Result<(Supervised, Pipes)> {
-        Supervised::start(program, args, cwd, env, Some(input))
+        Supervised::start(program, args, cwd, env, Some(input), None)
     }
 
     fn start(
@@ -108,6 +124,7 @@ impl Supervised {
         cwd: &Path,
         env: &[(&str, &str)],
         input: Option<&[u8]>,
+        sandbox: Option<&crate::sandbox::Spec>,
     ) -> std::io::Result<(Supervised, Pipes)> {
         if input.is_some_and(|bytes| bytes.len() > MAX_INPUT) {
             return Err(std::io::Error::other(format!("an input over {MAX_INPUT} bytes")));
@@ -115,6 +132,9 @@ impl Supervised {
         let (ours, theirs) = UnixStream::pair()?;
         let mut command = super::command("/proc/self/exe");
         command.arg0("iac-code").arg(ARG);
+        if sandbox.is_some() {
+            command.arg(SANDBOX_FLAG);
+        }
         if input.is_some() {
             command.arg(STDIN_FLAG);
         }
@@ -150,6 +170,13 @@ impl Supervised {
         })?;
         let mut supervised =
             Supervised { child: Some(child), control: ours, reports, exit, pid: 0 };
+        if let Some(spec) = sandbox {
+            let json = serde_json::to_vec(spec).map_err(std::io::Error::other)?;
+            supervised.control.set_write_timeout(Some(KILL_WAIT))?;
+            (&supervised.control).write_all(format!("sandbox {}\n", json.len()).as_bytes())?;
+            (&supervised.control).write_all(&json)?;
+            supervised.control.set_write_timeout(None)?;
+        }
         if let Some(bytes) = input {
             // Read whole before the program starts; a supervisor gone fails the write.
             supervised.control.set_write_timeout(Some(KILL_WAIT))?;

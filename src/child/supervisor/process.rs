@@ -1,4 +1,5 @@
-//! The supervisor process itself (`iac-code __supervise [--stdin] PROGRAM ARGS…`): a child
+//! The supervisor process itself (`iac-code __supervise [--sandbox] [--stdin] PROGRAM
+//! ARGS…`): a child
 //! subreaper that starts the program, tells the server its pid and its end, lists its
 //! descendants when asked, and kills them all on `kill` or when the control socket closes.
 
@@ -11,7 +12,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{KILL_WAIT, MAX_INPUT, STDIN_FLAG};
+use super::{KILL_WAIT, MAX_INPUT, SANDBOX_FLAG, STDIN_FLAG};
 use crate::sync::lock;
 use crate::sys::{self, Ended};
 
@@ -32,6 +33,18 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         let _ = lock(&writer).write_all(line.as_bytes());
     };
     let mut control = BufReader::new(control);
+    let mut argv = &argv[..];
+    let mut sandbox = None;
+    if argv.first().is_some_and(|flag| flag == SANDBOX_FLAG) {
+        argv = &argv[1..];
+        match read_sandbox(&mut control) {
+            Ok(spec) => sandbox = Some(spec),
+            Err(err) => {
+                say(format!("error no sandbox: {err}\n"));
+                return 2;
+            }
+        }
+    }
     let (input, argv) = match argv.split_first() {
         Some((flag, rest)) if flag == STDIN_FLAG => match read_input(&mut control) {
             Ok(input) => (Some(input), rest),
@@ -40,7 +53,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
                 return 2;
             }
         },
-        _ => (None, &argv[..]),
+        _ => (None, argv),
     };
     let Some((program, args)) = argv.split_first() else {
         say("error no program\n".into());
@@ -48,6 +61,14 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     };
     let mut command = crate::child::command(program);
     command.args(args).process_group(0);
+    // Still one thread here: the namespaces need it, and the program's process may
+    // allocate between fork and exec.
+    if let Some(spec) = &sandbox
+        && let Err(err) = crate::sandbox::enter(spec, &mut command)
+    {
+        say(format!("error sandbox: {err}\n"));
+        return 1;
+    }
     let feed = match input {
         None => {
             command.stdin(Stdio::null());
@@ -121,6 +142,9 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         }
     }
     kill_all(me);
+    if let Some(spec) = &sandbox {
+        spec.clean();
+    }
     0
 }
 
@@ -137,6 +161,23 @@ fn read_input(control: &mut BufReader<UnixStream>) -> std::io::Result<Vec<u8>> {
     control.read_exact(&mut input)?;
     Ok(input)
 }
+
+/// The sandbox announced on the control socket: a line `sandbox N`, then N bytes of JSON.
+fn read_sandbox(control: &mut BufReader<UnixStream>) -> std::io::Result<crate::sandbox::Spec> {
+    let mut line = String::new();
+    control.by_ref().take(64).read_line(&mut line)?;
+    let len = line
+        .strip_prefix("sandbox ")
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .filter(|n| *n <= MAX_SANDBOX)
+        .ok_or_else(|| std::io::Error::other(format!("expected 'sandbox N', got {line:?}")))?;
+    let mut bytes = vec![0; len];
+    control.read_exact(&mut bytes)?;
+    serde_json::from_slice(&bytes).map_err(std::io::Error::other)
+}
+
+/// The largest sandbox description a supervisor reads.
+const MAX_SANDBOX: usize = 4 << 20;
 
 /// Kills every descendant of `me` until none is left (bounded); the reap thread reaps
 /// them as they die.
