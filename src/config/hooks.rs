@@ -322,6 +322,50 @@ pub struct ProjectHooks {
     pub changed: Vec<String>,
     /// The project settings file's real path, when there is one.
     pub path: Option<PathBuf>,
+    /// What the approved hooks run, as approved: checked again before each run (`hooks`).
+    pub check: Option<ProjectCheck>,
+}
+
+/// What a project's approved hooks run, as it was approved: before each run of them the
+/// files are looked at again, and a change (the model's write in this very turn) stops
+/// them until approved again.
+#[derive(Debug, Clone)]
+pub struct ProjectCheck {
+    /// The project settings file.
+    pub path: PathBuf,
+    root: PathBuf,
+    commands: Vec<String>,
+    approved: Runs,
+}
+
+impl ProjectCheck {
+    /// The files the hooks run that changed, appeared or went since the approval, or why
+    /// they cannot be kept; empty: they may run.
+    pub fn changed(&self) -> Vec<String> {
+        let now = super::hook_runs::runs_of(self.commands.iter().map(String::as_str), &self.root);
+        if let Some(why) = super::hook_runs::over_bounds(&now) {
+            return vec![why];
+        }
+        let mut changed: Vec<String> = now
+            .iter()
+            .filter(|(path, digest)| self.approved.get(*path) != Some(*digest))
+            .map(|(path, _)| path.clone())
+            .collect();
+        changed.extend(self.approved.keys().filter(|path| !now.contains_key(*path)).cloned());
+        changed
+    }
+    /// Why the project's hooks may not run now, if they may not: for the client.
+    pub fn withheld(&self) -> Option<String> {
+        let changed = self.changed();
+        (!changed.is_empty()).then(|| {
+            format!(
+                "the hooks of {} did not run: {} changed since they were approved; they run \
+                 again once approved (iac-code config approve)",
+                self.path.display(),
+                changed.join(", ")
+            )
+        })
+    }
 }
 
 /// The hooks of the project settings in `cwd` that run now: all of them once the file's
@@ -332,30 +376,45 @@ pub fn project_hooks(cwd: &Path, config_dir: &Path) -> Result<ProjectHooks, Stri
         return Ok(ProjectHooks::default());
     };
     let hooks = of_project_file(&settings.text, &settings.path)?;
-    let standing = match settings.approved {
-        true => {
-            HOOKS.standing(config_dir, &settings.path, &settings.text, &runs(&settings, &hooks))
-        }
-        false => Standing::Unapproved,
+    let runs = runs(&settings, &hooks);
+    let standing = match (settings.approved, super::hook_runs::over_bounds(&runs)) {
+        // Past the bounds: never run, whatever was approved.
+        (_, Some(why)) => Standing::Changed(vec![why]),
+        (true, None) => HOOKS.standing(config_dir, &settings.path, &settings.text, &runs),
+        (false, None) => Standing::Unapproved,
     };
-    let path = Some(settings.path);
+    let unapproved = ProjectHooks {
+        unapproved: hooks.len(),
+        hooks: Vec::new(),
+        changed: Vec::new(),
+        path: Some(settings.path.clone()),
+        check: None,
+    };
     Ok(match standing {
-        Standing::Approved => ProjectHooks { hooks, unapproved: 0, changed: Vec::new(), path },
-        Standing::Changed(changed) => {
-            ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), changed, path }
+        Standing::Approved => {
+            let check = ProjectCheck {
+                path: settings.path.clone(),
+                root: root(&settings).to_path_buf(),
+                commands: hooks.iter().map(|h| h.command.clone()).collect(),
+                approved: runs,
+            };
+            ProjectHooks { unapproved: 0, hooks, check: Some(check), ..unapproved }
         }
-        Standing::Unapproved => {
-            ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), changed: Vec::new(), path }
-        }
+        Standing::Changed(changed) => ProjectHooks { changed, ..unapproved },
+        Standing::Unapproved => unapproved,
     })
 }
 
-/// Keeps what the project's hooks in `cwd` run as approved (after the settings file itself
-/// was: `permissions::approve_project`). `Err`: why the file cannot be used or kept.
+/// Keeps what the project's hooks in `cwd` run as approved (with the settings file itself:
+/// `permissions::approve_project`). `Err`: why the file cannot be used or kept, or what the
+/// hooks run is past the bounds (`hook_runs::over_bounds`).
 pub fn approve_runs(cwd: &Path, config_dir: &Path) -> Result<(), String> {
     let Some(settings) = project_settings(cwd, config_dir)? else { return Ok(()) };
     let hooks = of_project_file(&settings.text, &settings.path)?;
     let runs = runs(&settings, &hooks);
+    if let Some(why) = super::hook_runs::over_bounds(&runs) {
+        return Err(format!("{}: its hooks cannot be approved: {why}", settings.path.display()));
+    }
     HOOKS
         .approve_running(config_dir, &settings.path, &settings.text, &runs)
         .map_err(|err| format!("{}: {err}", HOOKS.path(config_dir).display()))
@@ -364,8 +423,12 @@ pub fn approve_runs(cwd: &Path, config_dir: &Path) -> Result<(), String> {
 /// What `hooks` of the project `settings` run from the project (the directory holding its
 /// `.iac-code`).
 fn runs(settings: &ProjectSettings, hooks: &[HookSpec]) -> Runs {
-    let root = settings.path.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
-    super::hook_runs::runs_of(hooks.iter().map(|h| h.command.as_str()), root)
+    super::hook_runs::runs_of(hooks.iter().map(|h| h.command.as_str()), root(settings))
+}
+
+/// The project of `settings`: the directory holding its `.iac-code`.
+fn root(settings: &ProjectSettings) -> &Path {
+    settings.path.parent().and_then(Path::parent).unwrap_or(Path::new("/"))
 }
 
 #[cfg(test)]
