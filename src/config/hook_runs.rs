@@ -9,7 +9,8 @@
 //! until they are approved again, and a write there asks like a write to what an approved
 //! `.mcp.json` runs. What is under those directories is bounded (`MAX_DIR_ENTRIES`,
 //! `MAX_DIR_BYTES`): past it the directory's entry says so (`OVER_BOUNDS`), and such hooks
-//! are never approved nor run.
+//! are never approved nor run. `ProjectCheck` keeps what was approved and looks again
+//! before each run of the hooks.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -60,6 +61,54 @@ pub fn runs_of<'a>(commands: impl IntoIterator<Item = &'a str>, root: &Path) -> 
     }
     cover(dirs, &mut runs);
     runs
+}
+
+/// What a project's approved hooks run, as it was approved: before each run of them the
+/// files are looked at again, and a change (the model's write in this very turn) stops
+/// them until approved again.
+#[derive(Debug, Clone)]
+pub struct ProjectCheck {
+    /// The project settings file.
+    pub path: PathBuf,
+    root: PathBuf,
+    commands: Vec<String>,
+    approved: Runs,
+}
+
+impl ProjectCheck {
+    /// The check of the hooks of the project settings file at `path`, in the project
+    /// `root`, whose `commands` ran `approved` when they were approved.
+    pub(super) fn new(path: &Path, root: &Path, commands: Vec<String>, approved: Runs) -> Self {
+        ProjectCheck { path: path.to_path_buf(), root: root.to_path_buf(), commands, approved }
+    }
+
+    /// The files the hooks run that changed, appeared or went since the approval, or why
+    /// they cannot be kept; empty: they may run.
+    pub fn changed(&self) -> Vec<String> {
+        let now = runs_of(self.commands.iter().map(String::as_str), &self.root);
+        if let Some(why) = over_bounds(&now) {
+            return vec![why];
+        }
+        let mut changed: Vec<String> = now
+            .iter()
+            .filter(|(path, digest)| self.approved.get(*path) != Some(*digest))
+            .map(|(path, _)| path.clone())
+            .collect();
+        changed.extend(self.approved.keys().filter(|path| !now.contains_key(*path)).cloned());
+        changed
+    }
+    /// Why the project's hooks may not run now, if they may not: for the client.
+    pub fn withheld(&self) -> Option<String> {
+        let changed = self.changed();
+        (!changed.is_empty()).then(|| {
+            format!(
+                "the hooks of {} did not run: {} changed since they were approved; they run \
+                 again once approved (iac-code config approve)",
+                self.path.display(),
+                changed.join(", ")
+            )
+        })
+    }
 }
 
 /// Why the hooks that keep `runs` can be neither approved nor run, if they cannot: a

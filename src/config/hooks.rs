@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::approval::{HOOKS, Runs, Standing};
+pub use super::hook_runs::ProjectCheck;
 use super::permissions::{ProjectSettings, project_settings};
 use crate::rules::{Rule, Source, Subject, Verdict};
 
@@ -326,48 +327,6 @@ pub struct ProjectHooks {
     pub check: Option<ProjectCheck>,
 }
 
-/// What a project's approved hooks run, as it was approved: before each run of them the
-/// files are looked at again, and a change (the model's write in this very turn) stops
-/// them until approved again.
-#[derive(Debug, Clone)]
-pub struct ProjectCheck {
-    /// The project settings file.
-    pub path: PathBuf,
-    root: PathBuf,
-    commands: Vec<String>,
-    approved: Runs,
-}
-
-impl ProjectCheck {
-    /// The files the hooks run that changed, appeared or went since the approval, or why
-    /// they cannot be kept; empty: they may run.
-    pub fn changed(&self) -> Vec<String> {
-        let now = super::hook_runs::runs_of(self.commands.iter().map(String::as_str), &self.root);
-        if let Some(why) = super::hook_runs::over_bounds(&now) {
-            return vec![why];
-        }
-        let mut changed: Vec<String> = now
-            .iter()
-            .filter(|(path, digest)| self.approved.get(*path) != Some(*digest))
-            .map(|(path, _)| path.clone())
-            .collect();
-        changed.extend(self.approved.keys().filter(|path| !now.contains_key(*path)).cloned());
-        changed
-    }
-    /// Why the project's hooks may not run now, if they may not: for the client.
-    pub fn withheld(&self) -> Option<String> {
-        let changed = self.changed();
-        (!changed.is_empty()).then(|| {
-            format!(
-                "the hooks of {} did not run: {} changed since they were approved; they run \
-                 again once approved (iac-code config approve)",
-                self.path.display(),
-                changed.join(", ")
-            )
-        })
-    }
-}
-
 /// The hooks of the project settings in `cwd` that run now: all of them once the file's
 /// exact content is approved, none before. `Err`: the file cannot be used (a link, not
 /// JSON, a bad rule or hook), approved or not.
@@ -392,12 +351,8 @@ pub fn project_hooks(cwd: &Path, config_dir: &Path) -> Result<ProjectHooks, Stri
     };
     Ok(match standing {
         Standing::Approved => {
-            let check = ProjectCheck {
-                path: settings.path.clone(),
-                root: root(&settings).to_path_buf(),
-                commands: hooks.iter().map(|h| h.command.clone()).collect(),
-                approved: runs,
-            };
+            let commands = hooks.iter().map(|h| h.command.clone()).collect();
+            let check = ProjectCheck::new(&settings.path, root(&settings), commands, runs);
             ProjectHooks { unapproved: 0, hooks, check: Some(check), ..unapproved }
         }
         Standing::Changed(changed) => ProjectHooks { changed, ..unapproved },
