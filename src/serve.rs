@@ -32,6 +32,8 @@ pub fn serve_acp(args: &AcpArgs, ready: &mut dyn FnMut(&str)) -> Result<()> {
         // A token holder is not the user at the keyboard: what the client's MCP entries
         // may start and reach defaults to less than over stdio.
         config.mcp.over_http();
+        // Nor is it the node's operator: `logout` would sign every other client out.
+        config.logout_allowed = args.allow_remote_logout;
         transport::http::check_bind(
             &args.host,
             args.port,

@@ -336,3 +336,92 @@ fn malformed_hooks_are_configuration_errors_and_config_show_lists_hooks_with_the
     assert_eq!(out.status.code(), Some(2), "a malformed section is never approved");
     assert!(!ws.config().join("project-approvals.json").exists());
 }
+
+fn write_file(id: &str, path: &str, content: &str) -> Reply {
+    tool_reply(id, "write_file", json!({ "path": path, "content": content }))
+}
+
+/// A project whose approved `PreToolUse` hook (`sh hooks/guard.sh`, for bash calls) sources
+/// `hooks/lib.sh`, which appends `said` to `<workspace>/hook.log`: the library's line.
+fn lib_line(ws: &Workspace, said: &str) -> String {
+    format!("say() {{ echo {said} >> '{}'; }}\n", ws.root().join("hook.log").display())
+}
+
+fn guarded_project(ws: &Workspace) {
+    let file =
+        json!({"hooks": {"PreToolUse": [{"matcher": "bash", "command": "sh hooks/guard.sh"}]}});
+    ws.write(".iac-code/settings.json", &file.to_string());
+    ws.write("hooks/guard.sh", ". hooks/lib.sh\nsay\nexit 0\n");
+    ws.write("hooks/lib.sh", &lib_line(ws, "original"));
+    let out = iac_code(ws).args(["config", "approve"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn hook_log(ws: &Workspace) -> String {
+    std::fs::read_to_string(ws.root().join("hook.log")).unwrap_or_default()
+}
+
+#[test]
+fn in_accept_edits_a_write_into_an_approved_hooks_directory_asks() {
+    let ws = Workspace::new("hook-dir-ask");
+    guarded_project(&ws);
+    let evil = lib_line(&ws, "changed");
+    let script = vec![
+        write_file("w1", "hooks/lib.sh", &evil),
+        write_file("w2", "hooks/new.sh", "echo new\n"),
+        write_file("w3", "notes.md", "a project file\n"),
+        bash("b1", &format!("printf '%s' \"{}\" > hooks/lib.sh", evil.trim_end())),
+        text_reply("done"),
+    ];
+    let (_llm, mut acp, session) = session(&ws, script, "accept_edits");
+    acp.set_permission(Permission::RejectOnce);
+    let (msgs, response) = acp.prompt(&session, "go");
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let asked: Vec<&Value> =
+        msgs.iter().filter(|m| m["method"] == "session/request_permission").collect();
+    assert_eq!(asked.len(), 3, "the two writes into hooks/ and the redirect ask: {asked:#?}");
+    for question in &asked {
+        assert!(question.to_string().contains("the hooks of"), "{question}");
+    }
+    assert_eq!(ws.read("hooks/lib.sh"), lib_line(&ws, "original"), "refused: unchanged");
+    assert!(!ws.exists("hooks/new.sh"));
+    assert!(ws.exists("notes.md"), "a write elsewhere in the project runs unasked");
+    assert_eq!(hook_log(&ws), "original\n", "the approved hook ran, as approved");
+}
+
+#[test]
+fn in_bypass_a_changed_or_new_file_in_the_hooks_directory_stops_the_hooks_at_the_next_call() {
+    let ws = Workspace::new("hook-dir-bypass");
+    guarded_project(&ws);
+    let script = vec![
+        bash("b1", "echo one"),
+        write_file("w1", "hooks/lib.sh", &lib_line(&ws, "changed")),
+        bash("b2", "echo two"),
+        text_reply("done"),
+        bash("b3", "echo three"),
+        write_file("w2", "hooks/extra.sh", "echo extra\n"),
+        bash("b4", "echo four"),
+        text_reply("done"),
+    ];
+    let (llm, mut acp, session) = session(&ws, script, "bypass_permissions");
+    let (msgs, _) = acp.prompt(&session, "one");
+    assert_eq!(ws.read("hooks/lib.sh"), lib_line(&ws, "changed"), "bypass: the write ran");
+    assert!(tool_result(&llm, 3).contains("two"), "the call itself went on");
+    assert_eq!(hook_log(&ws), "original\n", "the changed library never ran");
+    let said = agent_text(&msgs);
+    assert!(
+        said.contains("did not run")
+            && said.contains("hooks/lib.sh changed since they were approved"),
+        "{said}"
+    );
+    assert!(said.contains("iac-code config approve"), "{said}");
+
+    // Approved again (as changed), then a new file beside the scripts.
+    let out = iac_code(&ws).args(["config", "approve"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (msgs, _) = acp.prompt(&session, "two");
+    assert!(ws.exists("hooks/extra.sh"));
+    assert_eq!(hook_log(&ws), "original\nchanged\n", "approved: it runs, once, before the write");
+    let said = agent_text(&msgs);
+    assert!(said.contains("hooks/extra.sh changed since they were approved"), "{said}");
+}

@@ -1,7 +1,8 @@
 //! Signing in: `iac-code login` driven through a real pseudo-terminal (the key typed with
 //! echo off, tested with a one-token request to the fake LLM, stored 0600), the scripted
 //! form, a refused key storing nothing, `logout`; and ACP's side: `authMethods`,
-//! `authenticate`, `logout`, and what a client without a provider is told.
+//! `authenticate`, `logout` (over HTTP only with `--allow-remote-logout`), and what a client
+//! without a provider is told.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -12,8 +13,10 @@ use serde_json::{Value, json};
 use crate::support::acp_client::AcpProcess;
 use crate::support::command::iac_code;
 use crate::support::fake_llm::{FakeLlm, Reply, text_reply};
+use crate::support::http_client::HttpServer;
 use crate::support::pty::Pty;
 use crate::support::workspace::Workspace;
+use crate::support::ws_client;
 
 fn settings(ws: &Workspace) -> Value {
     let text = std::fs::read_to_string(ws.config().join("settings.json")).unwrap();
@@ -322,4 +325,68 @@ fn acp_logout_clears_the_credentials_and_new_sessions_need_a_sign_in() {
     // Signing in again needs a provider: there is none now.
     let response = acp.call("authenticate", json!({"methodId": "iac-code-provider"}));
     assert_eq!(response["error"]["data"]["reason"], "provider_not_configured", "{response}");
+}
+
+/// The answer to the request `id` among SSE events.
+fn sse_answer(sse: &crate::support::http_client::Sse, id: i64) -> Value {
+    let events =
+        sse.until(|e| e.data.get("id") == Some(&json!(id)) && e.data.get("method").is_none());
+    events.last().unwrap().data.clone()
+}
+
+#[test]
+fn http_logout_is_refused_without_the_flag_and_the_stored_key_stays() {
+    let ws = Workspace::new("http-logout-refused");
+    let llm = FakeLlm::start(vec![]);
+    signed_in(&ws, &llm);
+    let before = settings(&ws);
+    assert_eq!(before["providers"]["openai_compatible"]["apiKey"], "sk-acp", "{before}");
+    let server = HttpServer::spawn(&ws, None, &[], &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"protocolVersion": 1, "clientCapabilities": {}}});
+    let response = server.post(None, &init);
+    assert_eq!(response.status, 200, "{response:?}");
+    let capabilities = &response.json()["result"]["agentCapabilities"];
+    assert!(capabilities["auth"].get("logout").is_none(), "not offered: {capabilities}");
+    let conn = response.header("acp-connection-id").unwrap().to_string();
+    let sse = server.stream(&conn, None, None);
+    let logout = json!({"jsonrpc": "2.0", "id": 1, "method": "logout", "params": {}});
+    assert_eq!(server.post(Some(&conn), &logout).status, 202);
+    let answer = sse_answer(&sse, 1);
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    assert_eq!(answer["error"]["data"]["reason"], "logout_disabled", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--allow-remote-logout"), "{message}");
+    // The same over the WebSocket profile.
+    let mut socket = ws_client::connect(&server.addr, &[]).unwrap();
+    socket.initialize();
+    let answer = socket.call(1, "logout", json!({})).pop().unwrap();
+    assert_eq!(answer["error"]["data"]["reason"], "logout_disabled", "{answer}");
+    assert_eq!(settings(&ws), before, "the stored key is still there");
+    // Nobody was signed out: a new session still opens.
+    let cwd = ws.project().to_string_lossy().into_owned();
+    let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+                     "params": {"cwd": cwd, "mcpServers": []}});
+    assert_eq!(server.post(Some(&conn), &new).status, 202);
+    let answer = sse_answer(&sse, 2);
+    assert!(answer["result"]["sessionId"].is_string(), "{answer}");
+}
+
+#[test]
+fn http_logout_with_allow_remote_logout_clears_the_credentials() {
+    let ws = Workspace::new("http-logout-allowed");
+    let llm = FakeLlm::start(vec![]);
+    signed_in(&ws, &llm);
+    let server = HttpServer::spawn(&ws, None, &["--allow-remote-logout"], &[]);
+    let mut socket = ws_client::connect(&server.addr, &[]).unwrap();
+    let init = socket.initialize();
+    assert_eq!(init["agentCapabilities"]["auth"]["logout"], json!({}), "{init}");
+    let answer = socket.call(1, "logout", json!({})).pop().unwrap();
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    let after = settings(&ws);
+    assert!(after.get("provider").is_none() && after.get("providers").is_none(), "{after}");
+    let cwd = ws.project().to_string_lossy().into_owned();
+    let answer =
+        socket.call(2, "session/new", json!({"cwd": cwd, "mcpServers": []})).pop().unwrap();
+    assert_eq!(answer["error"]["data"]["reason"], "signed_out", "{answer}");
 }

@@ -135,6 +135,66 @@ fn an_import_checks_every_line_as_the_journal_reader_does_and_writes_nothing_on_
     assert_eq!(code, 2, "--keep-mode is for import only: {err}");
 }
 
+/// The longest line `sessions import` reads (`record::MAX_LINE`).
+const IMPORT_LINE_CAP: usize = 64 << 20;
+
+/// The peak resident size of a running process, from `/proc/<pid>/status`.
+fn peak_rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn an_import_refuses_a_line_over_the_cap_by_its_number_holding_no_more_of_it() {
+    use std::io::Write as _;
+    let ws = Workspace::new("import-long-line");
+    let id = uuid(4);
+    let good = export_ending_in(&ws, &id, r#"{"v":1,"ts":"t","type":"clear"}"#);
+    let (code, _, err) = sessions(&ws, &["import"], &good, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (_, shown, _) = sessions(&ws, &["show", &id, "--json"], "", &[]);
+
+    // The same session id again, its third line three times the cap (one 1 MiB piece at a
+    // time, so that this test does not hold it either).
+    let mut child = crate::support::command::iac_code(&ws)
+        .args(["sessions", "import"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let head: String = good.lines().take(2).map(|l| format!("{l}\n")).collect();
+    stdin.write_all(head.as_bytes()).unwrap();
+    let piece = vec![b'x'; 1 << 20];
+    for _ in 0..3 * (IMPORT_LINE_CAP >> 20) {
+        stdin.write_all(&piece).unwrap();
+    }
+    // All of it was taken but what a pipe holds; the line is not over yet, so the child
+    // waits for more: its peak now is what reading the line cost.
+    let peak = peak_rss_bytes(child.id());
+    stdin.write_all(b"\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 3 of the input is longer than 64 MiB")
+            && err.contains("nothing imported"),
+        "{err}"
+    );
+    assert!(
+        peak < (3 * IMPORT_LINE_CAP / 2) as u64,
+        "a {} MiB line peaked at {} MiB",
+        3 * (IMPORT_LINE_CAP >> 20),
+        peak >> 20
+    );
+    let (code, after, _) = sessions(&ws, &["show", &id, "--json"], "", &[]);
+    assert_eq!((code, after), (0, shown), "what was stored is still there, unchanged");
+}
+
 /// A node on `redis` named `name`, with this workspace's config dir unless `config`.
 fn node(
     ws: &Workspace,

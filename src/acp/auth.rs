@@ -4,7 +4,9 @@
 //! `clientCapabilities.auth.terminal: true`, a `terminal` method the client runs as our
 //! command with `--login` appended (`iac-code acp --login` is `iac-code login`). `logout`
 //! removes the stored credentials (`config::login::clear`); until a later `authenticate`
-//! succeeds, `session/new` and `session/prompt` answer -32000.
+//! succeeds, `session/new` and `session/prompt` answer -32000. Over HTTP `logout` is
+//! neither offered nor done unless the server was started with `--allow-remote-logout`
+//! (`Config.logout_allowed`): a token holder would sign the node out for every client.
 //!
 //! A running agent keeps the provider it started with: after a sign-in elsewhere that
 //! changed it, `authenticate` says to restart (reconnect), as ACP's terminal sign-in has
@@ -22,7 +24,7 @@ use super::setup::Reply;
 use super::types::{AuthMethod, AuthenticateRequest};
 use crate::cancel::CancelToken;
 use crate::config::{Config, Env, ProcessEnv, ProviderConfig};
-use crate::jsonrpc::{Outbox, Request, RpcError};
+use crate::jsonrpc::{Outbox, Request, RpcError, code};
 use crate::provider::probe;
 use crate::session::Services;
 
@@ -128,8 +130,16 @@ impl AcpAgent {
         }
     }
 
+    /// Whether `logout` is offered and done (`agentCapabilities.auth.logout`).
+    pub(super) fn logout_allowed(&self) -> bool {
+        self.sessions.services().config.logout_allowed
+    }
+
     /// `logout`: the stored credentials go; new sessions and prompts need a sign-in.
     pub(super) fn logout(&self) -> Reply {
+        if !self.logout_allowed() {
+            return Err(logout_disabled());
+        }
         let services = self.sessions.services();
         let env = InDir { dir: services.config.config_dir.clone() };
         let cleared = crate::config::login::clear(&env)
@@ -138,6 +148,18 @@ impl AcpAgent {
         log::info!("logout: removed {:?} from {}", cleared.removed, cleared.path.display());
         Ok(Some(json!({})))
     }
+}
+
+/// `logout` on a server that does not allow it: -32601 (not available here), `data.reason`
+/// `logout_disabled`.
+fn logout_disabled() -> RpcError {
+    RpcError::new(
+        code::METHOD_NOT_FOUND,
+        "logout is disabled on this server: over HTTP it would remove the node's stored \
+         credentials for every client; the node's operator runs `iac-code logout` on the \
+         node, or starts the server with --allow-remote-logout",
+        Some(json!({ "reason": "logout_disabled" })),
+    )
 }
 
 /// The configuration as it is now on disk and in the environment, against the provider

@@ -216,7 +216,7 @@ impl AcpAgent {
                     delete: Some(Empty {}),
                     additional_directories: Some(Empty {}),
                 },
-                auth: AgentAuthCapabilities { logout: Some(Empty {}) },
+                auth: AgentAuthCapabilities { logout: self.logout_allowed().then_some(Empty {}) },
             },
             agent_info: Implementation {
                 name: "iac-code",

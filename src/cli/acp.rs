@@ -35,6 +35,8 @@ pub struct AcpArgs {
     pub allowed_tools: Vec<String>,
     /// `--disallowed-tools`, as given.
     pub disallowed_tools: Vec<String>,
+    /// `--allow-remote-logout`: ACP `logout` over HTTP may clear the node's credentials.
+    pub allow_remote_logout: bool,
 }
 
 impl Default for AcpArgs {
@@ -50,6 +52,7 @@ impl Default for AcpArgs {
             node_id: None,
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
+            allow_remote_logout: false,
         }
     }
 }
@@ -84,6 +87,7 @@ pub(super) fn parse_acp(parser: &mut lexopt::Parser) -> Result<Command> {
             Long("allow-insecure-remote") => args.http.allow_insecure_remote = true,
             Long("allowed-origin") => args.http.allowed_origins.push(parser.value()?.string()?),
             Long("no-web") => args.http.web = false,
+            Long("allow-remote-logout") => args.allow_remote_logout = true,
             Long("allowed-host") => args.http.allowed_hosts.push(parser.value()?.string()?),
             Long("max-connections") => {
                 args.http.max_connections =

@@ -103,6 +103,8 @@ Options for acp:
   --allowed-host <HOST>      also accept this Host header (repeatable)
   --no-web                   do not serve the web client at / (with
                              --transport http)
+  --allow-remote-logout      let ACP logout over HTTP remove the node's
+                             stored API keys (default: refused)
   --max-connections <N>      open HTTP connections at most (default: 2048)
   --max-body <BYTES>         largest request body (default: 16777216)
   --idle-timeout <SECS>      expire idle ACP connections (default: 1800)
@@ -264,6 +266,11 @@ mod tests {
         assert_eq!(args.port, 9000);
         assert_eq!(args.host, "::1");
         assert!(args.debug);
+        assert!(!args.allow_remote_logout);
+        let Command::Acp(args) = parse(&["acp", "--allow-remote-logout"]).unwrap() else {
+            panic!("not acp")
+        };
+        assert!(args.allow_remote_logout);
     }
 
     #[test]

@@ -109,9 +109,10 @@ fn run_inner(command: &ConfigCommand) -> Result<u8> {
             let cwd = std::env::current_dir().map_err(Error::Stream)?;
             // A malformed hooks section is refused before anything is approved.
             hooks::project_hooks(&cwd, &dir).map_err(Error::Config)?;
-            let approved = permissions::approve_project(&cwd, &dir)?;
-            // And the project files its hooks run, as they are now.
+            // The project files its hooks run, as they are now, first: past the bounds
+            // nothing is approved (kept alone, they approve nothing).
             hooks::approve_runs(&cwd, &dir).map_err(Error::Config)?;
+            let approved = permissions::approve_project(&cwd, &dir)?;
             for rule in approved.rules.rules() {
                 writeln!(out, "{}\t{}", rule.verdict.name(), rule.text).map_err(Error::Stream)?;
             }

@@ -4,6 +4,8 @@
 //! imported replays as what was exported. Every line is checked as the journal reader reads
 //! it before anything is written (`Line::read`: one record per line, known types), and a
 //! mode set elsewhere stays history (`session/seal.rs`) unless `--keep-mode` restores it.
+//! Input is read a line at a time with `jsonrpc::read_capped_line`: never more than
+//! `record::MAX_LINE` of a line in memory, and a longer line is refused by its number.
 
 use std::io::{BufRead, Write};
 
@@ -11,11 +13,15 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, Env, ProcessEnv};
 use crate::error::{Error, Result};
+use crate::jsonrpc::{LineRead, read_capped_line};
 use crate::permission::Mode;
 use crate::session::SessionId;
-use crate::session::record::{Line, Record};
+use crate::session::record::{Line, MAX_LINE, Record};
 use crate::session::store::{self, Meta, SessionStore};
 use crate::sys;
+
+// A record of the largest message a client may send over stdio is imported.
+const _: () = assert!(MAX_LINE > crate::transport::stdio::MAX_LINE);
 
 /// Writes session `id` of `store` to stdout.
 pub fn export(store: &dyn SessionStore, id: &str) -> Result<u8> {
@@ -36,6 +42,14 @@ pub fn export(store: &dyn SessionStore, id: &str) -> Result<u8> {
             "session {id}: record {}: a record holds a line break (one record per line); \
              not exported",
             n + 1
+        )));
+    }
+    if let Some(n) = lines.iter().position(|line| line.len() > MAX_LINE) {
+        return Err(Error::Usage(format!(
+            "session {id}: record {} is longer than {} MiB, which an import refuses; not \
+             exported",
+            n + 1,
+            MAX_LINE >> 20
         )));
     }
     writeln!(out, "{}", Value::Object(head)).map_err(Error::Stream)?;
@@ -85,28 +99,65 @@ pub fn import(store: &dyn SessionStore, keep_mode: bool) -> Result<u8> {
 
 /// Reads what `export` wrote: the metadata line, then the journal records (blank lines
 /// skipped), each checked as the journal reader checks a line (one record, a known type,
-/// a format this build reads). Anything else is a usage error naming the line.
+/// a format this build reads). Anything else is a usage error naming the line, and so is a
+/// line over `record::MAX_LINE`, of which no more than that is ever held.
 pub fn read_export(input: impl BufRead) -> Result<(Meta, Vec<Vec<u8>>)> {
-    let mut lines = input.lines();
-    let head = lines.next().transpose().map_err(Error::Stream)?.unwrap_or_default();
-    let meta = meta_of(&head)?;
+    read_export_capped(input, MAX_LINE)
+}
+
+/// `read_export` with lines of at most `cap` bytes.
+fn read_export_capped(mut input: impl BufRead, cap: usize) -> Result<(Meta, Vec<Vec<u8>>)> {
+    let mut meta = None;
     let mut records = Vec::new();
-    for (n, line) in lines.enumerate() {
-        let line = line.map_err(|err| match err.kind() {
-            std::io::ErrorKind::InvalidData => {
-                Error::Usage(format!("line {} of the input is not UTF-8; nothing imported", n + 2))
+    for n in 1.. {
+        let mut line = Vec::new();
+        match read_capped_line(&mut input, &mut line, cap).map_err(Error::Stream)? {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                return Err(Error::Usage(format!(
+                    "line {n} of the input is longer than {} (the longest journal line an \
+                     import reads); nothing imported",
+                    size(cap)
+                )));
             }
-            _ => Error::Stream(err),
+            LineRead::Line => {}
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| {
+            Error::Usage(format!("line {n} of the input is not UTF-8; nothing imported"))
         })?;
-        if line.trim().is_empty() {
+        if n == 1 {
+            meta = Some(meta_of(text)?);
             continue;
         }
-        Line::read(line.as_bytes()).map_err(|why| {
-            Error::Usage(format!("line {} of the input: {why}; nothing imported", n + 2))
+        if text.trim().is_empty() {
+            continue;
+        }
+        Line::read(&line).map_err(|why| {
+            Error::Usage(format!("line {n} of the input: {why}; nothing imported"))
         })?;
-        records.push(line.into_bytes());
+        records.push(line);
     }
-    Ok((meta, records))
+    Ok((meta_of_input(meta)?, records))
+}
+
+/// The metadata read from the first line, or the error of an empty input.
+fn meta_of_input(meta: Option<Meta>) -> Result<Meta> {
+    match meta {
+        Some(meta) => Ok(meta),
+        None => meta_of(""),
+    }
+}
+
+/// `bytes` for a message: in MiB when whole ones.
+fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// Records `mode` as the imported session's own (the store seals it).
@@ -207,5 +258,28 @@ mod tests {
         let err = read_export(&odd[..]).unwrap_err();
         assert_eq!(err.to_string(), "line 2 of the input is not UTF-8; nothing imported");
         assert!(matches!(read_export(&b"not an export\n"[..]), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_refused_by_its_number_and_never_held_whole() {
+        let record = "{\"v\":1,\"ts\":\"t\",\"type\":\"clear\"}";
+        // The metadata line is the longest that fits.
+        let cap = META.len();
+        let fits = format!("{META}\n{record}\r\n");
+        let (_, records) = read_export_capped(fits.as_bytes(), cap).unwrap();
+        assert_eq!(records, vec![record.as_bytes().to_vec()], "the CR of a CRLF goes");
+        let long = format!("{META}\n{record}\n\n{}\n{record}\n", "x".repeat(cap + 1));
+        let err = read_export_capped(long.as_bytes(), cap).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "line 4 of the input is longer than {cap} bytes (the longest journal line an \
+                 import reads); nothing imported"
+            )
+        );
+        let err = read_export_capped(long.as_bytes(), 10).unwrap_err();
+        assert!(err.to_string().starts_with("line 1 of the input is longer than 10 bytes"));
+        assert!(matches!(read_export(&b""[..]), Err(Error::Usage(_))));
+        assert_eq!(size(MAX_LINE), "64 MiB");
     }
 }

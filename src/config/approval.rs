@@ -10,7 +10,8 @@
 //! the SHA-256 of each program file and of each project file its arguments name
 //! (`Runs`). When one of them changes, the approval no longer holds (`Standing::Changed`),
 //! and the file tools' judge names those files (`MCP.runner_of`) so that a write to one
-//! asks like a write to `.envrc`.
+//! asks like a write to `.envrc`; a directory kept whole (`<dir>/`, the directories of a
+//! project hook's scripts) names everything under it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
@@ -175,7 +176,15 @@ impl Approvals {
             *lock(&RUN) = Some((file, stamp, Arc::clone(&map)));
             map
         });
-        map.get(&*path.to_string_lossy()).map(PathBuf::from)
+        if let Some(file) = map.get(&*path.to_string_lossy()) {
+            return Some(PathBuf::from(file));
+        }
+        // Anything under a directory it runs whole (`<dir>/`: the hooks' scripts'), a new
+        // file included.
+        path.ancestors()
+            .skip(1)
+            .find_map(|dir| map.get(&format!("{}/", dir.display())))
+            .map(PathBuf::from)
     }
 
     fn read(&self, config_dir: &Path) -> BTreeMap<String, Value> {

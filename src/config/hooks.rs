@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::approval::{HOOKS, Runs, Standing};
+pub use super::hook_runs::ProjectCheck;
 use super::permissions::{ProjectSettings, project_settings};
 use crate::rules::{Rule, Source, Subject, Verdict};
 
@@ -322,6 +323,8 @@ pub struct ProjectHooks {
     pub changed: Vec<String>,
     /// The project settings file's real path, when there is one.
     pub path: Option<PathBuf>,
+    /// What the approved hooks run, as approved: checked again before each run (`hooks`).
+    pub check: Option<ProjectCheck>,
 }
 
 /// The hooks of the project settings in `cwd` that run now: all of them once the file's
@@ -332,30 +335,41 @@ pub fn project_hooks(cwd: &Path, config_dir: &Path) -> Result<ProjectHooks, Stri
         return Ok(ProjectHooks::default());
     };
     let hooks = of_project_file(&settings.text, &settings.path)?;
-    let standing = match settings.approved {
-        true => {
-            HOOKS.standing(config_dir, &settings.path, &settings.text, &runs(&settings, &hooks))
-        }
-        false => Standing::Unapproved,
+    let runs = runs(&settings, &hooks);
+    let standing = match (settings.approved, super::hook_runs::over_bounds(&runs)) {
+        // Past the bounds: never run, whatever was approved.
+        (_, Some(why)) => Standing::Changed(vec![why]),
+        (true, None) => HOOKS.standing(config_dir, &settings.path, &settings.text, &runs),
+        (false, None) => Standing::Unapproved,
     };
-    let path = Some(settings.path);
+    let unapproved = ProjectHooks {
+        unapproved: hooks.len(),
+        hooks: Vec::new(),
+        changed: Vec::new(),
+        path: Some(settings.path.clone()),
+        check: None,
+    };
     Ok(match standing {
-        Standing::Approved => ProjectHooks { hooks, unapproved: 0, changed: Vec::new(), path },
-        Standing::Changed(changed) => {
-            ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), changed, path }
+        Standing::Approved => {
+            let commands = hooks.iter().map(|h| h.command.clone()).collect();
+            let check = ProjectCheck::new(&settings.path, root(&settings), commands, runs);
+            ProjectHooks { unapproved: 0, hooks, check: Some(check), ..unapproved }
         }
-        Standing::Unapproved => {
-            ProjectHooks { unapproved: hooks.len(), hooks: Vec::new(), changed: Vec::new(), path }
-        }
+        Standing::Changed(changed) => ProjectHooks { changed, ..unapproved },
+        Standing::Unapproved => unapproved,
     })
 }
 
-/// Keeps what the project's hooks in `cwd` run as approved (after the settings file itself
-/// was: `permissions::approve_project`). `Err`: why the file cannot be used or kept.
+/// Keeps what the project's hooks in `cwd` run as approved (with the settings file itself:
+/// `permissions::approve_project`). `Err`: why the file cannot be used or kept, or what the
+/// hooks run is past the bounds (`hook_runs::over_bounds`).
 pub fn approve_runs(cwd: &Path, config_dir: &Path) -> Result<(), String> {
     let Some(settings) = project_settings(cwd, config_dir)? else { return Ok(()) };
     let hooks = of_project_file(&settings.text, &settings.path)?;
     let runs = runs(&settings, &hooks);
+    if let Some(why) = super::hook_runs::over_bounds(&runs) {
+        return Err(format!("{}: its hooks cannot be approved: {why}", settings.path.display()));
+    }
     HOOKS
         .approve_running(config_dir, &settings.path, &settings.text, &runs)
         .map_err(|err| format!("{}: {err}", HOOKS.path(config_dir).display()))
@@ -364,8 +378,12 @@ pub fn approve_runs(cwd: &Path, config_dir: &Path) -> Result<(), String> {
 /// What `hooks` of the project `settings` run from the project (the directory holding its
 /// `.iac-code`).
 fn runs(settings: &ProjectSettings, hooks: &[HookSpec]) -> Runs {
-    let root = settings.path.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
-    super::hook_runs::runs_of(hooks.iter().map(|h| h.command.as_str()), root)
+    super::hook_runs::runs_of(hooks.iter().map(|h| h.command.as_str()), root(settings))
+}
+
+/// The project of `settings`: the directory holding its `.iac-code`.
+fn root(settings: &ProjectSettings) -> &Path {
+    settings.path.parent().and_then(Path::parent).unwrap_or(Path::new("/"))
 }
 
 #[cfg(test)]

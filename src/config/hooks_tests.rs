@@ -216,3 +216,41 @@ fn project_hooks_run_only_once_exactly_this_content_is_approved() {
 fn a_project_settings_file_is_known_to_hold_hooks() {
     assert!(super::super::permissions::PROJECT_KEYS.contains(&KEY), "not warned as ignored");
 }
+
+#[test]
+fn a_new_file_beside_a_hook_script_stops_the_hooks_and_too_many_are_never_approved() {
+    let dir = std::env::temp_dir().join(format!("iac-project-hook-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = dir.join("config");
+    std::fs::create_dir_all(dir.join(".iac-code")).expect("as set up");
+    std::fs::create_dir_all(dir.join("hooks")).expect("as set up");
+    let text =
+        r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "command": "python3 hooks/check.py"}]}}"#;
+    std::fs::write(dir.join(".iac-code/settings.json"), text).expect("as set up");
+    std::fs::write(dir.join("hooks/check.py"), "import util\n").expect("as set up");
+    std::fs::write(dir.join("hooks/util.py"), "ok = True\n").expect("as set up");
+    super::super::permissions::approve_project(&dir, &config).expect("as set up");
+    approve_runs(&dir, &config).expect("as set up");
+    let approved = project_hooks(&dir, &config).expect("as set up");
+    assert_eq!(approved.hooks.len(), 1);
+    let check = approved.check.expect("a check of what they run");
+    assert!(check.changed().is_empty() && check.withheld().is_none());
+    let real = std::fs::canonicalize(&dir).expect("as set up");
+    let module = real.join("hooks/util.py");
+    assert_eq!(HOOKS.runner_of(&config, &module), Some(real.join(".iac-code/settings.json")));
+    let added = real.join("hooks/sub/new.py");
+    assert!(HOOKS.runner_of(&config, &added).is_some(), "a new file there is covered too");
+    assert_eq!(HOOKS.runner_of(&config, &real.join("main.tf")), None);
+    std::fs::write(dir.join("hooks/extra.py"), "evil()\n").expect("as set up");
+    assert_eq!(check.changed(), [real.join("hooks/extra.py").display().to_string()]);
+    assert!(check.withheld().expect("withheld").contains("hooks/extra.py changed since"));
+    assert!(project_hooks(&dir, &config).expect("as set up").hooks.is_empty());
+    for n in 0..super::super::hook_runs::MAX_DIR_ENTRIES {
+        std::fs::write(dir.join(format!("hooks/m{n}.py")), "").expect("as set up");
+    }
+    let err = approve_runs(&dir, &config).expect_err("over the bounds");
+    assert!(err.contains("cannot be approved") && err.contains("more than 256"), "{err}");
+    let over = project_hooks(&dir, &config).expect("as set up");
+    assert!(over.hooks.is_empty() && over.changed[0].contains("too much to keep"), "{over:?}");
+    std::fs::remove_dir_all(&dir).expect("as set up");
+}

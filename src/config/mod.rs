@@ -41,6 +41,10 @@ pub struct Config {
     pub hooks: Arc<Vec<hooks::HookSpec>>,
     /// What tokens cost (`config/pricing.rs`).
     pub pricing: pricing::Pricing,
+    /// Whether ACP's `logout` may clear the stored credentials: over stdio yes (the user's
+    /// own editor); over HTTP only with `--allow-remote-logout` (`serve.rs`), as a token
+    /// holder would sign the whole node out for every other client.
+    pub logout_allowed: bool,
 }
 
 /// What the MCP client needs from the configuration.
@@ -254,6 +258,7 @@ impl Config {
             permissions: Arc::default(),
             hooks: Arc::default(),
             pricing: pricing::Pricing::default(),
+            logout_allowed: true,
         })
     }
 }

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cancel::CancelToken;
-pub use crate::config::hooks::{Event, HookSpec};
-use crate::rules::Verdict;
+pub use crate::config::hooks::{Event, HookSpec, ProjectCheck};
+use crate::rules::{Source, Verdict};
 use verdict::Outcome;
 use wire::{About, Common};
 
@@ -31,6 +31,9 @@ pub struct Hooks {
     session_id: String,
     cwd: PathBuf,
     transcript: Option<String>,
+    /// What the project's hooks among `specs` run, as approved: looked at again before
+    /// each run of them.
+    project: Option<ProjectCheck>,
 }
 
 impl Hooks {
@@ -47,7 +50,14 @@ impl Hooks {
             session_id: session_id.to_string(),
             cwd: cwd.to_path_buf(),
             transcript: transcript.map(|p| p.display().to_string()),
+            project: None,
         }
+    }
+
+    /// With the check of what the project's hooks run (`None`: there are none).
+    pub fn with_project(mut self, check: Option<ProjectCheck>) -> Hooks {
+        self.project = check;
+        self
     }
 
     /// Every hook in force.
@@ -72,7 +82,21 @@ impl Hooks {
     ) -> Report {
         let event = about.event();
         let mut report = Report::default();
-        let mut matching = self.specs.iter().filter(|s| s.event == event && wanted(s)).peekable();
+        let picked = |s: &&HookSpec| s.event == event && wanted(s);
+        // What a project's hook runs may have changed since the prompt began (a write of
+        // this very turn): then none of the project's runs.
+        if self.specs.iter().filter(picked).any(|s| from_project(&s)) {
+            report.withheld = self.project.as_ref().and_then(ProjectCheck::withheld);
+            if self.project.is_none() {
+                report.withheld = Some("the project's hooks were not approved".to_string());
+            }
+        }
+        let withheld = report.withheld.is_some();
+        if let Some(why) = &report.withheld {
+            log::warn!("{} hooks: {why}", event.name());
+        }
+        let mut matching =
+            self.specs.iter().filter(picked).filter(|s| !(withheld && from_project(s))).peekable();
         if matching.peek().is_none() {
             return report;
         }
@@ -98,6 +122,11 @@ impl Hooks {
         }
         report
     }
+}
+
+/// Whether `spec` is a project's hook (approved with what it runs).
+fn from_project(spec: &&HookSpec) -> bool {
+    matches!(spec.source, Source::Project(_))
 }
 
 /// A command on one line, clipped, for lines and reasons.
@@ -142,12 +171,14 @@ impl Ran {
 pub struct Report {
     /// Each hook that ran, in order.
     pub ran: Vec<Ran>,
+    /// Why the project's hooks of this event did not run, when they did not.
+    pub withheld: Option<String>,
 }
 
 impl Report {
     /// Whether no hook ran.
     pub fn is_empty(&self) -> bool {
-        self.ran.is_empty()
+        self.ran.is_empty() && self.withheld.is_none()
     }
 
     /// One line per hook that ran, for the client.
@@ -162,7 +193,8 @@ impl Report {
             Outcome::Warn { warning } => Some(format!("⚠ {}: {warning}; went on.", ran.who())),
             _ => None,
         });
-        warned.collect()
+        let withheld = self.withheld.iter().map(|why| format!("⚠ {why}."));
+        withheld.chain(warned).collect()
     }
 
     /// Whether the turn was cancelled while a hook ran.
@@ -224,14 +256,14 @@ mod tests {
         let allow = ran(Outcome::Decide { verdict: Verdict::Allow, reason: None });
         let ask = ran(Outcome::Decide { verdict: Verdict::Ask, reason: Some("prod".into()) });
         let block = ran(Outcome::Block { reason: "not in CI".into() });
-        let report = Report { ran: vec![allow.clone(), ask.clone()] };
+        let report = Report { withheld: None, ran: vec![allow.clone(), ask.clone()] };
         let said = report.decision().unwrap();
         assert_eq!(said, (Verdict::Ask, "the PreToolUse hook `./guard.sh`: prod".into()));
-        let report = Report { ran: vec![allow.clone(), block, ask] };
+        let report = Report { withheld: None, ran: vec![allow.clone(), block, ask] };
         let said = report.decision().unwrap();
         assert_eq!(said, (Verdict::Deny, "the PreToolUse hook `./guard.sh`: not in CI".into()));
         assert_eq!(report.block().unwrap(), "the PreToolUse hook `./guard.sh`: not in CI");
-        let report = Report { ran: vec![allow] };
+        let report = Report { withheld: None, ran: vec![allow] };
         assert_eq!(report.decision().unwrap().1, "the PreToolUse hook `./guard.sh`");
         assert_eq!(Report::default().decision(), None);
     }
@@ -241,7 +273,8 @@ mod tests {
         let warn = ran(Outcome::Warn { warning: "exit 1: boom".into() });
         let context = ran(Outcome::Go { context: Some("formatted".into()) });
         let block = ran(Outcome::Block { reason: "lint".into() });
-        let report = Report { ran: vec![warn, context, ran(Outcome::Go { context: None })] };
+        let report =
+            Report { withheld: None, ran: vec![warn, context, ran(Outcome::Go { context: None })] };
         assert_eq!(
             report.lines(),
             [
@@ -256,7 +289,10 @@ mod tests {
         );
         assert_eq!(report.context().unwrap(), "[the PreToolUse hook `./guard.sh` says]\nformatted");
         assert!(!report.cancelled() && report.block().is_none());
-        let report = Report { ran: vec![ran(Outcome::Go { context: Some("a".into()) }), block] };
+        let report = Report {
+            withheld: None,
+            ran: vec![ran(Outcome::Go { context: Some("a".into()) }), block],
+        };
         let expected = "[the PreToolUse hook `./guard.sh` says]\na\n\n\
                         [the PreToolUse hook `./guard.sh` objects]\nlint";
         assert_eq!(report.context().unwrap(), expected);

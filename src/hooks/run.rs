@@ -1,6 +1,7 @@
 //! Running one hook: its command through `bash -c` (`sh -c` where there is no bash) under
 //! the child supervisor, in the session cwd, with the secret-free environment and
-//! `CLAUDE_PROJECT_DIR` (the project's root, which Claude Code's hook scripts read), the JSON
+//! `CLAUDE_PROJECT_DIR` (the project's root, which Claude Code's hook scripts read) and
+//! `PYTHONDONTWRITEBYTECODE=1` (no bytecode caches beside what was approved), the JSON
 //! document on stdin. It ends at its exit, its timeout or a cancel, and then the
 //! supervisor kills every process it started: none outlives it. Its stdout and stderr are
 //! read by one thread each and kept up to `CAPTURE` bytes.
@@ -51,7 +52,10 @@ pub fn run(
     // Claude Code's scripts find the project by it: the repository's root.
     let root = crate::config::project::Project::of(cwd).root;
     let root_text = root.to_string_lossy();
-    let env = [("CLAUDE_PROJECT_DIR", root_text.as_ref())];
+    // No `__pycache__` written next to a hook's modules: everything under its scripts'
+    // directories is what was approved (`config/hook_runs.rs`), and a new file there
+    // would stop the hooks.
+    let env = [("CLAUDE_PROJECT_DIR", root_text.as_ref()), ("PYTHONDONTWRITEBYTECODE", "1")];
     let (mut supervised, pipes) = match Supervised::spawn_with_input(shell, &args, cwd, &env, input)
     {
         Ok(started) => started,

@@ -1,6 +1,7 @@
-//! Newline-delimited JSON-RPC framing, shared by our stdio transport (reading the client)
-//! and the MCP client's stdio transport (reading a server): one line at a time, never more
-//! than a cap of it in memory, whatever the other side sends.
+//! Newline-delimited JSON-RPC framing, shared by our stdio transport (reading the client),
+//! the MCP client's stdio transport (reading a server) and `sessions import` (reading an
+//! export's JSON lines): one line at a time, never more than a cap of it in memory,
+//! whatever the other side sends.
 
 use std::io::{self, BufRead};
 

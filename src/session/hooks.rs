@@ -43,7 +43,8 @@ pub(super) fn hooks_for(services: &Services, session: &Session) -> Result<Hooks>
     let mut specs = (*config.hooks).clone();
     specs.extend(project.hooks);
     let transcript = transcript(config, session);
-    Ok(Hooks::new(specs, session.id.as_str(), &session.root, transcript.as_deref()))
+    let hooks = Hooks::new(specs, session.id.as_str(), &session.root, transcript.as_deref());
+    Ok(hooks.with_project(project.check))
 }
 
 /// The session's journal, when it is a file (the file store): a hook's `transcript_path`.

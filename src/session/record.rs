@@ -15,6 +15,12 @@ use crate::history::{ChatMessage, Image, SignedThinking, ToolUse};
 /// The journal format version written by this build.
 pub const VERSION: u32 = 1;
 
+/// The longest journal line an import reads (`sessions import`, through
+/// `jsonrpc::read_capped_line`: never more of a line in memory): above any record a client
+/// can cause with the transports' default caps (a stdio message is at most 50 MiB, an HTTP
+/// body 16 MiB unless `--max-body` raises it).
+pub const MAX_LINE: usize = 64 << 20;
+
 /// What a tool call that never finished gets when its session is loaded again.
 pub const INTERRUPTED: &str =
     "Session interrupted before the tool call completed (the agent process stopped).";
