@@ -97,7 +97,8 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
         tool_reply("b1", "bash", json!({"command": format!("echo starting; {SPAWNER}")})),
         text_reply("after"),
     ]);
-    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "bypass_permissions");
+    // Asked and allowed: outside the sandbox, its pids are the host's.
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
     let id = acp.start_prompt(&session, "go");
     // Live output arrives while the command runs; "ready" means every process exists.
     loop {

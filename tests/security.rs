@@ -449,7 +449,9 @@ fn daemons_are_killed_on_timeout_and_cancel() {
         tool_reply("b1", "bash", json!({"command": format!("{ESCAPER}; echo ready; sleep 1000")})),
         text_reply("after"),
     ]);
-    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "bypass_permissions");
+    // Asked and allowed: it runs outside the sandbox, as the user, so its processes are
+    // the host's (a sandboxed command's die with it: tests/sandbox.rs).
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
     let id = acp.start_prompt(&session, "go");
     loop {
         let msg = acp.recv();
@@ -493,7 +495,8 @@ fn leave_daemons(ws: &Workspace) -> (AcpProcess, String) {
         tool_reply("b1", "bash", json!({"command": format!("{ESCAPER}; echo started")})),
         text_reply("after"),
     ]);
-    let (mut acp, session) = AcpProcess::session_in_mode(ws, &llm, "bypass_permissions");
+    // Asked and allowed: outside the sandbox (where nothing outlives the command).
+    let (mut acp, session) = AcpProcess::session_in_mode(ws, &llm, "default");
     let (_, response) = acp.prompt(&session, "go");
     assert_eq!(response["result"]["stopReason"], "end_turn");
     (acp, tool_result(&llm, 1))

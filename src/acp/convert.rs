@@ -51,12 +51,12 @@ pub fn update_of(event: AgentEvent, offer: &Offer, message: &str) -> Option<Sess
             raw_output: None,
             meta: call_meta(None, Some(tier)),
         },
-        AgentEvent::ToolRunning { id } => SessionUpdate::ToolCallUpdate {
+        AgentEvent::ToolRunning { id, sandbox } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,
             status: Some(ToolCallStatus::InProgress),
             content: None,
             raw_output: None,
-            meta: None,
+            meta: sandbox.map(|run| json!({ "iacCode": { "sandbox": run.meta() } })),
         },
         AgentEvent::ToolTerminal { id, terminal } => SessionUpdate::ToolCallUpdate {
             tool_call_id: id,

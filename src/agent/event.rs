@@ -26,6 +26,8 @@ pub enum AgentEvent {
     ToolRunning {
         /// Tool call id.
         id: String,
+        /// The sandbox a command runs in (`None` for tools that start no process).
+        sandbox: Option<crate::sandbox::Run>,
     },
     /// Live output of a running tool call (replaces the previous progress text).
     ToolProgress {

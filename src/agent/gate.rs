@@ -1,7 +1,11 @@
 //! The permission gate of one tool call: the team's rules, what its `PreToolUse` hooks
 //! said, the files written without review, the tool's own preparation (a terraform
-//! apply's plan), the decision (`permission::decide`), and the question when one is
-//! needed. Runs on the prompt thread between the call's announcement and its run.
+//! apply's plan), the decision (`permission::decide`), the question when one is needed,
+//! and the sandbox a command then runs in (`sandbox_of`): none when a person allowed this
+//! very call, else a sealed one, or one with the network and the credentials for an
+//! infrastructure client judged whole. Where the sandbox cannot be built, what would have
+//! relied on it is asked. Runs on the prompt thread between the call's announcement and
+//! its run.
 
 use serde_json::Value;
 
@@ -10,6 +14,7 @@ use super::{CANCELLED_RESULT, Turn};
 use crate::infra::Tier;
 use crate::permission::{self, Always, Answer, Call, Decision, Found, Mode, Question, Reach};
 use crate::rules::Verdict;
+use crate::sandbox::{self, Profile, Run, State};
 use crate::sync::lock;
 use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError};
 
@@ -33,7 +38,7 @@ fn verdict(turn: &Turn, tool: &str, invocation: &Invocation, cwd: &std::path::Pa
 
 type Rule = Option<(Verdict, String)>;
 
-/// The decision for a call as it stands.
+/// The decision for a call as it stands; `confinable`: the sandbox can hold a command.
 fn decision(
     turn: &Turn,
     tool: &dyn Tool,
@@ -41,6 +46,7 @@ fn decision(
     rule: &Rule,
     hook: &Rule,
     found: &Found,
+    confinable: bool,
 ) -> Decision {
     let key = tool.memory_key();
     let gate = &invocation.gate;
@@ -58,9 +64,45 @@ fn decision(
         rule: rule.as_ref().map(|(v, text)| (*v, text.as_str())),
         refused: gate.refused.as_deref(),
         hook: hook.as_ref().map(|(v, text)| (*v, text.as_str())),
+        unconfined: !confinable && relies_on_sandbox(invocation),
     };
     let settings = lock(turn.settings);
     permission::decide(settings.mode, &settings.always, &call)
+}
+
+/// Whether a command would rely on the sandbox to run without a person's answer: every
+/// command but a read the parser understood whole.
+fn relies_on_sandbox(invocation: &Invocation) -> bool {
+    let gate = &invocation.gate;
+    gate.tier.is_some() && !(gate.tier == Some(Tier::Read) && gate.whole)
+}
+
+/// Whether commands of this call can be confined: the sandbox can be built here, and the
+/// command runs here (not in the client's terminal, which it cannot reach).
+fn confinable(ctx: &ToolContext) -> bool {
+    sandbox::status().usable() && !ctx.files.terminals()
+}
+
+/// The sandbox a command that runs without a person's answer to it gets: the network and
+/// the credentials only for infrastructure clients judged whole (read and plan operations
+/// always, with a copy of the state; a mutation where the mode, a rule or an "always"
+/// answer lets it run unasked, with the state); everything else sealed.
+fn sandbox_of(turn: &Turn, invocation: &Invocation, rule: &Rule, confinable: bool) -> Run {
+    if !confinable {
+        return Run::Unavailable;
+    }
+    let gate = &invocation.gate;
+    let standing = lock(turn.settings).mode == Mode::BypassPermissions
+        || matches!(rule, Some((Verdict::Allow, _)))
+        || gate
+            .prefixes
+            .as_ref()
+            .is_some_and(|p| !p.is_empty() && lock(turn.settings).always.allows_prefixes(p));
+    Run::Confined(match gate.cloud {
+        Some(tier) if tier <= Tier::Plan => Profile::Cloud(State::Scratch),
+        Some(_) if standing => Profile::Cloud(State::Write),
+        _ => Profile::Sealed,
+    })
 }
 
 /// Whether an "always" answer given earlier lets the call run.
@@ -73,7 +115,8 @@ fn allowed_always(always: &Always, tool: &dyn Tool, invocation: &Invocation) -> 
 }
 
 /// Passes the call through the gate, with what its `PreToolUse` hooks said (`hook`);
-/// `Err` is what the model is told instead.
+/// `Err` is what the model is told instead. With how it passed, the sandbox a command of
+/// it runs in.
 pub(super) fn pass(
     turn: &Turn,
     id: &str,
@@ -82,20 +125,30 @@ pub(super) fn pass(
     invocation: &mut Invocation,
     ctx: &ToolContext,
     hook: Rule,
-) -> Result<Passed, String> {
+) -> Result<(Passed, Run), String> {
     let rule = verdict(turn, tool.name(), invocation, ctx.cwd);
+    let confinable = confinable(ctx);
     let below = |invocation: &Invocation| {
         lock(turn.settings).unreviewed.below(&invocation.gate.runs_code_in)
     };
     // Refusals need no preparation: a denied destroy is never planned.
     let found = below(invocation);
-    if let Decision::Deny(why) = decision(turn, tool, invocation, &rule, &hook, &found) {
+    if let Decision::Deny(why) = decision(turn, tool, invocation, &rule, &hook, &found, confinable)
+    {
         return Err(why);
     }
-    // A plan runs the project's code: unreviewed code is asked about before it runs.
+    // A plan runs the project's code: unreviewed code is asked about before it runs, and
+    // so is any plan where the sandbox cannot hold it.
     let bypass = lock(turn.settings).mode == Mode::BypassPermissions;
-    if invocation.gate.terraform.is_some() && !found.is_empty() && !bypass {
-        let title = format!("Plan first: {} ({})", invocation.title, found.describe(ctx.cwd));
+    let unreviewed = !found.is_empty() && !bypass;
+    // (Plans run here, never in the client's terminal.)
+    let plannable = sandbox::status().usable();
+    if invocation.gate.terraform.is_some() && (unreviewed || !plannable) {
+        let why = match unreviewed {
+            true => found.describe(ctx.cwd),
+            false => unavailable(ctx),
+        };
+        let title = format!("Plan first: {} ({why})", invocation.title);
         let mut question = question_of(id, tool, args, invocation, title, false);
         question.tier = invocation.gate.tier;
         answer(turn, &question)?;
@@ -109,17 +162,25 @@ pub(super) fn pass(
         turn.sink.emit(AgentEvent::ToolTier { id: id.to_string(), tier });
     }
     let found = below(invocation);
-    let offer_always = match decision(turn, tool, invocation, &rule, &hook, &found) {
+    let offer_always = match decision(turn, tool, invocation, &rule, &hook, &found, confinable) {
         Decision::Allow => {
             let always = allowed_always(&lock(turn.settings).always, tool, invocation);
-            return Ok(if always { Passed::ByPerson } else { Passed::Unasked });
+            let passed = if always { Passed::ByPerson } else { Passed::Unasked };
+            return Ok((passed, sandbox_of(turn, invocation, &rule, confinable)));
         }
         Decision::Deny(why) => return Err(why),
         Decision::Ask { offer_always } => offer_always && tool.offers_always(),
     };
-    let title = title_of(invocation, &rule, &hook, &found, ctx.cwd);
+    let mut title = title_of(invocation, &rule, &hook, &found, ctx.cwd);
+    if !confinable && relies_on_sandbox(invocation) {
+        title = format!("{title} [{}]", unavailable(ctx));
+    }
     let mut question = question_of(id, tool, args, invocation, title, offer_always);
     question.content = invocation.gate.content.clone();
+    if invocation.gate.tier.is_some() {
+        // What a yes means, in words: the command then runs as the user.
+        question.content.push(format!("**If allowed, it runs {}.**", Run::Approved.words()));
+    }
     question.tier = invocation.gate.tier;
     if offer_always && let Some(prefixes) = &invocation.gate.prefixes {
         let named: Vec<String> = prefixes.iter().map(|p| format!("`{p}`")).collect();
@@ -140,7 +201,16 @@ pub(super) fn pass(
             settings.unreviewed.accept(&found);
         }
     }
-    outcome(turn, chosen).map(|()| Passed::ByPerson)
+    outcome(turn, chosen).map(|()| (Passed::ByPerson, Run::Approved))
+}
+
+/// Why the sandbox cannot hold this call's command, for a question's title.
+fn unavailable(ctx: &ToolContext) -> String {
+    if ctx.files.terminals() {
+        return "it runs in the client's terminal, outside the sandbox".to_string();
+    }
+    let why = sandbox::status().why_not().unwrap_or_else(|| "the sandbox is unavailable".into());
+    format!("asked because {why}")
 }
 
 /// Asks and waits; `Err` is what the model is told when the answer is not a yes.

@@ -50,6 +50,9 @@ pub(super) fn run(
         images: turn.images,
         prepared: None,
         skills: turn.skills,
+        // Until the gate says otherwise, a command is sealed in (fail closed).
+        sandbox: crate::sandbox::Run::Confined(crate::sandbox::Profile::Sealed),
+        approved: &[],
     };
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
@@ -105,9 +108,9 @@ pub(super) fn run(
     let passed =
         said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
     let result = match passed {
-        Ok(passed) => {
+        Ok((passed, sandbox)) => {
             let run = Run { id: &id, call, tool, args: &args, invocation: &invocation, hooks };
-            execute(turn, run, ctx, passed, asked)
+            execute(turn, run, ToolContext { sandbox, ..ctx }, passed, asked)
         }
         Err(message) => Ok(fail(turn, &id, call, message, hooks)),
     };
@@ -140,7 +143,8 @@ fn execute(
     if let Err(message) = invocation.gate.verify() {
         return Ok(fail(turn, id, call, message, hooks));
     }
-    turn.sink.emit(AgentEvent::ToolRunning { id: id.to_string() });
+    let sandbox = invocation.gate.tier.map(|_| ctx.sandbox);
+    turn.sink.emit(AgentEvent::ToolRunning { id: id.to_string(), sandbox });
     log::debug!("tool {} running", tool.name());
     // The call opens exactly what the gate judged, and runs exactly what it approved.
     let ctx = ToolContext {

@@ -38,6 +38,7 @@ impl Out<'_> {
             terraform,
             opaque: self.opaque,
             secret: self.secret,
+            cloud: if self.opaque || self.local_change { None } else { self.cloud },
         }
     }
 }

@@ -182,6 +182,13 @@ pub(super) struct Out<'a> {
     cmd_prefix: Option<String>,
     /// Where the current command's lines start in `lines`.
     cmd_lines: usize,
+    /// The current command is a known infrastructure client (`client`), not the project's
+    /// own program of that name.
+    cmd_client: bool,
+    /// The highest tier of the infrastructure clients' commands so far.
+    pub(super) cloud: Option<Tier>,
+    /// A command that is not an infrastructure client did more than read.
+    pub(super) local_change: bool,
 }
 
 impl<'a> Out<'a> {
@@ -208,6 +215,9 @@ impl<'a> Out<'a> {
             cmd_tier: Tier::Read,
             cmd_prefix: None,
             cmd_lines: 0,
+            cmd_client: false,
+            cloud: None,
+            local_change: false,
         }
     }
 
@@ -216,6 +226,13 @@ impl<'a> Out<'a> {
         self.cmd_tier = Tier::Read;
         self.cmd_prefix = None;
         self.cmd_lines = self.lines.len();
+        self.cmd_client = false;
+    }
+
+    /// The current command is a known infrastructure client (it reaches the network with
+    /// the user's credentials to do its work); `false`: it is not, whatever its name.
+    pub fn client(&mut self, is: bool) {
+        self.cmd_client = is;
     }
 
     /// Another line for the current command (its payload, its canonical form), after its own;
@@ -235,6 +252,11 @@ impl<'a> Out<'a> {
 
     /// Ends a command: a mutation remembers its prefix, or spoils "always".
     pub fn end(&mut self) {
+        if self.cmd_client {
+            self.cloud = self.cloud.max(Some(self.cmd_tier));
+        } else if self.cmd_tier > Tier::Read {
+            self.local_change = true;
+        }
         if self.cmd_tier < Tier::Mutate {
             return;
         }

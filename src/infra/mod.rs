@@ -150,6 +150,13 @@ pub struct Classified {
     /// it is (Read for most); the gate asks, without offering "always", in every mode but
     /// bypass, since the output goes to the model.
     pub secret: Option<String>,
+    /// The highest tier among the script's infrastructure clients (terraform, tofu,
+    /// terragrunt, pulumi, kubectl, oc, helm, aws, gcloud, gsutil, az, ansible*), when the
+    /// script was understood whole, holds at least one, and its other commands only read:
+    /// what may reach the network with the user's credentials in the sandbox, for the
+    /// operation it was judged to be. `None`: nothing in it gets them (local commands,
+    /// anything opaque, a program of the project's, an interpreter, a build runner).
+    pub cloud: Option<Tier>,
 }
 
 /// A terraform or tofu apply/destroy the gate can plan before asking.
@@ -231,6 +238,7 @@ pub fn classify_script(
 
 /// Judges one simple command by its program's family; an unknown program is a mutation.
 fn judge_command(cmd: &Cmd, out: &mut Out) {
+    out.client(is_client(cmd.name));
     secret::check(cmd, out);
     if wrappers::judge(cmd, out) {
         return;
@@ -265,6 +273,25 @@ fn judge_command(cmd: &Cmd, out: &mut Out) {
     }
 }
 
+/// Whether `name` is an infrastructure client: it reaches a cloud or a cluster with the
+/// user's credentials to do its work.
+fn is_client(name: &str) -> bool {
+    matches!(
+        name,
+        "terraform"
+            | "tofu"
+            | "terragrunt"
+            | "pulumi"
+            | "kubectl"
+            | "oc"
+            | "helm"
+            | "aws"
+            | "gcloud"
+            | "gsutil"
+            | "az"
+    ) || name.starts_with("ansible")
+}
+
 /// Judges a command whose program is where `located` says: a file of the project's is its
 /// own code (at least Mutate, no terraform call the gate would run first, its directory's
 /// code runs), whatever its name says.
@@ -273,6 +300,8 @@ fn judge_located(cmd: &Cmd, located: &Program, out: &mut Out) {
     let before = out.tf.len();
     judge_command(cmd, out);
     out.tf.truncate(before);
+    // Not the infrastructure client its name says: the project's code.
+    out.client(false);
     let program = cmd.program;
     out.raise(Tier::Mutate, format!("runs a program of the project's: {program}"));
     out.runs(path::parent(file));

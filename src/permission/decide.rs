@@ -18,6 +18,10 @@
 //! 11. the tier, the tool's access and the mode (read and plan tiers run; a mutation asks
 //!     unless "always" was said for its prefixes, or accept_edits and it only writes files
 //!     in the project).
+//!
+//! Then, over all of it: a command that would run without a person's answer while the OS
+//! sandbox it relies on cannot be built (`unconfined`) is asked instead, never "always",
+//! in every mode, bypass included.
 
 use super::{Always, DENIED, Decision, Mode, Reach};
 use crate::infra::Tier;
@@ -48,6 +52,9 @@ pub struct Call<'a> {
     /// What the `PreToolUse` hooks said, with who said it and why ("the PreToolUse hook
     /// `./guard.sh`: not outside CI").
     pub hook: Option<(Verdict, &'a str)>,
+    /// A command that would rely on the OS sandbox to run unasked, where the sandbox
+    /// cannot be built (or is turned off): it is asked instead.
+    pub unconfined: bool,
 }
 
 impl<'a> Call<'a> {
@@ -64,6 +71,7 @@ impl<'a> Call<'a> {
             rule: None,
             refused: None,
             hook: None,
+            unconfined: false,
         }
     }
 }
@@ -78,6 +86,14 @@ fn plan_mode_refusal(tool: &str) -> Decision {
 
 /// Decides for one call.
 pub fn decide(mode: Mode, always: &Always, call: &Call) -> Decision {
+    match table(mode, always, call) {
+        Decision::Allow if call.unconfined => Decision::Ask { offer_always: false },
+        decision => decision,
+    }
+}
+
+/// The table of the header's rows 1 to 11.
+fn table(mode: Mode, always: &Always, call: &Call) -> Decision {
     let sticky = Decision::Ask { offer_always: false };
     if let Some(why) = call.refused {
         return Decision::Deny(why.to_string());

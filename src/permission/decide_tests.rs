@@ -319,3 +319,38 @@ fn a_hooks_allow_skips_only_the_modes_ordinary_question() {
     always.record_prefixes(&p, Answer::RejectAlways);
     assert!(denied(&decide(Mode::Default, &always, &allowed(bash(Tier::Mutate, Some(&p))))));
 }
+
+fn unconfined(call: Call<'_>) -> Call<'_> {
+    Call { unconfined: true, ..call }
+}
+
+#[test]
+fn without_the_sandbox_what_would_run_unasked_is_asked_in_every_mode() {
+    let p = vec!["make test".to_string()];
+    let mut always = Always::default();
+    always.record_prefixes(&p, Answer::AllowAlways);
+    let allow_rule =
+        Call { rule: Some((Verdict::Allow, "bash(make *)")), ..bash(Tier::Mutate, None) };
+    for mode in ALL {
+        // Read and plan tiers, an "always" answer, an allow rule, bypass: each asks, never
+        // "always".
+        for call in [bash(Tier::Plan, None), bash(Tier::Mutate, Some(&p)), allow_rule] {
+            let d = decide(mode, &always, &unconfined(call));
+            assert!(d == STICKY || denied(&d), "{mode:?} {call:?}: {d:?}");
+        }
+        // What is refused stays refused.
+        let deny = Call { rule: Some((Verdict::Deny, "bash(make *)")), ..bash(Tier::Mutate, None) };
+        assert!(denied(&decide(mode, &always, &unconfined(deny))), "{mode:?}");
+    }
+    assert_eq!(
+        decide(Mode::BypassPermissions, &always, &unconfined(bash(Tier::Mutate, None))),
+        STICKY
+    );
+    assert_eq!(decide(Mode::Default, &always, &unconfined(bash(Tier::Plan, None))), STICKY);
+    // The same calls with the sandbox run as before.
+    assert_eq!(
+        decide(Mode::BypassPermissions, &always, &bash(Tier::Mutate, None)),
+        Decision::Allow
+    );
+    assert_eq!(decide(Mode::Default, &always, &bash(Tier::Plan, None)), Decision::Allow);
+}

@@ -38,6 +38,8 @@ pub fn events(
         terminal: &|_: &str| {},
         prepared: None,
         skills: &crate::tools::NoSkills,
+        sandbox: crate::sandbox::Run::Confined(crate::sandbox::Profile::Sealed),
+        approved: &[],
     };
     let mut out = Vec::new();
     // Each call's replay id, and the plan it set (shown again after its result).

@@ -41,6 +41,12 @@ pub struct Gate {
     pub terraform: Option<crate::infra::TfCall>,
     /// The saved plan shown in the question, byte for byte (`verify`).
     pub shown_plan: Option<(PathBuf, Vec<u8>)>,
+    /// The highest tier of the infrastructure clients of a command understood whole whose
+    /// other commands only read (`infra::Classified::cloud`): what the sandbox may give
+    /// the network and the credentials.
+    pub cloud: Option<Tier>,
+    /// The command was understood whole (nothing opaque, no hidden program).
+    pub whole: bool,
 }
 
 impl Gate {
@@ -103,6 +109,8 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
         written,
         runs_code_in: c.runs_code_in,
         terraform: c.terraform,
+        cloud: c.cloud,
+        whole: !c.opaque,
         ..Gate::default()
     };
     invocation

@@ -136,6 +136,12 @@ pub struct ToolContext<'a> {
     pub prepared: Option<&'a str>,
     /// The skills the turn may load (`skill`).
     pub skills: &'a dyn SkillBook,
+    /// How a command of this call runs (the gate's decision): in which sandbox, or outside
+    /// it because a person allowed this very call.
+    pub sandbox: crate::sandbox::Run,
+    /// What an approval covers in the session (hook scripts and their directories, skill
+    /// folders, what `.mcp.json` starts): read-only inside the sandbox.
+    pub approved: &'a [PathBuf],
 }
 
 /// How a particular call will be presented before it runs.

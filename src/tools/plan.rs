@@ -62,7 +62,7 @@ pub(super) fn plan(
     let plan_file = dir.join(format!("{id}.tfplan"));
     let json_file = dir.join(format!("{id}.json"));
     let scratch = vec![plan_file.clone(), json_file.clone()];
-    let result = run(tf, &plan_file, &json_file, timeout, ctx);
+    let result = run_planned(tf, (&plan_file, &json_file), timeout, ctx);
     let summary = match result.and_then(|()| read_summary(&json_file)) {
         Ok(summary) => summary,
         Err(err) => {
@@ -106,12 +106,41 @@ fn command(tf: &TfCall, sub: &str, args: &[String], last: &str) -> String {
     text
 }
 
-fn run(
+/// Runs the plan in the sandbox a plan gets (the network and the credentials, a copy of
+/// the state), writing its files in the sandbox's own directory and moving them to
+/// `files` (ours: outside the sandbox's reach) after; as the user where the sandbox
+/// cannot be built (the gate asked first then).
+fn run_planned(
     tf: &TfCall,
-    plan_file: &Path,
-    json_file: &Path,
+    files: (&Path, &Path),
     timeout: Duration,
     ctx: &ToolContext,
+) -> Result<(), ToolError> {
+    if !crate::sandbox::status().usable() {
+        return run(tf, files, timeout, ctx, None);
+    }
+    let profile = crate::sandbox::Profile::Cloud(crate::sandbox::State::Scratch);
+    let spec = super::run::sandbox_spec(profile, ctx)?;
+    let inside = |path: &Path| spec.tmp.join(path.file_name().unwrap_or_default());
+    let (plan_in, json_in) = (inside(files.0), inside(files.1));
+    let mut result = run(tf, (&plan_in, &json_in), timeout, ctx, Some(&spec));
+    if result.is_ok() {
+        for (from, to) in [(&plan_in, files.0), (&json_in, files.1)] {
+            if let Err(err) = std::fs::copy(from, to) {
+                result = Err(ToolError::Model(format!("cannot keep the plan: {err}")));
+            }
+        }
+    }
+    spec.clean();
+    result
+}
+
+fn run(
+    tf: &TfCall,
+    (plan_file, json_file): (&Path, &Path),
+    timeout: Duration,
+    ctx: &ToolContext,
+    spec: Option<&crate::sandbox::Spec>,
 ) -> Result<(), ToolError> {
     let planned = quote(&path_text(plan_file));
     let first = match &tf.plan_file {
@@ -135,7 +164,7 @@ fn run(
     };
     let show = command(tf, "show -json", &[], &planned);
     let script = format!("{first}{show} > {}", quote(&path_text(json_file)));
-    let captured = capture(&script, timeout, ctx)?;
+    let captured = capture(&script, timeout, ctx, spec)?;
     match captured.code {
         Ok(0) => Ok(()),
         Ok(code) => {
@@ -165,8 +194,9 @@ pub(super) fn capture(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,
+    spec: Option<&crate::sandbox::Spec>,
 ) -> Result<Captured, ToolError> {
-    let run = super::run::execute(command, timeout, ctx)?;
+    let run = super::run::execute_in(command, timeout, ctx, spec)?;
     let code = match run.end {
         super::run::End::Exited(status) => {
             Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))

@@ -17,6 +17,7 @@ use super::process::{Tree, command_env};
 use super::{ToolContext, ToolError};
 use crate::child::Supervised;
 use crate::child::supervisor::LeftRunning;
+use crate::sandbox;
 use crate::sys::Ended;
 
 /// After the shell exits, how long to wait for background processes to close the pipes.
@@ -49,17 +50,63 @@ enum Stream {
     Err,
 }
 
+/// Runs `command` in the sandbox the gate chose for the call (`ctx.sandbox`).
 pub(super) fn execute(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<Run, ToolError> {
+    let spec = match ctx.sandbox {
+        sandbox::Run::Confined(profile) => Some(sandbox_spec(profile, ctx)?),
+        sandbox::Run::Approved | sandbox::Run::Unavailable => None,
+    };
+    let run = execute_in(command, timeout, ctx, spec.as_ref());
+    if let Some(spec) = &spec {
+        spec.clean();
+    }
+    run
+}
+
+/// Lays out the sandbox `profile` for a command of the call.
+pub(super) fn sandbox_spec(
+    profile: sandbox::Profile,
+    ctx: &ToolContext,
+) -> Result<sandbox::Spec, ToolError> {
+    let roots = sandbox::Roots {
+        cwd: ctx.cwd,
+        extra: ctx.extra,
+        config_dir: ctx.config_dir,
+        approved: ctx.approved,
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    sandbox::Spec::build(profile, &roots, &env).map_err(|err| {
+        ToolError::Model(format!("The sandbox could not be laid out ({err}): nothing ran."))
+    })
+}
+
+/// Runs `command` inside `spec` (none: as the user); a sandbox that cannot be entered is
+/// an error and nothing runs.
+pub(super) fn execute_in(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+    spec: Option<&sandbox::Spec>,
+) -> Result<Run, ToolError> {
     let marker = uuid::Uuid::new_v4().simple().to_string();
     let env = command_env(&marker);
     let shell = super::process::shell();
     let args = super::process::shell_args(command);
-    let (mut supervised, pipes) = Supervised::spawn(shell, &args, ctx.cwd, &env)
-        .map_err(|err| ToolError::Model(format!("cannot start {shell}: {err}")))?;
+    let started = match spec {
+        Some(spec) => Supervised::spawn_sandboxed(shell, &args, ctx.cwd, &env, spec),
+        None => Supervised::spawn(shell, &args, ctx.cwd, &env),
+    };
+    let (mut supervised, pipes) = started.map_err(|err| match spec {
+        Some(_) => ToolError::Model(format!(
+            "The sandbox could not be set up ({err}): nothing ran. Ask the user to run the \
+             command, or to check `iac-code sandbox status`."
+        )),
+        None => ToolError::Model(format!("cannot start {shell}: {err}")),
+    })?;
     let names =
         [super::process::pipe_name(&pipes.stdout), super::process::pipe_name(&pipes.stderr)];
     let tree = Tree { pgid: supervised.pid, marker, pipes: names.into_iter().flatten().collect() };

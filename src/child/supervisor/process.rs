@@ -141,10 +141,9 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             Ok(_) => {}
         }
     }
+    // The sandbox's directory is the server's: what the program left there (a plan) may
+    // still be read after the program ended; the server removes it.
     kill_all(me);
-    if let Some(spec) = &sandbox {
-        spec.clean();
-    }
     0
 }
 
