@@ -1,37 +1,14 @@
 //! What a command's program position tells the parser without knowing any program: a
 //! hidden program (`$cmd`, `eval`, `source`, `alias`, `trap`), and the bash builtins that
-//! evaluate their arguments as names or arithmetic, so that `$(…)` inside a value runs
-//! (`printf -v 'a[$(…)]'`, `[[ $x -eq 1 ]]`).
+//! take a number whose `$(…)` would run (`shift`, `return`, `exit`, `ulimit`).
 
 use super::Simple;
 use super::{dynamic, short};
 
-/// `[[`'s operators that evaluate their operands as arithmetic (or as a name, `-v`).
-const ARITHMETIC: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"];
-
-/// Builtins that evaluate an argument as a variable name, subscripts included: bash runs
-/// `$(…)` found in `a[$(…)]` (`printf -v`, `read`, `test -v`, `declare`, `let` …).
-const EVALUATING: &[&str] = &[
-    "printf",
-    "read",
-    "test",
-    "[",
-    "unset",
-    "declare",
-    "typeset",
-    "local",
-    "export",
-    "readonly",
-    "let",
-    "mapfile",
-    "readarray",
-    "getopts",
-    "wait",
-    "shift",
-    "return",
-    "exit",
-    "ulimit",
-];
+/// Builtins that take a number bash reads as arithmetic in some versions: `$(…)` in it is
+/// refused. The builtins that take names or expressions (`read`, `printf -v`, `declare`,
+/// `let`, `[[` …) are judged in `names.rs`, against what the script set.
+const EVALUATING: &[&str] = &["shift", "return", "exit", "ulimit"];
 
 /// Whether a word, after quote removal, still holds what bash would run when it evaluates
 /// it as a name or an arithmetic expression.
@@ -51,11 +28,6 @@ pub(super) fn hidden(s: &Simple) -> Option<String> {
         "trap" => "trap runs a string later".to_string(),
         "fc" => "fc runs commands from the history".to_string(),
         "hash" => "hash can rebind a program name".to_string(),
-        "[[" if s.dynamic.iter().any(|d| *d)
-            && s.argv.iter().any(|w| ARITHMETIC.contains(&w.as_str())) =>
-        {
-            "[[ evaluates arithmetic and array subscripts of values".to_string()
-        }
         name if EVALUATING.contains(&name) && s.argv.iter().skip(1).any(|w| code_like(w)) => {
             format!("{name} evaluates code inside its arguments (an array subscript)")
         }

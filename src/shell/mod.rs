@@ -4,6 +4,7 @@
 
 mod builtins;
 mod lex;
+mod names;
 mod parse;
 mod unwrap;
 mod word;
