@@ -91,6 +91,7 @@ fn read(cmd: &Cmd, out: &mut Out) {
         out.raise(Tier::Mutate, "rg --pre runs a program on every file");
     }
     out.operands(cmd, from, true);
+    super::state::reads(cmd, from, out);
 }
 
 /// A program that changes nothing, a few forms aside.
@@ -149,7 +150,10 @@ fn variables(cmd: &Cmd, out: &mut Out) {
         _ => {
             for arg in cmd.args.iter().filter(|a| !a.starts_with('-')) {
                 match arg.split_once('=') {
-                    Some((var, _)) => names.push(var),
+                    Some((var, value)) => {
+                        super::vars::written(var, value, cmd.cwd, out);
+                        names.push(var);
+                    }
                     None if exporting => names.push(arg),
                     None => {}
                 }
