@@ -5,11 +5,11 @@
 //! `printf -v`, `unset`, `declare` and their kin, and to `[[ -v`. Such an expression is safe
 //! only when every operand is a literal number or a variable this script set to a literal
 //! number before (a bare assignment at the top level) and never sets to anything else.
-//! Knows syntax and bash's builtins, no other program.
+//! Knows syntax; which words of a builtin are names or arithmetic is `builtins.rs`'s.
 
 use std::collections::HashSet;
 
-use super::{Simple, short};
+use super::short;
 
 /// What the script does with its variables, as far as arithmetic needs to know.
 #[derive(Debug, Default, Clone)]
@@ -21,17 +21,11 @@ pub(super) struct Names {
     /// Known variables evaluated somewhere: each must stay unspoiled to the end.
     used: Vec<String>,
     /// Given the integer attribute (`declare -i`): every assignment to them is arithmetic.
-    integer: HashSet<String>,
+    pub(super) integer: HashSet<String>,
     /// Literal numbers assigned by the command being read, at the top level: known once
     /// the command is certain to have run in this shell (`and_or`).
     pub(super) pending: Vec<String>,
 }
-
-/// `[[`'s binary operators that evaluate both operands as arithmetic.
-const COMPARE: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
-
-/// What may stand before an operator of `[[` or `test` (so the operator is one).
-const BEFORE: &[&str] = &["[[", "[", "test", "!", "(", "&&", "||", "-a", "-o"];
 
 impl Names {
     /// A copy for a nested parse (a backtick, a here-document): what is known so far.
@@ -239,14 +233,14 @@ impl Names {
 
     /// A word bash takes as a variable name (`read NAME`, `printf -v NAME`): a plain name,
     /// or `NAME[SUBSCRIPT]` with a safe subscript; the variable may be set to anything.
-    fn name_arg(&mut self, word: &str, what: &str) -> Result<(), String> {
+    pub(super) fn name_arg(&mut self, word: &str, what: &str) -> Result<(), String> {
         let name = self.name_only(word, what)?;
         self.spoil(name);
         Ok(())
     }
 
     /// `name_arg` without setting the variable: its name.
-    fn name_only<'w>(&mut self, word: &'w str, what: &str) -> Result<&'w str, String> {
+    pub(super) fn name_only<'w>(&mut self, word: &'w str, what: &str) -> Result<&'w str, String> {
         let (name, sub) = match word.split_once('[') {
             Some((name, rest)) => (name, Some(rest.strip_suffix(']').unwrap_or("["))),
             None => (word, None),
@@ -261,160 +255,6 @@ impl Names {
         }
         Ok(name)
     }
-
-    /// The reasons a simple command (wrappers peeled) evaluates what may run code: the
-    /// builtins that take names or arithmetic, `[[` and `test`.
-    pub(super) fn command(&mut self, s: &Simple) -> Vec<String> {
-        let mut reasons = Vec::new();
-        let Some(program) = s.program().filter(|_| !s.dynamic.first().copied().unwrap_or(true))
-        else {
-            return reasons;
-        };
-        let args = s.argv.get(1..).unwrap_or_default();
-        let mut check = |r: Result<(), String>| {
-            if let Err(reason) = r {
-                reasons.push(reason);
-            }
-        };
-        match program {
-            "[[" | "test" | "[" => {
-                let closer = |w: &str| matches!(w, "]]" | "]");
-                for (i, word) in args.iter().enumerate() {
-                    let before = if i == 0 { program } else { args[i - 1].as_str() };
-                    let Some(next) = args.get(i + 1).filter(|n| !closer(n)) else { continue };
-                    let first = BEFORE.contains(&before);
-                    if matches!(word.as_str(), "-v" | "-R") && first {
-                        check(self.name_arg(next, "-v"));
-                    }
-                    if program == "[[" && COMPARE.contains(&word.as_str()) && !first {
-                        check(self.arith(before));
-                        check(self.arith(next));
-                    }
-                }
-            }
-            "let" => args.iter().for_each(|a| check(self.arith(a))),
-            "read" => check(self.read(args)),
-            "printf" => {
-                let name = match args.first().map(String::as_str) {
-                    Some("-v") => args.get(1).map(String::as_str),
-                    Some(a) => a.strip_prefix("-v").filter(|n| !n.is_empty()),
-                    None => None,
-                };
-                if let Some(name) = name {
-                    check(self.name_arg(name, "printf -v"));
-                }
-            }
-            "mapfile" | "readarray" => check(self.mapfile(args)),
-            "getopts" => {
-                if let Some(name) = args.get(1) {
-                    check(self.name_arg(name, "getopts"));
-                }
-            }
-            "wait" => {
-                let at = args.iter().position(|a| a.starts_with('-') && a.ends_with('p'));
-                if let Some(name) = at.and_then(|i| args.get(i + 1)) {
-                    check(self.name_arg(name, "wait -p"));
-                }
-            }
-            "unset" if !args.iter().any(|a| a.starts_with('-') && a.contains('f')) => {
-                for a in args.iter().filter(|a| !a.starts_with('-')) {
-                    check(self.name_arg(a, "unset"));
-                }
-            }
-            "declare" | "typeset" | "local" | "export" | "readonly" => {
-                check(self.declare(program, args));
-            }
-            _ => {}
-        }
-        reasons
-    }
-
-    /// `read [-ers] [-a NAME] [-d D] [-i T] [-n N] [-N N] [-p P] [-t T] [-u FD] [NAME…]`.
-    fn read(&mut self, args: &[String]) -> Result<(), String> {
-        let mut i = 0;
-        while let Some(word) = args.get(i) {
-            i += 1;
-            if word == "--" {
-                break;
-            }
-            let Some(flags) = word.strip_prefix('-').filter(|f| !f.is_empty()) else {
-                i -= 1;
-                break;
-            };
-            for (k, c) in flags.char_indices() {
-                if !"adinNptu".contains(c) {
-                    continue;
-                }
-                let attached = flags.get(k + 1..).unwrap_or_default();
-                let value = if attached.is_empty() {
-                    i += 1;
-                    args.get(i - 1).map_or("", String::as_str)
-                } else {
-                    attached
-                };
-                if c == 'a' {
-                    self.name_arg(value, "read -a")?;
-                }
-                break;
-            }
-        }
-        for name in args.get(i..).unwrap_or_default() {
-            self.name_arg(name, "read")?;
-        }
-        Ok(())
-    }
-
-    /// `mapfile [-t] [-d D] [-n N] [-O O] [-s N] [-u FD] [-C CB] [-c N] [NAME]`.
-    fn mapfile(&mut self, args: &[String]) -> Result<(), String> {
-        let mut i = 0;
-        while let Some(word) = args.get(i) {
-            i += 1;
-            let Some(flags) = word.strip_prefix('-').filter(|f| !f.is_empty()) else {
-                return self.name_arg(word, "mapfile");
-            };
-            if flags.contains('C') {
-                return Err("mapfile -C runs a callback".into());
-            }
-            if let Some(k) = flags.find(|c| "dnOsuc".contains(c))
-                && k + 1 == flags.len()
-            {
-                i += 1;
-            }
-        }
-        Ok(())
-    }
-
-    /// `declare`, `typeset`, `local`, `export`, `readonly`: options, then `NAME[=VALUE]`.
-    fn declare(&mut self, program: &str, args: &[String]) -> Result<(), String> {
-        let options = || args.iter().filter(|a| a.starts_with(['-', '+']) && a.len() > 1);
-        if options().any(|a| a.contains('f') || a.contains('F')) {
-            return Ok(());
-        }
-        if options().any(|a| a.starts_with('-') && a.contains('n')) && program != "export" {
-            return Err(format!("{program} -n makes a name refer to another"));
-        }
-        let integer = options().any(|a| a.starts_with('-') && a.contains('i'));
-        for word in args.iter().filter(|a| !(a.starts_with(['-', '+']) && a.len() > 1)) {
-            let (target, value) = match word.split_once('=') {
-                Some((t, v)) => (t.strip_suffix('+').unwrap_or(t), Some(v)),
-                None => (word.as_str(), None),
-            };
-            let name = self.name_only(target, program)?;
-            match value {
-                Some(v) if integer || self.integer.contains(name) => {
-                    self.arith(v).map_err(|e| format!("{program} -i: {e}"))?;
-                }
-                Some(v) if number(v) => {}
-                Some(_) => self.spoil(name),
-                // Without a value the variable keeps its own.
-                None => {}
-            }
-            if integer {
-                self.integer.insert(name.to_string());
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Whether `text` is a variable name.
@@ -424,7 +264,7 @@ pub(super) fn is_name(text: &str) -> bool {
 }
 
 /// Whether a value is a literal number (`3`, `-12`).
-fn number(value: &str) -> bool {
+pub(super) fn number(value: &str) -> bool {
     let digits = value.strip_prefix('-').unwrap_or(value);
     !digits.is_empty() && digits.len() < 19 && digits.bytes().all(|c| c.is_ascii_digit())
 }
@@ -467,3 +307,7 @@ fn top_colon(b: &[u8]) -> Option<usize> {
     }
     None
 }
+
+#[cfg(test)]
+#[path = "names_tests.rs"]
+mod tests;
