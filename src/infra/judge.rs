@@ -267,6 +267,11 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// The current command's tier so far.
+    pub fn cmd_tier(&self) -> Tier {
+        self.cmd_tier
+    }
+
     /// A reason that raises nothing.
     pub fn note(&mut self, reason: &str) {
         self.bump(Tier::Read, reason.to_string());

@@ -76,19 +76,31 @@ pub(super) fn state_in(dir: &Path, deep: bool) -> Found {
     Found::Nothing
 }
 
-/// A read-tier program that shows contents, given a pattern or walking directories from
-/// `args[from]` on: when terraform state lies where it reads, it reads state, which asks as
-/// reading a state file by name does (the file is a path it reads, and its output holds
-/// secrets).
-pub(super) fn reads(cmd: &Cmd, from: usize, out: &mut Out) {
+/// A read-tier command given a pattern (`cat *`, `sort *`) or walking directories (`grep
+/// -r`, `rg`, `git grep`, any `-r`/`-R`/`--recursive` over a directory, a `find -exec`
+/// payload): when terraform state lies where it reads, it reads state, which asks as reading
+/// a state file by name does (the file is a path it reads, and its output holds secrets).
+/// Programs that show names or sums only are left alone.
+pub(super) fn reads(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
-    if listed(NAMES_ONLY, name) {
+    if listed(NAMES_ONLY, name) || super::unix::is_quiet(name) {
         return;
     }
     let grep = listed("grep egrep fgrep zgrep", name);
-    let walks = listed("rg ag", name)
-        || grep && (cmd.short("rR") || cmd.has_any("--recursive --dereference-recursive"));
+    let searcher = grep || listed("rg ag", name);
+    let git_grep = name == "git" && cmd.positionals().next().is_some_and(|(_, w)| w == "grep");
+    let recursive = cmd.has_any("--recursive --dereference-recursive") || cmd.short("rR");
+    // A searcher's first word is its pattern, unless given with -e or -f.
+    let explicit = cmd.short("ef") || cmd.has_any("--regexp --file --from-file");
+    let from = match cmd.positionals().next() {
+        Some((i, _)) if searcher && !explicit => i + 1,
+        _ => 0,
+    };
+    let walks = listed("rg ag", name) || grep && recursive;
     let mut places: Vec<(PathBuf, bool)> = Vec::new();
+    if git_grep {
+        places.push((cmd.cwd.to_path_buf(), true));
+    }
     let mut operands = 0;
     for (i, word) in cmd.args.iter().enumerate().skip(from) {
         if is_option(word) || cmd.hidden(i) && word != "{}" {
@@ -96,10 +108,9 @@ pub(super) fn reads(cmd: &Cmd, from: usize, out: &mut Out) {
         }
         operands += 1;
         if word == "{}" && cmd.fed("find -exec") {
-            let roots = if out.walked.is_empty() {
-                vec![cmd.cwd.to_path_buf()]
-            } else {
-                out.walked.clone()
+            let roots = match out.walked.is_empty() {
+                true => vec![cmd.cwd.to_path_buf()],
+                false => out.walked.clone(),
             };
             places.extend(roots.into_iter().map(|r| (r, true)));
         } else if cmd.dynamic(i) {
@@ -107,10 +118,10 @@ pub(super) fn reads(cmd: &Cmd, from: usize, out: &mut Out) {
             // A wildcard before a `/` reaches into the directories it matches.
             let wild = word.find(['*', '?', '[', '{']).unwrap_or(word.len());
             let deep = word.get(wild..).unwrap_or_default().contains('/');
-            if deep || may_name_state(word) {
-                places.push((cmd.resolve(out, dir), deep));
+            if deep || recursive || may_name_state(word) {
+                places.push((cmd.resolve(out, dir), deep || recursive));
             }
-        } else if walks {
+        } else if walks || recursive {
             places.push((cmd.resolve(out, word), true));
         }
     }

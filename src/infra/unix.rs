@@ -91,7 +91,6 @@ fn read(cmd: &Cmd, out: &mut Out) {
         out.raise(Tier::Mutate, "rg --pre runs a program on every file");
     }
     out.operands(cmd, from, true);
-    super::state::reads(cmd, from, out);
 }
 
 /// A program that changes nothing, a few forms aside.

@@ -8,7 +8,7 @@ use crate::shell::{RedirectKind, Script, Simple};
 
 use super::judge::{Cmd, Out};
 use super::program::{self, Program};
-use super::{Tier, glob, judge_located, path, scan, unix, vars, word};
+use super::{Tier, glob, judge_located, path, scan, state, unix, vars, word};
 
 /// The walk over a script's commands: the directory in effect and what the lone-call check
 /// needs.
@@ -112,6 +112,9 @@ impl Walk {
         }
         let before = out.tf.len();
         judge_located(&cmd, &located, out);
+        if out.cmd_tier() == Tier::Read {
+            state::reads(&cmd, out);
+        }
         if cmd.fed("xargs") && !unix::is_quiet(name) {
             out.raise(Tier::Mutate, format!("{name} works on paths from its input"));
         }

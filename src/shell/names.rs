@@ -67,7 +67,7 @@ impl Names {
     /// An assignment `name=value` of a simple command (`bare`: without a program) at the
     /// top level (`top`).
     pub(super) fn assign(&mut self, name: &str, value: &str, bare: bool, top: bool) {
-        if !number(value) {
+        if !number(value) && !arithmetic(value) {
             self.spoil(name);
         } else if bare && top {
             self.pending.push(name.to_string());
@@ -267,6 +267,13 @@ pub(super) fn is_name(text: &str) -> bool {
 pub(super) fn number(value: &str) -> bool {
     let digits = value.strip_prefix('-').unwrap_or(value);
     !digits.is_empty() && digits.len() < 19 && digits.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Whether a value is one arithmetic expansion (`$((i + 1))`, checked where it was read):
+/// its value is a number.
+fn arithmetic(value: &str) -> bool {
+    let inner = value.strip_prefix("$((").and_then(|v| v.strip_suffix("))"));
+    inner.is_some_and(|i| !i.contains("))") && !i.contains(['$', '`', '\'', '"', '\\']))
 }
 
 fn array(text: &str) -> String {

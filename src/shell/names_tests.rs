@@ -93,6 +93,10 @@ const EVALUATED: &[(&str, bool)] = &[
     ("unset x a[1]; unset -f f; export FOO=$x BAR; declare -a list; local y=$z", false),
     ("declare -i n=3; n=4; echo $((n))", false),
     ("wait -n -p pid", false),
+    ("i=0; while (( i < 3 )); do i=$((i + 1)); done; echo $((i))", false),
+    ("i=0; j=$((i + 1)); echo ${a[j]}", false),
+    ("i=0; i=$(( $x )); echo $((i))", true),
+    ("i=0; i=$((1))$x; echo $((i))", true),
     ("case $x in a) echo ${a[0]};; esac", false),
 ];
 

@@ -223,6 +223,14 @@ fn reads_by_pattern_or_walk_reach_state_on_disk() {
         "strings *",
         "base64 terraform.t*",
         "find . -name '*.json' -exec cat {} +",
+        "find . -type f -exec head {} \\;",
+        "sort *",
+        "awk 1 *",
+        "sed -n p *",
+        "jq . *.tfstate*",
+        "grep -ril password",
+        "zgrep -r x .",
+        "diff -r . modules",
     ];
     for src in reaching {
         let got = classify_in(&project, src);
@@ -230,7 +238,7 @@ fn reads_by_pattern_or_walk_reach_state_on_disk() {
         let state = project.join("terraform.tfstate");
         assert!(got.paths.contains(&(state, PathUse::Read)), "{src}: {:?}", got.paths);
     }
-    for src in ["grep -r token .", "cat .terraform/*", "rg x", "cat */*"] {
+    for src in ["grep -r token .", "cat .terraform/*", "rg x", "cat */*", "git grep token"] {
         assert!(classify_in(&backend, src).secret.is_some(), "{src}");
     }
     let clean = [
@@ -243,6 +251,9 @@ fn reads_by_pattern_or_walk_reach_state_on_disk() {
         "cat modules/*/main.tf",
         "find . -name '*.tf'",
         "du -sh *",
+        "echo *",
+        "sort -r main.tf",
+        "diff -r modules modules",
     ];
     for src in clean {
         let got = classify_in(&project, src);
