@@ -90,6 +90,8 @@ fn a_deny_rule_holds_when_the_program_is_hidden() {
         "$(echo touch) M".to_string(),
         "t=tou; ${t}ch M".to_string(),
         "/usr/bin/tou?h M".to_string(),
+        "t=touch; nohup $t M".to_string(),
+        "t=touch; command $t M".to_string(),
         "x='a[$(touch M)]'; echo ${b[x]}".to_string(),
         format!("x='a[{PAYLOAD}]'; t=touch; $t \"${{b[x]}}\""),
     ];

@@ -208,7 +208,7 @@ impl Walk {
 
 /// A command with hidden parts as a pattern for the rules (`Classified::patterns`): the
 /// program basename (a glob in it hidden too), then the words; the code `eval` runs, and
-/// "*" for a shell's hidden `-c` string.
+/// "*" for a shell's hidden `-c` string and a wrapper's hidden command (`nohup $t`).
 fn patterns(simple: &Simple, out: &mut Out) {
     let hidden = |i: usize| {
         let word = simple.argv.get(i).map_or("", String::as_str);
@@ -229,6 +229,8 @@ fn patterns(simple: &Simple, out: &mut Out) {
         out.patterns.push(word::line(name, &words));
     }
     match name {
+        // A wrapper the parser could not see past runs a command nobody can name.
+        _ if !hidden(0) && unix::is_wrapper(name) => out.patterns.push("*".to_string()),
         "eval" if !hidden(0) => out.patterns.push(words.join(" ")),
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "source" | "." if !hidden(0) => {
             out.patterns.push("*".to_string());

@@ -162,6 +162,11 @@ fn a_hidden_program_reaches_the_rules() {
     assert!(split.lines.contains(&"toux".to_string()), "{:?}", split.lines);
     assert!(run("eval \"$x\"").patterns.contains(&"*".to_string()));
     assert!(run("sh -c \"$x\"").patterns.contains(&"*".to_string()));
+    for wrapped in ["nohup $t M", "command $t M", "sudo $t M", "timeout 5 $t M", "env $t M"] {
+        let got = run(&format!("t=touch; {wrapped}"));
+        let any = |p: &String| p == "*" || p == "* M";
+        assert!(got.patterns.iter().any(any), "{wrapped}: {:?}", got.patterns);
+    }
     assert_eq!(run("rm $flags /").patterns, ["rm * /"]);
     assert!(run("ls -la && git status").patterns.is_empty());
     assert!(run("rm *.log").patterns.is_empty(), "a glob among the words is written as is");
