@@ -27,6 +27,21 @@ pub(super) struct Names {
     pub(super) pending: Vec<String>,
 }
 
+/// Variables bash itself keeps as numbers (unless the script sets them, checked at the end).
+const NUMERIC: &[&str] = &[
+    "RANDOM",
+    "SRANDOM",
+    "SECONDS",
+    "EPOCHSECONDS",
+    "LINENO",
+    "BASHPID",
+    "PPID",
+    "UID",
+    "EUID",
+    "OPTIND",
+    "BASH_SUBSHELL",
+];
+
 impl Names {
     /// A copy for a nested parse (a backtick, a here-document): what is known so far.
     pub(super) fn child(&self) -> Names {
@@ -165,7 +180,7 @@ impl Names {
 
     /// A variable evaluated as arithmetic: known (checked again at the end) or refused.
     fn use_name(&mut self, name: &str) -> Result<(), String> {
-        if !self.known.contains(name) {
+        if !self.known.contains(name) && !NUMERIC.contains(&name) {
             return Err(format!(
                 "arithmetic on {}, a variable whose value is not a number known here, can run \
                  code (an array subscript)",
