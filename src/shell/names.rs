@@ -27,6 +27,9 @@ pub(super) struct Names {
     pub(super) pending: Vec<String>,
 }
 
+/// How many known variables a nested parse is given.
+const MAX_INHERITED: usize = 64;
+
 /// Variables bash itself keeps as numbers (unless the script sets them, checked at the end).
 const NUMERIC: &[&str] = &[
     "RANDOM",
@@ -43,9 +46,12 @@ const NUMERIC: &[&str] = &[
 ];
 
 impl Names {
-    /// A copy for a nested parse (a backtick, a here-document): what is known so far.
+    /// A copy for a nested parse (a backtick, a here-document): what is known so far, when
+    /// that is little (copies stay linear in the input; past it, nothing is known there).
     pub(super) fn child(&self) -> Names {
-        Names { known: self.known.clone(), ..Names::default() }
+        let known =
+            if self.known.len() <= MAX_INHERITED { self.known.clone() } else { HashSet::new() };
+        Names { known, ..Names::default() }
     }
 
     /// Takes in what a nested parse learnt.

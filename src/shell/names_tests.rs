@@ -114,3 +114,18 @@ fn what_bash_evaluates_is_understood_only_when_its_operands_are_known() {
     }
     assert!(wrong.is_empty(), "{} of {}:\n{}", wrong.len(), EVALUATED.len(), wrong.join("\n"));
 }
+
+/// Many known variables and many nested parses stay fast: what a nested parse inherits is
+/// bounded.
+#[test]
+fn many_variables_and_substitutions_stay_linear() {
+    let mut src = String::new();
+    for n in 0..3_000 {
+        src.push_str(&format!("i{n}=1;"));
+    }
+    src.push_str(&"echo `a` $((i1));".repeat(1_500));
+    let start = std::time::Instant::now();
+    let script = parse(&src);
+    assert!(script.opaque.is_empty(), "{:?}", script.opaque.first());
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+}
