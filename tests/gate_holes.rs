@@ -93,6 +93,8 @@ fn a_deny_rule_holds_when_the_program_is_hidden() {
         "t=touch; nohup $t M".to_string(),
         "t=touch; command $t M".to_string(),
         "x='a[$(touch M)]'; echo ${b[x]}".to_string(),
+        "x='a[$(tou\"\"ch M)]'; echo ${b[x]}".to_string(),
+        "eval 'tou\"\"ch M'".to_string(),
         format!("x='a[{PAYLOAD}]'; t=touch; $t \"${{b[x]}}\""),
     ];
     for command in &commands {

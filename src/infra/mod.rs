@@ -213,6 +213,9 @@ pub fn classify_script(
     for reason in &script.opaque {
         out.opaque(reason.clone());
     }
+    if script.runs_hidden {
+        out.patterns.push("*".to_string());
+    }
     // Script holds no subshell boundaries: after a `cd` in a script with subshells or pipes,
     // the directory in effect is either the one tracked or the session's; judge both.
     let dual = walk::subshells(src, script);

@@ -207,21 +207,29 @@ impl Walk {
 }
 
 /// A command with hidden parts as a pattern for the rules (`Classified::patterns`): the
-/// program basename (a glob in it hidden too), then the words; the code `eval` runs, and
-/// "*" for a shell's hidden `-c` string and a wrapper's hidden command (`nohup $t`).
+/// program basename (a glob in it hidden too), then the words; and "*", any command, for
+/// the code `eval` and `trap` run, a shell's `-c` string the parser could not read, a
+/// hidden script a shell runs and a wrapper's hidden command (`nohup $t`).
 fn patterns(simple: &Simple, out: &mut Out) {
     let hidden = |i: usize| {
         let word = simple.argv.get(i).map_or("", String::as_str);
         simple.dynamic.get(i).copied().unwrap_or(true) && (i == 0 || word.contains(['$', '`']))
     };
     let Some(program) = simple.argv.first() else { return };
+    let name = simple.program().unwrap_or_default();
+    // A string run as code later or again (`eval`, `trap`, a shell's `-c` the parser could
+    // not read) may be any command once bash reads it.
+    let shell = matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh");
+    let string = shell && simple.argv.iter().skip(1).any(|w| w.starts_with('-') && w.contains('c'));
+    if !hidden(0) && (matches!(name, "eval" | "trap") || string) {
+        out.patterns.push("*".to_string());
+    }
     if !(0..simple.argv.len()).any(hidden) {
         return;
     }
     let args = simple.argv.iter().enumerate().skip(1);
     let words: Vec<String> =
         args.map(|(i, w)| if hidden(i) { word::pattern(w, false) } else { w.clone() }).collect();
-    let name = simple.program().unwrap_or_default();
     if hidden(0) {
         let base = word::pattern_basename(&word::pattern(program, true));
         out.patterns.push(word::line(&base, &words));
@@ -231,8 +239,9 @@ fn patterns(simple: &Simple, out: &mut Out) {
     match name {
         // A wrapper the parser could not see past runs a command nobody can name.
         _ if !hidden(0) && unix::is_wrapper(name) => out.patterns.push("*".to_string()),
-        "eval" if !hidden(0) => out.patterns.push(words.join(" ")),
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "source" | "." if !hidden(0) => {
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "source" | "."
+            if !hidden(0) && !string =>
+        {
             out.patterns.push("*".to_string());
         }
         _ => {}

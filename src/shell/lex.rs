@@ -176,6 +176,7 @@ impl<'a> Parser<'a> {
     pub(super) fn merge(&mut self, other: Script) {
         self.out.commands.extend(other.commands);
         self.out.opaque.extend(other.opaque);
+        self.out.runs_hidden |= other.runs_hidden;
     }
 
     pub(super) fn peek(&mut self) -> &Tok {

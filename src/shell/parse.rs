@@ -11,7 +11,11 @@ const CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "
 
 /// Parses `src` nested `depth` deep.
 pub(super) fn parse_at(src: &str, depth: usize) -> Script {
-    let refuse = |reason: &str| Script { commands: Vec::new(), opaque: vec![reason.to_string()] };
+    let refuse = |reason: &str| Script {
+        commands: Vec::new(),
+        opaque: vec![reason.to_string()],
+        runs_hidden: false,
+    };
     if src.len() > MAX_INPUT {
         return refuse("longer than 64 KiB");
     }
@@ -24,6 +28,7 @@ pub(super) fn parse_at(src: &str, depth: usize) -> Script {
         p.unexpected();
     }
     let late = p.names.finish();
+    p.out.runs_hidden |= !late.is_empty();
     p.out.opaque.extend(late);
     p.out
 }
@@ -352,6 +357,7 @@ impl Parser<'_> {
         for c in self.out.commands.get(start..).unwrap_or_default() {
             reasons.extend(self.names.command(c));
         }
+        self.out.runs_hidden |= !reasons.is_empty();
         self.out.opaque.extend(reasons);
     }
 

@@ -363,6 +363,7 @@ impl Parser<'_> {
         };
         if let Err(reason) = checked {
             self.out.opaque.push(reason);
+            self.out.runs_hidden = true;
         }
         self.leave();
     }

@@ -160,7 +160,17 @@ fn a_hidden_program_reaches_the_rules() {
     let split = run("a=tou b=ch; ${a}${b} M; ${a}x");
     assert!(split.lines.contains(&"touch M".to_string()), "{:?}", split.lines);
     assert!(split.lines.contains(&"toux".to_string()), "{:?}", split.lines);
-    assert!(run("eval \"$x\"").patterns.contains(&"*".to_string()));
+    for code in [
+        "eval \"$x\"",
+        "eval 'tou\"\"ch M'",
+        "trap 'tou\"\"ch M' EXIT",
+        "bash --rcfile x -c 'tou\"\"ch M'",
+        "x='a[$(tou\"\"ch M)]'; echo ${b[x]}",
+        "echo ${!x}",
+    ] {
+        assert!(run(code).patterns.contains(&"*".to_string()), "{code}: {:?}", run(code).patterns);
+    }
+    assert_eq!(run("i=3; echo ${b[i]}").patterns, ["echo *"], "only its own hidden word");
     assert!(run("sh -c \"$x\"").patterns.contains(&"*".to_string()));
     for wrapped in ["nohup $t M", "command $t M", "sudo $t M", "timeout 5 $t M", "env $t M"] {
         let got = run(&format!("t=touch; {wrapped}"));
