@@ -57,7 +57,7 @@ fn tf(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A project whose three resources exist in its local state.
-fn applied(name: &str) -> Workspace {
+pub(crate) fn applied(name: &str) -> Workspace {
     let ws = Workspace::new(name);
     ws.write("main.tf", CONFIG);
     tf(&ws.project(), &["init", "-input=false"]);
@@ -65,19 +65,19 @@ fn applied(name: &str) -> Workspace {
     ws
 }
 
-fn state(ws: &Workspace) -> Vec<String> {
+pub(crate) fn state(ws: &Workspace) -> Vec<String> {
     tf(&ws.project(), &["state", "list"]).lines().map(str::to_string).collect()
 }
 
-fn bash(id: &str, command: &str) -> Reply {
+pub(crate) fn bash(id: &str, command: &str) -> Reply {
     tool_reply(id, "bash", json!({ "command": command }))
 }
 
-fn asked(msgs: &[Value]) -> Vec<&Value> {
+pub(crate) fn asked(msgs: &[Value]) -> Vec<&Value> {
     msgs.iter().filter(|m| m["method"] == "session/request_permission").collect()
 }
 
-fn option_kinds(request: &Value) -> Vec<String> {
+pub(crate) fn option_kinds(request: &Value) -> Vec<String> {
     let options = request["params"]["options"].as_array().expect("options");
     options.iter().map(|o| o["kind"].as_str().unwrap().to_string()).collect()
 }
@@ -95,7 +95,11 @@ fn tiers(msgs: &[Value]) -> Vec<String> {
 }
 
 /// A session in `mode` over a fake LLM playing `script`.
-fn session(ws: &Workspace, script: Vec<Reply>, mode: &str) -> (FakeLlm, AcpProcess, String) {
+pub(crate) fn session(
+    ws: &Workspace,
+    script: Vec<Reply>,
+    mode: &str,
+) -> (FakeLlm, AcpProcess, String) {
     let llm = FakeLlm::start(script);
     let (acp, session) = AcpProcess::session_in_mode(ws, &llm, mode);
     (llm, acp, session)
@@ -394,7 +398,7 @@ fn kubectl_questions_name_the_context_namespace_and_objects() {
     }
 }
 
-fn settings(ws: &Workspace, permissions: Value) {
+pub(crate) fn settings(ws: &Workspace, permissions: Value) {
     let text = json!({ "permissions": permissions }).to_string();
     std::fs::write(ws.config().join("settings.json"), text).unwrap();
 }

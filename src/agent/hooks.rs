@@ -36,6 +36,7 @@ pub(super) fn with_subject<R>(
         tool,
         commands: &invocation.gate.lines,
         opaque: invocation.gate.opaque.as_deref(),
+        patterns: &invocation.gate.patterns,
         paths: &paths,
         host: None,
     })

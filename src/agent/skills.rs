@@ -64,6 +64,7 @@ pub(super) fn refused(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) -> 
         tool: tool.name(),
         commands: &invocation.gate.lines,
         opaque: invocation.gate.opaque.as_deref(),
+        patterns: &invocation.gate.patterns,
         paths: &paths,
         host: None,
     };

@@ -20,7 +20,7 @@ fn bash(line: &str) -> Vec<String> {
 }
 
 fn call<'a>(tool: &'a str, commands: &'a [String], paths: &'a [String]) -> Subject<'a> {
-    Subject { tool, commands, opaque: None, paths, host: None }
+    Subject { tool, commands, paths, ..Subject::default() }
 }
 
 #[test]
@@ -103,8 +103,7 @@ fn a_command_not_parsed_whole_matches_when_the_pattern_occurs_in_it() {
         tool: "bash",
         commands: &commands,
         opaque: Some("eval \"terraform apply -auto-approve\""),
-        paths: &[],
-        host: None,
+        ..Subject::default()
     };
     assert!(hooks[0].matches_call(&subject));
 }

@@ -42,7 +42,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) {
     };
     let op = op_at.map_or("", |i| rest.args[i].as_str());
     if cmd.dynamic(at) || op_at.is_some_and(|i| rest.dynamic(i)) {
-        out.opaque(format!("the aws operation is hidden: {service} {op}"));
+        out.hidden_sub(format!("the aws operation is hidden: {service} {op}"));
         return;
     }
     if unclear

@@ -67,14 +67,15 @@ fn verb_tier(word: &str) -> Option<Tier> {
 /// the first verb.
 fn verbs(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
-    let mut words = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
     let mut i = 0;
     while let Some(arg) = cmd.args.get(i) {
         if listed(VERB_VALUES, arg.as_str()) {
             i += 1;
         } else if !is_option(arg) {
-            if cmd.dynamic(i) && words.is_empty() {
-                out.opaque(format!("the {name} command is hidden: {arg}"));
+            // A hidden word before the verb may be any verb, `delete` included.
+            if cmd.dynamic(i) && !words.iter().any(|w: &&str| verb_tier(w).is_some()) {
+                out.hidden_sub(format!("the {name} command is hidden: {arg}"));
                 return;
             }
             words.push(arg.as_str());

@@ -227,6 +227,7 @@ fn find(cmd: &Cmd, out: &mut Out) {
     if roots == 0 {
         paths.push(cmd.cwd.to_path_buf());
     }
+    out.walked.clone_from(&paths);
     let mut i = roots;
     while let Some(arg) = cmd.args.get(i) {
         match arg.as_str() {

@@ -32,6 +32,7 @@ impl Out<'_> {
             reasons: self.reasons.into_iter().map(|(_, r)| r).collect(),
             prefixes: (!self.no_prefix).then_some(self.prefixes),
             lines: self.lines,
+            patterns: self.patterns,
             paths: self.paths,
             file_only: self.tier == Tier::Mutate && !self.non_file && !self.opaque,
             runs_code_in: self.runs_code_in,

@@ -86,7 +86,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
     repository(&dir, out);
     let Some(sub) = cmd.args.get(i) else { return true };
     if cmd.dynamic(i) {
-        out.opaque(format!("the git subcommand is hidden: {sub}"));
+        out.hidden_sub(format!("the git subcommand is hidden: {sub}"));
         return true;
     }
     let rest = Cmd { cwd: &dir, ..cmd.after(i) };

@@ -164,6 +164,8 @@ pub(super) struct Out<'a> {
     pub home: Option<&'a str>,
     pub env: &'a dyn Fn(&str) -> Option<String>,
     pub lines: Vec<String>,
+    /// The commands with hidden parts, as patterns (`Classified::patterns`).
+    pub patterns: Vec<String>,
     /// Every terraform/tofu apply or destroy seen, for the lone-call check.
     pub tf: Vec<TfCall>,
     pub opaque: bool,
@@ -175,6 +177,8 @@ pub(super) struct Out<'a> {
     pub(super) runs_code_in: Vec<PathBuf>,
     /// A mutation that changes more than files in known paths.
     pub(super) non_file: bool,
+    /// The roots of the last `find`, whose files its `-exec` payloads are fed.
+    pub walked: Vec<PathBuf>,
     /// Why the output holds secrets (the first command that prints them).
     pub(super) secret: Option<String>,
     /// The current command's tier and "always" prefix.
@@ -202,6 +206,7 @@ impl<'a> Out<'a> {
             home,
             env,
             lines: Vec::new(),
+            patterns: Vec::new(),
             tf: Vec::new(),
             opaque: false,
             tier: Tier::Read,
@@ -212,6 +217,7 @@ impl<'a> Out<'a> {
             runs_code_in: Vec::new(),
             non_file: false,
             secret: None,
+            walked: Vec::new(),
             cmd_tier: Tier::Read,
             cmd_prefix: None,
             cmd_lines: 0,
@@ -283,6 +289,11 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// The current command's tier so far.
+    pub fn cmd_tier(&self) -> Tier {
+        self.cmd_tier
+    }
+
     /// A reason that raises nothing.
     pub fn note(&mut self, reason: &str) {
         self.bump(Tier::Read, reason.to_string());
@@ -293,6 +304,14 @@ impl<'a> Out<'a> {
         self.opaque = true;
         self.no_prefix = true;
         self.raise(Tier::Mutate, reason);
+    }
+
+    /// The subcommand (or operation) of a program we know is not a literal word
+    /// (`terraform $T`): it may be the program's most dangerous one, so the command takes
+    /// the highest tier, Destroy, and is not understood.
+    pub fn hidden_sub(&mut self, reason: String) {
+        self.opaque(reason.clone());
+        self.raise(Tier::Destroy, reason);
     }
 
     /// A file-only mutation: writes `path`, for a reason.

@@ -130,7 +130,7 @@ fn kubectl(cmd: &Cmd, out: &mut Out) {
     let Some(at) = subcommand(cmd, KUBECTL_VALUES, KUBECTL_FLAGS, &verbs, out) else { return };
     let sub = cmd.args[at].as_str();
     if cmd.dynamic(at) {
-        out.opaque(format!("the {name} subcommand is hidden: {sub}"));
+        out.hidden_sub(format!("the {name} subcommand is hidden: {sub}"));
         return;
     }
     let rest = cmd.after(at);
@@ -235,7 +235,7 @@ fn helm(cmd: &Cmd, out: &mut Out) {
     let Some(at) = subcommand(cmd, HELM_VALUES, HELM_FLAGS, &verbs, out) else { return };
     let sub = cmd.args[at].as_str();
     if cmd.dynamic(at) {
-        out.opaque(format!("the helm subcommand is hidden: {sub}"));
+        out.hidden_sub(format!("the helm subcommand is hidden: {sub}"));
         return;
     }
     let rest = cmd.after(at);

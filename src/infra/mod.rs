@@ -1,8 +1,9 @@
 //! Infrastructure knowledge: judges every command of a shell script by what it does to
 //! infrastructure (`Tier`), with the paths it names, the prefixes an "always" answer may
 //! remember, the secrets a command prints and the terraform call the gate may plan first.
-//! Pure: it never asks anyone and does no I/O beyond `Path::exists` and resolving a program
-//! that is a symbolic link; it knows programs, `shell` knows syntax.
+//! Pure: it never asks anyone and does no I/O beyond `Path::exists`, resolving a program
+//! that is a symbolic link and a bounded look for terraform state where a read with a
+//! pattern or a recursive walk goes (`state.rs`); it knows programs, `shell` knows syntax.
 
 mod aws;
 mod cloud;
@@ -20,6 +21,7 @@ mod scan;
 pub mod scope;
 mod secret;
 mod stacks;
+mod state;
 mod stream;
 mod terraform;
 #[cfg(test)]
@@ -33,6 +35,8 @@ mod wrappers;
 use std::path::{Path, PathBuf};
 
 use crate::shell::{self, Script};
+
+pub use state::terraform_owned;
 
 use judge::{Cmd, Out};
 use program::Program;
@@ -105,6 +109,13 @@ pub struct Classified {
     /// -auto-approve` → also "terraform destroy -auto-approve"). Both forms must pass an
     /// allow rule; either may meet a deny rule.
     pub lines: Vec<String>,
+    /// The commands not known word for word, as patterns for the deny and ask rules: each
+    /// hidden part (`$x`, `${…}`, `$(…)`, a backtick, a glob in the program) written `*`
+    /// (`$t M` → "* M", `/usr/bin/tou?h x` → "*h x"); the code of `eval` and of `sh -c` with a
+    /// hidden string as a command of its own ("*"). A rule matches such a pattern when some
+    /// command it may stand for matches the rule, so a hidden program never slips past a
+    /// deny rule on any program.
+    pub patterns: Vec<String>,
     /// Paths the commands name, absolute (resolved against the cwd in effect, `~/` expanded
     /// with HOME from `env`), with how they are used: every non-option argument of a read- or
     /// plan-tier command that looks like a path (contains `/`, starts with `~` or `.`, or has
@@ -209,10 +220,14 @@ pub fn classify_script(
     for reason in &script.opaque {
         out.opaque(reason.clone());
     }
+    if script.runs_hidden {
+        out.patterns.push("*".to_string());
+    }
     // Script holds no subshell boundaries: after a `cd` in a script with subshells or pipes,
     // the directory in effect is either the one tracked or the session's; judge both.
     let dual = walk::subshells(src, script);
-    let mut walk = Walk { dir: cwd.to_path_buf(), hidden: false, real: 0, lone: None };
+    let mut walk =
+        Walk { dir: cwd.to_path_buf(), hidden: false, real: 0, lone: None, values: Vec::new() };
     for simple in &script.commands {
         out.begin();
         walk.command(simple, cwd, dual, &mut out);

@@ -80,9 +80,9 @@ pub(super) fn build_output(path: &Path, root: &Path) -> bool {
     rel.components().next().is_some_and(|c| BUILD.split(' ').any(|b| c.as_os_str() == b))
 }
 
-/// Whether a file name is terraform state (`*.tfstate*`).
+/// Whether a file name is terraform state (`*.tfstate*`, `state.rs`).
 pub(super) fn state_file(word: &str) -> bool {
-    basename(word).contains(".tfstate")
+    super::state::holds_state(basename(word))
 }
 
 /// Whether a path is a raw disk device.

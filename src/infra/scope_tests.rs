@@ -54,7 +54,7 @@ pub(super) fn run(commands: Vec<Simple>, cwd: &Path, env: &[(&str, &str)]) -> Ve
     let env: Vec<(String, String)> =
         env.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
     let lookup = move |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-    scope(&Script { commands, opaque: Vec::new() }, cwd, &lookup)
+    scope(&Script { commands, ..Script::default() }, cwd, &lookup)
 }
 
 #[test]

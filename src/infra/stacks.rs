@@ -57,7 +57,7 @@ fn terragrunt(cmd: &Cmd, out: &mut Out) {
     let written = word(k);
     let Some(&at) = words.get(k) else { return };
     if cmd.dynamic(at) {
-        out.opaque(format!("the terragrunt subcommand is hidden: {written}"));
+        out.hidden_sub(format!("the terragrunt subcommand is hidden: {written}"));
         return;
     }
     let sub = match written.strip_suffix("-all") {
@@ -127,6 +127,10 @@ fn pulumi(cmd: &Cmd, out: &mut Out) {
         if listed(VALUES, arg.as_str()) {
             i += 1;
         } else if !is_option(arg) {
+            if cmd.dynamic(i) && words.len() < 2 {
+                out.hidden_sub(format!("the pulumi subcommand is hidden: {arg}"));
+                return;
+            }
             words.push(arg.as_str());
         }
         i += 1;

@@ -63,7 +63,7 @@ fn terraform(cmd: &Cmd, out: &mut Out) {
     }
     let Some(sub) = cmd.args.get(i) else { return };
     if cmd.dynamic(i) {
-        out.opaque(format!("the {} subcommand is hidden: {sub}", cmd.name));
+        out.hidden_sub(format!("the {} subcommand is hidden: {sub}", cmd.name));
         return;
     }
     if help {

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::*;
 
 mod fields;
+mod gate_holes;
 mod holes;
 mod holes_fields;
 

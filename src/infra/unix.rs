@@ -40,6 +40,11 @@ const NETWORK: &str = "curl wget nc ncat netcat socat ssh scp sftp rsync ftp tel
 const WIPES: &str =
     "dd shred truncate wipefs fdisk sfdisk gdisk cfdisk parted blkdiscard mke2fs mkswap srm";
 
+/// Whether a program runs its words as a command (`nohup`, `sudo`, `env`, `watch` …).
+pub(super) fn is_wrapper(name: &str) -> bool {
+    name == "env" || listed(WRAPPERS, name)
+}
+
 /// Whether a program changes nothing and opens none of its words.
 pub(super) fn is_quiet(name: &str) -> bool {
     listed(QUIET, name)
@@ -149,7 +154,10 @@ fn variables(cmd: &Cmd, out: &mut Out) {
         _ => {
             for arg in cmd.args.iter().filter(|a| !a.starts_with('-')) {
                 match arg.split_once('=') {
-                    Some((var, _)) => names.push(var),
+                    Some((var, value)) => {
+                        super::vars::written(var, value, cmd.cwd, out);
+                        names.push(var);
+                    }
                     None if exporting => names.push(arg),
                     None => {}
                 }

@@ -1,9 +1,14 @@
 //! Variables whose value changes which code runs or which files and configurations programs
 //! read and write (`PATH`, `LD_PRELOAD`, `KUBECONFIG`, `TF_LOG_PATH`, `GOTOOLCHAIN`): setting
-//! one (`X=… cmd`, `export`, `env`, `read`, `printf -v`) makes a script opaque. Knows no
-//! program.
+//! one (`X=… cmd`, `export`, `env`, `read`, `printf -v`) makes a script opaque. Variables that
+//! name a file programs write (`GIT_TRACE*`, `*_LOG_PATH`, `HISTFILE`) make a command at
+//! least a mutation, and their value a written path. Knows no program.
 
+use std::path::Path;
+
+use super::judge::Out;
 use super::word::listed;
+use super::{Tier, path};
 
 /// Variables that change which code runs, whatever their value.
 const RISKY: &str = "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMPT_COMMAND IFS \
@@ -53,4 +58,45 @@ fn always(name: &str) -> bool {
 /// Variables named for a path or a program (`TF_LOG_PATH`, `AWS_CONFIG_FILE`); not `TF_VAR_*`.
 fn named_path(name: &str) -> bool {
     !name.starts_with("TF_VAR_") && SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// Variables whose value is a file the program writes (a trace, a log, a history): even a
+/// read-tier program (`GIT_TRACE=terraform.tfstate git --version`) writes there.
+const WRITES: &str = "HISTFILE LESSHISTFILE SSLKEYLOGFILE NODE_REPL_HISTORY PSQL_HISTORY \
+    SQLITE_HISTORY MYSQL_HISTFILE PYTHONHISTFILE REDISCLI_HISTFILE GNUPLOT_HISTORY";
+
+/// Name endings of such variables.
+const WRITES_SUFFIXES: &[&str] =
+    &["_LOG_PATH", "_LOG_FILE", "_LOGFILE", "_HISTFILE", "_TRACE_FILE"];
+
+/// Whether a variable names a file programs write (`GIT_TRACE*`, `TF_LOG_PATH`, `HISTFILE`).
+pub(super) fn writes_file(name: &str) -> bool {
+    name.starts_with("GIT_TRACE")
+        || listed(WRITES, name)
+        || WRITES_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// A variable set for the programs that follow: when it names a file they write, the
+/// command is at least a mutation and the file a written path (terraform state: destroy).
+/// A value that is a switch or a descriptor (`1`, `true`, `2`) writes no file.
+pub(super) fn written(name: &str, value: &str, cwd: &Path, out: &mut Out) {
+    if !writes_file(name) {
+        return;
+    }
+    out.raise(Tier::Mutate, format!("sets {name}: the program writes where it says"));
+    let switch = ["", "true", "false", "yes", "no", "on", "off"]
+        .iter()
+        .any(|s| value.eq_ignore_ascii_case(s))
+        || value.bytes().all(|c| c.is_ascii_digit());
+    if switch || matches!(value, "/dev/null" | "/dev/stderr" | "/dev/stdout") {
+        return;
+    }
+    if value.contains(['$', '`']) {
+        out.raise(Tier::Mutate, format!("sets {name} to a hidden path: {value}"));
+        return;
+    }
+    match path::resolve(value, cwd, out.home) {
+        Some(file) => out.write(file),
+        None => out.raise(Tier::Mutate, format!("sets {name} to a path in an unknown home")),
+    }
 }

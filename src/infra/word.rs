@@ -40,3 +40,75 @@ pub(super) fn line(name: &str, args: &[String]) -> String {
     }
     line
 }
+
+/// A word as a pattern: each expansion (`$x`, `${…}`, `$(…)`, `$((…))`, `$[…]`, a backtick) and,
+/// with `globs`, each glob (`?`, `[…]`) becomes `*`, runs of `*` one. A `$` that was quoted is taken for an
+/// expansion too: the pattern may stand for more commands, never for fewer.
+pub(super) fn pattern(word: &str, globs: bool) -> String {
+    let b = word.as_bytes();
+    let mut out = String::with_capacity(word.len());
+    let mut i = 0;
+    let mut literal = 0;
+    let star = |out: &mut String| {
+        if !out.ends_with('*') {
+            out.push('*');
+        }
+    };
+    while let Some(&c) = b.get(i) {
+        let end = match c {
+            b'$' => match b.get(i + 1) {
+                Some(b'{') => close(b, i + 1, b'{', b'}'),
+                Some(b'(') => close(b, i + 1, b'(', b')'),
+                Some(b'[') => close(b, i + 1, b'[', b']'),
+                Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+                    i + 1
+                        + b.iter()
+                            .skip(i + 1)
+                            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                            .count()
+                }
+                Some(_) => i + 2,
+                None => i + 1,
+            },
+            b'`' => b.iter().skip(i + 1).position(|c| *c == b'`').map_or(b.len(), |n| i + n + 2),
+            b'[' if globs => close(b, i, b'[', b']'),
+            b'?' | b'*' if globs => i + 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(word.get(literal..i).unwrap_or_default());
+        star(&mut out);
+        i = end.min(b.len()).max(i + 1);
+        literal = i;
+    }
+    out.push_str(word.get(literal..).unwrap_or_default());
+    out
+}
+
+/// The index after the bracket closing the one at `at` (the end when unclosed).
+fn close(b: &[u8], at: usize, open: u8, shut: u8) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in b.iter().enumerate().skip(at) {
+        if *c == open {
+            depth += 1;
+        } else if *c == shut {
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return i + 1;
+            }
+        }
+    }
+    b.len()
+}
+
+/// The basename of a program written as a pattern: what follows the last `/`, and when a
+/// hidden part comes before it (that may hold a `/`), any name ending as it does.
+pub(super) fn pattern_basename(program: &str) -> String {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    match base.rfind('*') {
+        Some(at) => format!("*{}", base.get(at + 1..).unwrap_or_default()),
+        None => base.to_string(),
+    }
+}

@@ -8,7 +8,8 @@
 //! normalised line (`git status`), and the raw text when it could not parse the whole
 //! command. Allow needs every command allowed and the whole understood; deny and ask need
 //! one match, and for text not understood a deny or ask rule also matches when the
-//! pattern's literal prefix occurs anywhere in it.
+//! pattern's literal prefix occurs anywhere in it, or when a command with hidden parts
+//! (given as a pattern, `* M` for `$t M`) may be one the rule matches.
 
 mod parse;
 mod pattern;
@@ -103,6 +104,10 @@ pub struct Subject<'a> {
     pub commands: &'a [String],
     /// bash: the raw command when it was not parsed whole.
     pub opaque: Option<&'a str>,
+    /// bash: the commands not known word for word, as patterns (`*` for each hidden part:
+    /// `$t M` → "* M"); a deny or ask rule matches one when some command it stands for
+    /// matches the rule.
+    pub patterns: &'a [String],
     /// File tools: the paths, relative to the cwd (`infra/main.tf`), absolute outside it.
     pub paths: &'a [String],
     /// web_fetch: the host.
@@ -212,6 +217,11 @@ impl Rule {
         let Some(spec) = &self.spec else { return true };
         if let (Spec::Command(pattern), Some(raw)) = (spec, s.opaque)
             && pattern.occurs_in(raw)
+        {
+            return true;
+        }
+        if let Spec::Command(pattern) = spec
+            && s.patterns.iter().any(|p| pattern.meets(&pattern::normalise(p)))
         {
             return true;
         }

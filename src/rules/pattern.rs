@@ -54,6 +54,52 @@ impl CommandPattern {
     }
 }
 
+impl CommandPattern {
+    /// Whether some command `line` may stand for matches this pattern: `line` is itself a
+    /// pattern, each `*` a hidden part (any text, spaces included). Two patterns of `*`s
+    /// alone meet when some text matches both. Too long a pair to compare is taken to meet:
+    /// this serves deny and ask rules, which must hold.
+    pub fn meets(&self, line: &str) -> bool {
+        meet(&self.parts, line) || self.words.as_ref().is_some_and(|words| meet(words, line))
+    }
+}
+
+/// How large a comparison of two patterns may be (characters × characters).
+const MAX_MEET: usize = 4_000_000;
+
+/// Whether the pattern `parts` (literal runs between `*`s) and the pattern `line` (`*` for
+/// any text) have a text in common.
+fn meet(parts: &[String], line: &str) -> bool {
+    // `None` is a `*`.
+    let mut a: Vec<Option<char>> = Vec::new();
+    for (k, part) in parts.iter().enumerate() {
+        if k > 0 {
+            a.push(None);
+        }
+        a.extend(part.chars().map(Some));
+    }
+    let b: Vec<Option<char>> = line.chars().map(|c| (c != '*').then_some(c)).collect();
+    if (a.len() + 1).saturating_mul(b.len() + 1) > MAX_MEET {
+        return true;
+    }
+    // `next[j]`: whether a[i+1..] and b[j..] meet; `row[j]`: a[i..] and b[j..].
+    let mut next = vec![false; b.len() + 1];
+    let mut row = vec![false; b.len() + 1];
+    for i in (0..=a.len()).rev() {
+        for j in (0..=b.len()).rev() {
+            row[j] = match (a.get(i), b.get(j)) {
+                (None, None) => true,
+                (Some(None), _) => next[j] || (j < b.len() && row[j + 1]),
+                (_, Some(None)) => row[j + 1] || (i < a.len() && next[j]),
+                (Some(Some(x)), Some(Some(y))) => x == y && next[j + 1],
+                _ => false,
+            };
+        }
+        std::mem::swap(&mut next, &mut row);
+    }
+    next[0]
+}
+
 /// A glob over a path relative to the cwd (or absolute outside it): globset's syntax, `*`
 /// and `?` never cross a `/`, `**` does.
 #[derive(Debug, Clone)]

@@ -43,7 +43,7 @@ fn judge(rules: &RuleSet, call: &Call) -> Option<(Verdict, String)> {
         Call::Fetch(host) => ("web_fetch", Vec::new(), None, Vec::new(), *host),
         Call::Tool(tool) => (*tool, Vec::new(), None, Vec::new(), None),
     };
-    let subject = Subject { tool, commands: &commands, opaque, paths: &paths, host };
+    let subject = Subject { tool, commands: &commands, opaque, paths: &paths, host, patterns: &[] };
     rules.verdict(&subject).map(|(v, rule)| (v, rule.text.clone()))
 }
 
@@ -231,4 +231,53 @@ fn sources_say_where_a_rule_was_written() {
     assert_eq!(Source::Flag("--allowed-tools").to_string(), "--allowed-tools");
     assert_eq!(Source::Env("IAC_CODE_ALLOWED_TOOLS").to_string(), "IAC_CODE_ALLOWED_TOOLS");
     assert!(Verdict::Allow < Verdict::Ask && Verdict::Ask < Verdict::Deny);
+}
+
+/// A command with hidden parts, as a pattern, meets a deny or ask rule when some command
+/// it may stand for matches the rule (issue 32: `t=touch; $t M` against `bash(touch *)`).
+#[test]
+fn a_hidden_part_may_be_what_a_deny_rule_names() {
+    let rows: &[(&str, &str, bool)] = &[
+        ("touch *", "* M", true),
+        ("touch *", "*h M", true),
+        ("touch *", "ls *", false),
+        ("touch", "*x M", false),
+        ("touch", "* M", false),
+        ("touch", "*", true),
+        ("rm -rf *", "rm * /", true),
+        ("rm -rf *", "rm -f /", false),
+        ("git push*", "git * --force", true),
+        ("git push*", "git status *", false),
+        ("npm run test:*", "* test", true),
+        ("terraform destroy*", "terraform *", true),
+        ("terraform destroy*", "tofu *", false),
+        ("*", "anything", true),
+        ("a*b*c", "*c", true),
+        ("a*b", "*x*", true),
+        ("ab", "a*c", false),
+    ];
+    for (rule, pattern, want) in rows {
+        let rules = set(&[&format!("deny bash({rule})")]);
+        let patterns = [pattern.to_string()];
+        let subject =
+            Subject { tool: "bash", commands: &[], patterns: &patterns, ..Subject::default() };
+        let got = rules.verdict(&subject).map(|(v, _)| v);
+        assert_eq!(got == Some(Deny), *want, "deny bash({rule}) vs pattern {pattern:?}");
+    }
+    // A pattern never allows: a command not known word for word is not every allowed one.
+    let rules = set(&["allow bash(touch *)"]);
+    let (commands, patterns) = (["$t M".to_string()], ["* M".to_string()]);
+    let subject = Subject {
+        tool: "bash",
+        commands: &commands,
+        opaque: Some("$t M"),
+        patterns: &patterns,
+        ..Subject::default()
+    };
+    assert_eq!(rules.verdict(&subject).map(|(v, _)| v), None);
+    // Too long to compare is taken to meet.
+    let long = ["x".repeat(5_000) + "*"];
+    let rules = set(&[&format!("deny bash({}*)", "y".repeat(1_000))]);
+    let subject = Subject { tool: "bash", patterns: &long, ..Subject::default() };
+    assert_eq!(rules.verdict(&subject).map(|(v, _)| v), Some(Deny));
 }

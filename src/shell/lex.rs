@@ -2,6 +2,7 @@
 //! word (read by `word.rs`) hands the cursor back to the grammar, so nested code is read once,
 //! in one pass. Also skips here-document bodies. Knows syntax, nothing about programs.
 
+use super::names::Names;
 use super::{MAX_DEPTH, Script, short};
 
 /// The parser's state: the source, a cursor, one token of lookahead and what was found.
@@ -16,6 +17,8 @@ pub(super) struct Parser<'a> {
     heredocs: Vec<HereDoc>,
     /// Set by `fail`: the rest of the source is skipped.
     dead: bool,
+    /// What the script does with its variables, for what bash evaluates as arithmetic.
+    pub(super) names: Names,
 }
 
 /// A here-document waiting for its body.
@@ -124,7 +127,16 @@ const OPS: &[(&str, Op)] = &[
 impl<'a> Parser<'a> {
     pub(super) fn new(src: &'a str, depth: usize) -> Self {
         let out = Script::default();
-        Parser { src, pos: 0, depth, out, peeked: None, heredocs: Vec::new(), dead: false }
+        Parser {
+            src,
+            pos: 0,
+            depth,
+            out,
+            peeked: None,
+            heredocs: Vec::new(),
+            dead: false,
+            names: Names::default(),
+        }
     }
 
     pub(super) fn bytes(&self) -> &'a [u8] {
@@ -164,6 +176,7 @@ impl<'a> Parser<'a> {
     pub(super) fn merge(&mut self, other: Script) {
         self.out.commands.extend(other.commands);
         self.out.opaque.extend(other.opaque);
+        self.out.runs_hidden |= other.runs_hidden;
     }
 
     pub(super) fn peek(&mut self) -> &Tok {
@@ -304,8 +317,10 @@ impl<'a> Parser<'a> {
             let body = self.src.get(start..end).unwrap_or_default();
             if !doc.quoted && body.contains(['$', '`']) {
                 let mut sub = Parser::new(body, self.depth + 1);
+                sub.names = self.names.child();
                 sub.double(&mut Vec::new(), true);
                 self.merge(sub.out);
+                self.names.absorb(sub.names);
             }
         }
     }

@@ -4,6 +4,7 @@
 
 mod builtins;
 mod lex;
+mod names;
 mod parse;
 mod unwrap;
 mod word;
@@ -18,6 +19,10 @@ pub struct Script {
     pub commands: Vec<Simple>,
     /// Why parts of it could not be understood; empty when it was understood whole.
     pub opaque: Vec<String>,
+    /// Bash may run a command no word shows: a value it evaluates as arithmetic or as a
+    /// name (`${a[x]}` with `x='a[$(…)]'`), or expands again (`${!x}`, `${x@P}`). Any
+    /// program may run, so a deny rule on any program must hold.
+    pub runs_hidden: bool,
 }
 
 /// One simple command.

@@ -11,7 +11,11 @@ const CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "
 
 /// Parses `src` nested `depth` deep.
 pub(super) fn parse_at(src: &str, depth: usize) -> Script {
-    let refuse = |reason: &str| Script { commands: Vec::new(), opaque: vec![reason.to_string()] };
+    let refuse = |reason: &str| Script {
+        commands: Vec::new(),
+        opaque: vec![reason.to_string()],
+        runs_hidden: false,
+    };
     if src.len() > MAX_INPUT {
         return refuse("longer than 64 KiB");
     }
@@ -23,14 +27,26 @@ pub(super) fn parse_at(src: &str, depth: usize) -> Script {
     if !matches!(p.peek(), Tok::Eof) {
         p.unexpected();
     }
+    let late = p.names.finish();
+    p.out.runs_hidden |= !late.is_empty();
+    p.out.opaque.extend(late);
     p.out
 }
 
 impl Parser<'_> {
     /// Parses `src` (a backtick's or a here-document's text) one level deeper.
     pub(super) fn sub_parse(&mut self, src: &str) {
-        let found = parse_at(src, self.depth + 1);
-        self.merge(found);
+        if src.len() > MAX_INPUT || self.depth + 1 > MAX_DEPTH {
+            return self.merge(parse_at(src, self.depth + 1));
+        }
+        let mut sub = Parser::new(src, self.depth + 1);
+        sub.names = self.names.child();
+        sub.list();
+        if !matches!(sub.peek(), Tok::Eof) {
+            sub.unexpected();
+        }
+        self.merge(sub.out);
+        self.names.absorb(sub.names);
     }
 
     /// The rest of `$(…)`, `<(…)` or `>(…)`, from after the opening parenthesis.
@@ -50,22 +66,30 @@ impl Parser<'_> {
             if closer || matches!(self.peek(), Tok::Eof | Tok::Op(Op::RParen | Op::DSemi)) {
                 return;
             }
-            self.and_or();
+            let committed = self.and_or();
             if !matches!(self.peek(), Tok::Op(Op::Semi | Op::Amp | Op::Newline)) {
                 return;
             }
-            self.next();
+            // In the background, the list ran in a subshell: its assignments are not ours.
+            if matches!(self.next(), Tok::Op(Op::Amp)) {
+                committed.iter().for_each(|name| self.names.forget(name));
+            }
         }
     }
 
-    fn and_or(&mut self) {
+    /// An and-or list; returns the variables its first pipeline set to literal numbers
+    /// (they are known from then on: the first pipeline always runs).
+    fn and_or(&mut self) -> Vec<String> {
+        self.pipeline();
+        let committed = self.names.commit();
         loop {
-            self.pipeline();
             if !matches!(self.peek(), Tok::Op(Op::And | Op::Or)) {
-                return;
+                return committed;
             }
             self.next();
             self.newlines();
+            self.pipeline();
+            self.names.drop_pending();
         }
     }
 
@@ -83,6 +107,8 @@ impl Parser<'_> {
             if !matches!(self.peek(), Tok::Op(Op::Pipe | Op::PipeAll)) {
                 return;
             }
+            // A command of a pipeline runs in a subshell: its assignments are not ours.
+            self.names.drop_pending();
             self.next();
             self.newlines();
             piped = true;
@@ -321,8 +347,18 @@ impl Parser<'_> {
     }
 
     fn finish(&mut self, s: Simple) {
-        let depth = self.depth;
+        let (depth, bare) = (self.depth, s.argv.is_empty());
+        for (name, value) in &s.assigns {
+            self.names.assign(name, value, bare, depth == 0);
+        }
+        let start = self.out.commands.len();
         unwrap(s, &mut |text: &str| parse_at(text, depth + 1), &mut self.out);
+        let mut reasons = Vec::new();
+        for c in self.out.commands.get(start..).unwrap_or_default() {
+            reasons.extend(self.names.command(c));
+        }
+        self.out.runs_hidden |= !reasons.is_empty();
+        self.out.opaque.extend(reasons);
     }
 
     /// Reads a redirection's target after its operator.

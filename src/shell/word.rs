@@ -3,6 +3,17 @@
 
 use super::lex::{Parser, Word};
 
+/// Which expansion `skip_expansion` reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// `${…}`
+    Param,
+    /// `$((…))` and `((…))`
+    Arith,
+    /// `$[…]`, the old arithmetic
+    Bracket,
+}
+
 /// What a `$` turned out to be.
 #[derive(PartialEq)]
 enum Dollar {
@@ -145,6 +156,10 @@ impl Parser<'_> {
                 self.pos = start + 2;
                 self.param();
             }
+            Some(b'[') => {
+                self.pos = start + 2;
+                self.skip_expansion(Kind::Bracket);
+            }
             Some(b'\'') if !in_double => {
                 self.pos = start + 2;
                 self.ansi_c(buf);
@@ -275,13 +290,16 @@ impl Parser<'_> {
         self.sub_parse(&text(inner));
     }
 
-    /// Skips the rest of `${…}` or `$((…))` (`arith`), parsing the substitutions inside.
-    fn skip_expansion(&mut self, arith: bool) {
+    /// Skips the rest of `${…}`, `$((…))` or `$[…]`, parsing the substitutions inside, and
+    /// checks what bash would evaluate in it (`names.rs`).
+    fn skip_expansion(&mut self, kind: Kind) {
         if !self.enter() {
             return;
         }
+        let arith = kind == Kind::Arith;
         let start = self.pos;
         let (mut scratch, mut parens) = (Vec::new(), 0usize);
+        let mut end = None;
         loop {
             scratch.clear();
             match self.byte(self.pos) {
@@ -289,7 +307,21 @@ impl Parser<'_> {
                     self.fail("an unclosed expansion");
                     break;
                 }
-                Some(b'}') if !arith => {
+                Some(b'}') if kind == Kind::Param => {
+                    end = Some(self.pos);
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'[') if kind == Kind::Bracket => {
+                    parens += 1;
+                    self.pos += 1;
+                }
+                Some(b']') if kind == Kind::Bracket && parens > 0 => {
+                    parens -= 1;
+                    self.pos += 1;
+                }
+                Some(b']') if kind == Kind::Bracket => {
+                    end = Some(self.pos);
                     self.pos += 1;
                     break;
                 }
@@ -302,6 +334,7 @@ impl Parser<'_> {
                     self.pos += 1;
                 }
                 Some(b')') if arith && self.byte(self.pos + 1) == Some(b')') => {
+                    end = Some(self.pos);
                     self.pos += 2;
                     break;
                 }
@@ -322,38 +355,28 @@ impl Parser<'_> {
                 Some(_) => self.pos += 1,
             }
         }
-        let inner = self.bytes().get(start..self.pos).unwrap_or_default();
-        if let Some(reason) = evaluated(inner, arith) {
-            self.out.opaque.push(reason.to_string());
+        let inner = self.bytes().get(start..end.unwrap_or(self.pos)).unwrap_or_default();
+        let inner = String::from_utf8_lossy(inner);
+        let checked = match kind {
+            Kind::Param => self.names.param(&inner),
+            _ => self.names.arith(&inner),
+        };
+        if let Err(reason) = checked {
+            self.out.opaque.push(reason);
+            self.out.runs_hidden = true;
         }
         self.leave();
     }
 
     /// The rest of `${…}`, from after the brace.
     fn param(&mut self) {
-        self.skip_expansion(false);
+        self.skip_expansion(Kind::Param);
     }
 
     /// The rest of `$((…))` or `((…))`, from after the two parentheses.
     pub(super) fn arith(&mut self) {
-        self.skip_expansion(true);
+        self.skip_expansion(Kind::Arith);
     }
-}
-
-/// Why bash may run code hidden in the value of an expansion: arithmetic on a variable
-/// evaluates the variable's value as arithmetic, array subscripts (and their `$(…)`)
-/// included; `${x@P}` and `${x@E}` expand the value again; `${!x}` dereferences a name that
-/// may hold a subscript.
-fn evaluated(inner: &[u8], arith: bool) -> Option<&'static str> {
-    if arith {
-        let named = inner.iter().any(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'$');
-        return named.then_some("arithmetic on a variable can run code (an array subscript)");
-    }
-    if inner.first() == Some(&b'!') && inner.len() > 2 {
-        return Some("an indirect expansion can run code (an array subscript)");
-    }
-    let operator = inner.windows(2).skip(1).any(|w| w[0] == b'@' && w[1].is_ascii_alphabetic());
-    operator.then_some("a ${…@…} transformation can expand a value again")
 }
 
 /// The text of a word's bytes; only `$'\xHH'` escapes can make them invalid UTF-8.

@@ -21,6 +21,8 @@ pub struct Gate {
     pub prefixes: Option<Vec<String>>,
     /// Each command as one line, for the team's rules.
     pub lines: Vec<String>,
+    /// The commands with hidden parts as patterns, for the team's deny and ask rules.
+    pub patterns: Vec<String>,
     /// The raw command when it was not understood whole, for the team's deny rules.
     pub opaque: Option<String>,
     /// Its mutations only write files (accept_edits may run it inside the project).
@@ -104,6 +106,7 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
         reasons: c.reasons,
         prefixes: c.prefixes,
         lines: c.lines,
+        patterns: c.patterns,
         opaque: c.opaque.then(|| command.to_string()),
         file_only: c.file_only,
         written,

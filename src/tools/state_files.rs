@@ -1,29 +1,10 @@
 //! What only terraform writes: state (`*.tfstate*`), what `init` keeps (`.terraform/`,
-//! `.terraform.lock.hcl`) and saved plans (`*.tfplan`). The file tools refuse to write them
-//! in every mode, bypass included; bash commands that do are destroy tier (`infra`).
-
-use std::path::Path;
+//! `.terraform.lock.hcl`) and saved plans (`*.tfplan`), by the one predicate the classifier
+//! uses too (`infra::terraform_owned`). The file tools refuse to write them in every mode,
+//! bypass included; bash commands that do are destroy tier (`infra`).
 
 use super::Invocation;
-
-/// Why only terraform itself may write `path`, if so: state (`*.tfstate*`), what `init`
-/// keeps (`.terraform/`, `.terraform.lock.hcl`) and saved plans (`*.tfplan`). The file
-/// tools refuse them in every mode.
-pub fn terraform_owned(path: &Path) -> Option<&'static str> {
-    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    if name.contains(".tfstate") {
-        return Some(
-            "Terraform state is changed by terraform only (terraform state mv/rm, import)",
-        );
-    }
-    if name == ".terraform.lock.hcl" || name.ends_with(".tfplan") {
-        return Some("terraform writes its lock and plan files itself (terraform init, plan -out)");
-    }
-    if path.components().any(|c| c.as_os_str() == ".terraform") {
-        return Some("the .terraform directory belongs to terraform init");
-    }
-    None
-}
+use crate::infra::terraform_owned;
 
 /// Refuses a file tool's write to what only terraform writes (state, `.terraform/`, plans),
 /// in every mode: the gate denies it before anything is asked.
@@ -42,6 +23,8 @@ pub(super) fn refuse(invocation: &mut Invocation) {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]
