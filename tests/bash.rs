@@ -103,6 +103,9 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
     // Live output arrives while the command runs; "ready" means every process exists.
     loop {
         let msg = acp.recv();
+        if msg["method"] == "session/request_permission" {
+            acp.answer_permission(&msg);
+        }
         let update = &msg["params"]["update"];
         if update["sessionUpdate"] == "tool_call_update" && update.get("status").is_none() {
             let text = update["content"][0]["content"]["text"].as_str().unwrap_or("");

@@ -455,6 +455,9 @@ fn daemons_are_killed_on_timeout_and_cancel() {
     let id = acp.start_prompt(&session, "go");
     loop {
         let msg = acp.recv();
+        if msg["method"] == "session/request_permission" {
+            acp.answer_permission(&msg);
+        }
         let text = msg["params"]["update"]["content"][0]["content"]["text"].as_str().unwrap_or("");
         if text.contains("ready") {
             break;

@@ -6,7 +6,10 @@ use std::path::Path;
 use crate::cli::walk;
 
 /// Files allowed past 400 lines, with the reason.
-const LONG_FILES: &[(&str, &str)] = &[];
+const LONG_FILES: &[(&str, &str)] = &[(
+    "infra/judge.rs",
+    "Cmd and Out: the one vocabulary every program family shares (fields and their methods)",
+)];
 
 #[test]
 fn source_files_follow_the_house_rules() {

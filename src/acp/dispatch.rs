@@ -224,10 +224,14 @@ impl AcpAgent {
                 version: env!("CARGO_PKG_VERSION"),
             },
             auth_methods: self.auth_methods(&p.client_capabilities),
-            // `iacCode.cwd`: where the server runs, the web page's first directory.
+            // `iacCode.cwd`: where the server runs, the web page's first directory;
+            // `iacCode.sandbox`: which layers of the OS sandbox hold commands here.
             meta: Some(json!({
                 "steering": { "supported": true },
-                "iacCode": { "cwd": std::env::current_dir().ok().map(|d| d.display().to_string()) },
+                "iacCode": {
+                    "cwd": std::env::current_dir().ok().map(|d| d.display().to_string()),
+                    "sandbox": crate::sandbox::status().meta(),
+                },
             })),
         })
     }

@@ -53,6 +53,7 @@ pub(super) fn run(
         // Until the gate says otherwise, a command is sealed in (fail closed).
         sandbox: crate::sandbox::Run::Confined(crate::sandbox::Profile::Sealed),
         approved: &[],
+        plan_file: None,
     };
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
@@ -150,6 +151,7 @@ fn execute(
     let ctx = ToolContext {
         targets: &invocation.targets,
         prepared: invocation.gate.prepared.as_deref(),
+        plan_file: invocation.gate.shown_plan.as_ref().map(|(path, _)| path.as_path()),
         ..ctx
     };
     let result = tool.run(args, &ctx);

@@ -15,7 +15,7 @@ use crate::sys;
 /// How long the provider gets to answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
-#[derive(PartialEq)]
+#[derive(PartialEq, Clone, Copy)]
 enum Level {
     Ok,
     Warn,
@@ -91,6 +91,12 @@ pub fn run() -> Result<u8> {
             config.limits.web_fetch.name()
         ),
     );
+    crate::child::init();
+    let sandbox = crate::sandbox::status();
+    let level = if sandbox.usable() { Level::Ok } else { Level::Warn };
+    for line in super::sandbox::lines(sandbox) {
+        report.say(level, &line);
+    }
     for (warn, line) in super::skills::doctor_lines(&config.config_dir) {
         report.say(if warn { Level::Warn } else { Level::Ok }, &line);
     }

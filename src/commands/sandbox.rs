@@ -75,7 +75,13 @@ fn run_program(profile: RunProfile, argv: &[String]) -> Result<u8> {
     };
     let spec = match profile {
         Some(profile) => {
-            let roots = Roots { cwd: &cwd, extra: &[], config_dir: &config_dir, approved: &[] };
+            let roots = Roots {
+                cwd: &cwd,
+                extra: &[],
+                config_dir: &config_dir,
+                approved: &[],
+                reveal: None,
+            };
             let env = |name: &str| std::env::var(name).ok();
             Some(sandbox::Spec::build(profile, &roots, &env).map_err(Error::Stream)?)
         }
@@ -88,7 +94,7 @@ fn run_program(profile: RunProfile, argv: &[String]) -> Result<u8> {
     let result = match started {
         Ok((mut supervised, pipes)) => {
             let exit = supervised.exit();
-            let out = std::thread::spawn(move || pass(pipes.stdout, std::io::stdout()));
+            let out = std::thread::spawn(move || pass(pipes.stdout, sys::stdout()));
             let err = std::thread::spawn(move || pass(pipes.stderr, std::io::stderr()));
             let ended = exit.recv();
             let _ = supervised.kill();

@@ -126,6 +126,9 @@ pub struct Roots<'a> {
     /// What an approval covers (hook scripts and their directories, skill folders, what
     /// `.mcp.json` starts): read-only inside.
     pub approved: &'a [PathBuf],
+    /// A file of ours the command must read although its directory is hidden: the saved
+    /// plan a prepared apply applies (in our configuration directory).
+    pub reveal: Option<&'a Path>,
 }
 
 /// The sandbox of one command, as the server laid it out for its supervisor: every path
@@ -142,6 +145,8 @@ pub struct Spec {
     pub read_only: Vec<PathBuf>,
     /// Paths replaced by empty ones (directories) or by `/dev/null` (files).
     pub hidden: Vec<PathBuf>,
+    /// Files below a hidden directory that stay visible, read-only.
+    pub reveal: Vec<PathBuf>,
     /// State files given a private writable copy: (the state, its copy in `tmp`).
     pub scratch: Vec<(PathBuf, PathBuf)>,
     /// The workspace was too large to search for what to protect: it is read-only whole.
@@ -167,6 +172,7 @@ impl Spec {
         spec.writable = layout.writable;
         spec.read_only = layout.read_only;
         spec.hidden = layout.hidden;
+        spec.reveal = roots.reveal.map(Path::to_path_buf).into_iter().collect();
         spec.whole_read_only = layout.too_large;
         if let Profile::Cloud(State::Scratch) = profile {
             for (i, state) in layout.states.iter().enumerate() {

@@ -50,7 +50,7 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
     for path in &spec.hidden {
         let Ok(meta) = std::fs::metadata(path) else { continue };
         let hidden = if meta.is_dir() {
-            raw::mount_empty(path)
+            hide_dir(path, &spec.reveal)
         } else {
             raw::bind(Path::new("/dev/null"), path)
         };
@@ -66,6 +66,34 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
         log::debug!("sandbox: no loopback: {err}");
     }
     Ok(())
+}
+
+/// Puts an empty directory over `dir`, with the files of `reveal` below it (read-only, each
+/// at its place) and nothing else.
+fn hide_dir(dir: &Path, reveal: &[std::path::PathBuf]) -> io::Result<()> {
+    let shown: Vec<&std::path::PathBuf> = reveal.iter().filter(|r| r.starts_with(dir)).collect();
+    if shown.is_empty() {
+        return raw::mount_empty(dir, false);
+    }
+    // The real files, opened before they are out of sight.
+    let held: Vec<std::fs::File> =
+        shown.iter().map(std::fs::File::open).collect::<io::Result<_>>()?;
+    raw::mount_empty(dir, true)?;
+    for (file, real) in held.iter().zip(&shown) {
+        if let Some(parent) = real.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::File::create(real)?;
+        let source = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd_of(file)));
+        raw::bind(&source, real)?;
+        raw::set_read_only(real, true, false)?;
+    }
+    raw::set_read_only(dir, true, false)
+}
+
+fn fd_of(file: &std::fs::File) -> i32 {
+    use std::os::fd::AsRawFd;
+    file.as_raw_fd()
 }
 
 fn context(what: &str, err: io::Error) -> io::Error {

@@ -10,13 +10,13 @@ use super::{Profile, Roots, Run, State};
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("iac-sandbox-unit-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::canonicalize(&dir).unwrap()
+    std::fs::create_dir_all(&dir).expect("test setup");
+    std::fs::canonicalize(&dir).expect("test setup")
 }
 
 fn touch(path: &Path) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, b"x").unwrap();
+    std::fs::create_dir_all(path.parent().expect("test setup")).expect("test setup");
+    std::fs::write(path, b"x").expect("test setup");
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn state_and_protected_names_are_found_anywhere_in_the_workspace() {
         touch(&ws.join(file));
     }
     let config = scratch("walk-config");
-    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[] };
+    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[], reveal: None };
     let env = |_: &str| None;
     let sealed = layout(Profile::Sealed, &roots, &env);
     assert_eq!(sealed.writable, vec![ws.clone()]);
@@ -88,7 +88,7 @@ fn credential_stores_are_hidden_from_sealed_commands_only() {
     touch(&elsewhere.join("kc.yaml"));
     let ws = scratch("ws-home");
     let config = scratch("cfg-home");
-    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[] };
+    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[], reveal: None };
     let kc = elsewhere.join("kc.yaml").display().to_string();
     let home_text = home.display().to_string();
     let env = move |name: &str| match name {
@@ -112,16 +112,17 @@ fn credential_stores_are_hidden_from_sealed_commands_only() {
 #[test]
 fn the_root_directory_is_never_writable_and_no_workspace_is_hidden() {
     let config = scratch("cfg-root");
-    let roots = Roots { cwd: Path::new("/"), extra: &[], config_dir: &config, approved: &[] };
+    let roots =
+        Roots { cwd: Path::new("/"), extra: &[], config_dir: &config, approved: &[], reveal: None };
     let sealed = layout(Profile::Sealed, &roots, &|_| None);
     assert!(sealed.writable.is_empty(), "{:?}", sealed.writable);
     // A workspace inside a credential store (or our config) stays visible.
     let home = scratch("home-ws");
     let ws = home.join(".aws/project");
-    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&ws).expect("test setup");
     let home_text = home.display().to_string();
     let env = move |name: &str| (name == "HOME").then(|| home_text.clone());
-    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[] };
+    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[], reveal: None };
     let sealed = layout(Profile::Sealed, &roots, &env);
     assert!(!sealed.hidden.iter().any(|h| ws.starts_with(h)), "{:?}", sealed.hidden);
 }
@@ -130,10 +131,10 @@ fn the_root_directory_is_never_writable_and_no_workspace_is_hidden() {
 fn a_workspace_too_large_to_search_is_read_only_whole() {
     let ws = scratch("large");
     for i in 0..20_050 {
-        std::fs::write(ws.join(format!("f{i}")), b"").unwrap();
+        std::fs::write(ws.join(format!("f{i}")), b"").expect("test setup");
     }
     let config = scratch("cfg-large");
-    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[] };
+    let roots = Roots { cwd: &ws, extra: &[], config_dir: &config, approved: &[], reveal: None };
     assert!(layout(Profile::Sealed, &roots, &|_| None).too_large);
     let _ = std::fs::remove_dir_all(&ws);
 }

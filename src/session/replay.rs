@@ -40,6 +40,7 @@ pub fn events(
         skills: &crate::tools::NoSkills,
         sandbox: crate::sandbox::Run::Confined(crate::sandbox::Profile::Sealed),
         approved: &[],
+        plan_file: None,
     };
     let mut out = Vec::new();
     // Each call's replay id, and the plan it set (shown again after its result).

@@ -110,19 +110,15 @@ pub fn set_read_only(path: &Path, read_only: bool, recursive: bool) -> io::Resul
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
-/// Mounts an empty, read-only file system at the directory `path`: what was there is
-/// out of sight.
-pub fn mount_empty(path: &Path) -> io::Result<()> {
+/// Mounts an empty file system at the directory `path` (read-only unless `writable`, to
+/// lay out a few mount points in it first): what was there is out of sight.
+pub fn mount_empty(path: &Path, writable: bool) -> io::Result<()> {
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let flags = if writable { flags } else { flags | libc::MS_RDONLY };
     let (fs, target, opts) = (cstr(Path::new("tmpfs"))?, cstr(path)?, cstr(Path::new("size=4k"))?);
     // SAFETY: mount(2) with valid C strings.
     check(unsafe {
-        libc::mount(
-            fs.as_ptr(),
-            target.as_ptr(),
-            fs.as_ptr(),
-            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            opts.as_ptr().cast(),
-        )
+        libc::mount(fs.as_ptr(), target.as_ptr(), fs.as_ptr(), flags, opts.as_ptr().cast())
     })
 }
 

@@ -142,6 +142,9 @@ pub struct ToolContext<'a> {
     /// What an approval covers in the session (hook scripts and their directories, skill
     /// folders, what `.mcp.json` starts): read-only inside the sandbox.
     pub approved: &'a [PathBuf],
+    /// The saved plan the gate showed, which `prepared` applies: readable inside the
+    /// sandbox although it lies in our (hidden) configuration directory.
+    pub plan_file: Option<&'a Path>,
 }
 
 /// How a particular call will be presented before it runs.

@@ -77,6 +77,7 @@ pub(super) fn sandbox_spec(
         extra: ctx.extra,
         config_dir: ctx.config_dir,
         approved: ctx.approved,
+        reveal: ctx.plan_file,
     };
     let env = |name: &str| std::env::var(name).ok();
     sandbox::Spec::build(profile, &roots, &env).map_err(|err| {

@@ -458,7 +458,7 @@ impl AcpProcess {
     }
 
     /// Answers one `session/request_permission` request according to `self.permission`.
-    fn answer_permission(&mut self, msg: &Value) {
+    pub fn answer_permission(&mut self, msg: &Value) {
         let Some(id) = msg.get("id").cloned() else { return };
         let outcome = match self.permission {
             Permission::Manual => return,
