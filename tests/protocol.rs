@@ -38,6 +38,10 @@ fn initialize_advertises_only_what_works() {
     let methods = response["result"]["authMethods"].take();
     assert_eq!(methods[0]["id"], "iac-code-provider", "{methods}");
     assert_eq!(methods.as_array().map(Vec::len), Some(1), "{methods}");
+    // Which layers of the sandbox hold commands on this host (tests/sandbox.rs).
+    let sandbox = response["result"]["_meta"]["iacCode"]["sandbox"].take();
+    assert!(sandbox["usable"].is_boolean() && sandbox["landlockAbi"].is_number(), "{sandbox}");
+    response["result"]["_meta"]["iacCode"].as_object_mut().unwrap().remove("sandbox");
     assert_eq!(
         response["result"],
         json!({

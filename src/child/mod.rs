@@ -67,6 +67,21 @@ pub fn spawn(command: &mut Command) -> std::io::Result<Child> {
     Ok(child)
 }
 
+/// Runs `command` to its end, keeping the reaper (if one runs) off it. Starts no reaper
+/// itself: a short probe, which may run in a process that is not ours (a test, a library
+/// user) where nobody must reap children behind their owners' backs.
+pub fn run_to_end(command: &mut Command) -> std::io::Result<std::process::ExitStatus> {
+    let mut child = {
+        let mut owned = lock(owned());
+        let child = command.spawn()?;
+        owned.insert(child.id());
+        child
+    };
+    let status = child.wait();
+    forget(child.id());
+    status
+}
+
 /// The owner of `pid` has waited for it (or gave up): the reaper may reap it from now on.
 pub fn forget(pid: u32) {
     lock(owned()).remove(&pid);

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use crate::shell::{self, Script};
 
-pub use state::terraform_owned;
+pub use state::{holds_state, terraform_owned};
 
 use judge::{Cmd, Out};
 use program::Program;

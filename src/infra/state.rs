@@ -20,8 +20,9 @@ const NAMES_ONLY: &str = "ls stat file du df realpath readlink tree lsof wc md5s
     sha256sum sha512sum shasum cksum b2sum sum";
 
 /// Whether a file name is terraform state (`*.tfstate`, `*.tfstate.backup`, the backend's
-/// `.terraform/terraform.tfstate`), in any case.
-pub(super) fn holds_state(name: &str) -> bool {
+/// `.terraform/terraform.tfstate`), in any case. The one predicate: the classifier, the
+/// file tools and the sandbox (`sandbox::is_state_file`) all ask it.
+pub fn holds_state(name: &str) -> bool {
     name.to_ascii_lowercase().contains(".tfstate")
 }
 

@@ -300,9 +300,7 @@ fn probe() -> Result<(), String> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     raw::can_unshare(&mut command, flags);
-    let mut child = crate::child::spawn(&mut command).map_err(|err| err.to_string())?;
-    let _ = child.wait();
-    crate::child::forget(child.id());
+    crate::child::run_to_end(&mut command).map_err(|err| err.to_string())?;
     Ok(())
 }
 

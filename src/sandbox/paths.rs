@@ -64,12 +64,9 @@ const STORE_VARS: [&str; 12] = [
 /// runtime directory (agent and Docker sockets: a socket is reachable on a read-only mount).
 const SYSTEM_HIDDEN: [&str; 3] = ["/run", "/var/run/secrets", "/tmp/.X11-unix"];
 
-/// Whether `path` is terraform state: `*.tfstate`, its backups (`*.tfstate.backup`,
-/// `*.tfstate.<n>.backup`), and `.terraform/terraform.tfstate`. The one predicate the gate,
-/// the file tools and the sandbox share.
+/// Whether `path` is terraform state (`infra`'s one predicate, by its name).
 pub fn is_state_file(path: &Path) -> bool {
-    path.file_name()
-        .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().contains(".tfstate"))
+    path.file_name().is_some_and(|name| crate::infra::holds_state(&name.to_string_lossy()))
 }
 
 /// What the sandbox of one command lays out.
