@@ -1,6 +1,8 @@
 //! The shell parser and the infrastructure classifier behind the permission gate: never a
 //! panic, and a script the parser could not understand whole is never judged below
-//! mutate (`shell::parse(s).opaque` non-empty ⇒ `classify(s).tier >= Tier::Mutate`).
+//! mutate (`shell::parse(s).opaque` non-empty ⇒ `classify(s).tier >= Tier::Mutate`), and
+//! never given the network and the credentials in the sandbox (`classify(s).cloud` is
+//! `None` whenever anything in it was opaque).
 //!
 //! Input: the command line.
 
@@ -24,5 +26,8 @@ fuzz_target!(|data: &[u8]| {
             script.opaque,
             classified.tier
         );
+    }
+    if classified.opaque || !script.opaque.is_empty() {
+        assert!(classified.cloud.is_none(), "opaque but given the network: {src:?}");
     }
 });

@@ -35,6 +35,7 @@ pub(super) fn run(
     let config_dir =
         crate::tools::paths::real(turn.config_dir).unwrap_or_else(|| turn.config_dir.to_path_buf());
     let network = Network { turn, id: &id };
+    let approved = turn.hooks.covered();
     let ctx = ToolContext {
         cwd: turn.cwd,
         extra: turn.extra,
@@ -52,7 +53,7 @@ pub(super) fn run(
         skills: turn.skills,
         // Until the gate says otherwise, a command is sealed in (fail closed).
         sandbox: crate::sandbox::Run::Confined(crate::sandbox::Profile::Sealed),
-        approved: &[],
+        approved: &approved,
         plan_file: None,
     };
     let args = parse_arguments(&call.arguments);

@@ -97,6 +97,12 @@ impl ProjectCheck {
         changed.extend(self.approved.keys().filter(|path| !now.contains_key(*path)).cloned());
         changed
     }
+    /// What the approval covers: the files the hooks name and the directories of their
+    /// scripts (read-only in the sandbox, so that no unasked command changes them).
+    pub fn covered(&self) -> Vec<PathBuf> {
+        self.approved.keys().map(|key| PathBuf::from(key.trim_end_matches('/'))).collect()
+    }
+
     /// Why the project's hooks may not run now, if they may not: for the client.
     pub fn withheld(&self) -> Option<String> {
         let changed = self.changed();

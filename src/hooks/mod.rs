@@ -60,6 +60,12 @@ impl Hooks {
         self
     }
 
+    /// What the approval of the project's hooks covers (their scripts and the scripts'
+    /// directories); empty without project hooks.
+    pub fn covered(&self) -> Vec<PathBuf> {
+        self.project.as_ref().map(ProjectCheck::covered).unwrap_or_default()
+    }
+
     /// Every hook in force.
     pub fn specs(&self) -> &[HookSpec] {
         &self.specs
