@@ -28,7 +28,7 @@ pub(super) fn before_exec(spec: &Spec, program: &mut std::process::Command) -> i
         writable.extend(spec.writable.iter().cloned());
     }
     let mut ruleset = Some(landlock(&writable)?);
-    let denied = filter(denied_calls(), SeccompAction::Errno(libc::EPERM as u32))?;
+    let denied = filter(denied_calls(!spec.network), SeccompAction::Errno(libc::EPERM as u32))?;
     // clone3 takes its flags in a struct a filter cannot read: "not implemented" makes the
     // C library fall back to clone, whose flags it can.
     let clone3 = filter(
@@ -69,8 +69,11 @@ fn landlock(writable: &[PathBuf]) -> io::Result<RulesetCreated> {
 /// The calls a sandboxed program may not make, each refused with EPERM: the mount table,
 /// other namespaces (and a new user namespace, by `unshare` or `clone`), the kernel's
 /// keyrings (they can hold credentials), handles that open files by number, and the calls
-/// that load code into the kernel.
-fn denied_calls() -> BTreeMap<i64, Vec<SeccompRule>> {
+/// that load code into the kernel. A `sealed` program also makes no Unix or VM socket: a
+/// socket file is reachable on a read-only mount (another user's tmux, an agent, a
+/// container engine's socket would run its commands outside), and VM sockets are not
+/// held by the network namespace. (`socketpair` still works.)
+fn denied_calls(sealed: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut calls: BTreeMap<i64, Vec<SeccompRule>> = [
         libc::SYS_mount,
         libc::SYS_umount2,
@@ -115,6 +118,13 @@ fn denied_calls() -> BTreeMap<i64, Vec<SeccompRule>> {
         if let Ok(rule) = rule {
             calls.insert(call, vec![rule]);
         }
+    }
+    if sealed {
+        let families = [libc::AF_UNIX, libc::AF_VSOCK].map(|family| {
+            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
+                .and_then(|c| SeccompRule::new(vec![c]))
+        });
+        calls.insert(libc::SYS_socket, families.into_iter().flatten().collect());
     }
     calls
 }

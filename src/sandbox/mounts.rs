@@ -40,6 +40,12 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
     for (state, copy) in &spec.scratch {
         raw::bind(copy, state).map_err(|e| at("cannot put a copy over", state, e))?;
     }
+    // The directories between a writable root and what it protects become mount points
+    // (still writable): a mount point cannot be renamed or removed, so `mv env env2` cannot
+    // take `env/prod/terraform.tfstate` away from where terraform looks for it.
+    for dir in pinned(&writable, &spec.read_only) {
+        raw::bind(&dir, &dir).map_err(|e| at("cannot pin", &dir, e))?;
+    }
     for path in &spec.read_only {
         if std::fs::symlink_metadata(path).is_err() {
             continue;
@@ -66,6 +72,25 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
         log::debug!("sandbox: no loopback: {err}");
     }
     Ok(())
+}
+
+/// The directories strictly between a writable root and each protected path, outermost
+/// first, each once.
+pub(super) fn pinned(
+    writable: &[&Path],
+    protected: &[std::path::PathBuf],
+) -> Vec<std::path::PathBuf> {
+    let mut dirs = std::collections::BTreeSet::new();
+    for path in protected {
+        let Some(root) = writable.iter().find(|root| path.starts_with(root)) else { continue };
+        let mut at = path.parent();
+        while let Some(dir) = at.filter(|dir| dir != root && dir.starts_with(root)) {
+            dirs.insert(dir.to_path_buf());
+            at = dir.parent();
+        }
+    }
+    // Sorted by path, a directory comes before those inside it.
+    dirs.into_iter().collect()
 }
 
 /// Puts an empty directory over `dir`, with the files of `reveal` below it (read-only, each
