@@ -178,3 +178,45 @@ fn reads_that_reach_state_without_naming_it_ask_as_naming_it_does() {
     assert!(result.contains("Exit code: 0"), "{result}");
     assert_eq!(state(&ws).len(), 3);
 }
+
+/// What the parser cannot see into, in bypass mode: an interpreter's code, a decoded pipe,
+/// a script and a build target of the project's. Each may run unasked, but only inside the
+/// sandbox (sealed: the state read-only, no credentials, no network), so the destroy it
+/// hides fails and the state keeps its three resources; or it asks, and is rejected.
+#[test]
+fn what_the_parser_cannot_see_into_runs_sealed_in_bypass_and_destroys_nothing() {
+    let Some(_) = terraform("gate_holes_sealed") else { return };
+    let ws = applied("gate-holes-sealed");
+    let destroy = "terraform destroy -auto-approve -input=false";
+    ws.write("d.sh", &format!("{destroy}\n"));
+    ws.write("Makefile", &format!("clean:\n\t{destroy}\n"));
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(destroy);
+    let forms = [
+        "python3 -c \"import os; os.system('terra'+'form destroy -auto-approve -input=false')\""
+            .to_string(),
+        format!("echo {encoded} | base64 -d | bash"),
+        "sh d.sh".to_string(),
+        "make clean".to_string(),
+        "eval \"$(printf 'terra%s destroy -auto-approve -input=false' form)\"".to_string(),
+    ];
+    for (n, command) in forms.iter().enumerate() {
+        let script = vec![bash(&format!("s{n}"), command), text_reply("ok")];
+        let (_llm, mut acp, session) = session(&ws, script, "bypass_permissions");
+        acp.set_permission(Permission::RejectOnce);
+        let (msgs, _) = acp.prompt(&session, "go");
+        if asked(&msgs).is_empty() {
+            // It ran unasked: then inside the sandbox, sealed.
+            let running: Vec<&Value> = msgs
+                .iter()
+                .map(|m| &m["params"]["update"])
+                .filter(|u| u["status"] == "in_progress")
+                .collect();
+            let sandbox = &running[0]["_meta"]["iacCode"]["sandbox"];
+            assert_eq!(sandbox["confined"], true, "{command}: {sandbox}");
+            assert_eq!(sandbox["network"], false, "{command}: {sandbox}");
+            assert_eq!(sandbox["credentials"], false, "{command}: {sandbox}");
+        }
+        assert_eq!(state(&ws).len(), 3, "{command}: nothing was destroyed");
+    }
+}
