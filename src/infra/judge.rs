@@ -187,8 +187,9 @@ pub(super) struct Out<'a> {
     /// Where the current command's lines start in `lines`.
     cmd_lines: usize,
     /// The current command is a known infrastructure client (`client`), not the project's
-    /// own program of that name.
+    /// own program of that name; and it changes more than files in known paths.
     cmd_client: bool,
+    cmd_non_file: bool,
     /// The highest tier of the infrastructure clients' commands so far.
     pub(super) cloud: Option<Tier>,
     /// A command that is not an infrastructure client did more than read.
@@ -222,6 +223,7 @@ impl<'a> Out<'a> {
             cmd_prefix: None,
             cmd_lines: 0,
             cmd_client: false,
+            cmd_non_file: false,
             cloud: None,
             local_change: false,
         }
@@ -233,6 +235,7 @@ impl<'a> Out<'a> {
         self.cmd_prefix = None;
         self.cmd_lines = self.lines.len();
         self.cmd_client = false;
+        self.cmd_non_file = false;
     }
 
     /// The current command is a known infrastructure client (it reaches the network with
@@ -258,9 +261,11 @@ impl<'a> Out<'a> {
 
     /// Ends a command: a mutation remembers its prefix, or spoils "always".
     pub fn end(&mut self) {
+        // Beside a client, a command may read, or write files in known paths (`| tee
+        // plan.log`); anything more keeps the network and the credentials away.
         if self.cmd_client {
             self.cloud = self.cloud.max(Some(self.cmd_tier));
-        } else if self.cmd_tier > Tier::Read {
+        } else if self.cmd_tier > Tier::Read && self.cmd_non_file {
             self.local_change = true;
         }
         if self.cmd_tier < Tier::Mutate {
@@ -277,6 +282,7 @@ impl<'a> Out<'a> {
     pub fn raise(&mut self, tier: Tier, reason: impl Into<String>) {
         if tier >= Tier::Mutate {
             self.non_file = true;
+            self.cmd_non_file = true;
         }
         self.bump(tier, reason.into());
     }
