@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::*;
 
+mod cloud;
 mod fields;
 mod gate_holes;
 mod holes;
