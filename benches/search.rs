@@ -94,6 +94,9 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
         terminal: &|_: &str| {},
         prepared: None,
         skills: &iac_code::tools::NoSkills,
+        // The search tools run no command: no sandbox to lay out.
+        sandbox: iac_code::sandbox::Run::Unavailable,
+        approved: &[],
     };
     let tool = registry.get(tool).unwrap();
     let started = Instant::now();

@@ -3,8 +3,9 @@
 //! roots and the private temporary directory writable again, the protected paths in them
 //! read-only again, copies of state in place of the state, the credential stores hidden.
 
+use std::collections::BTreeSet;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Spec;
 use crate::sys::sandbox as raw;
@@ -37,6 +38,13 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
             .or_else(|_| raw::set_read_only(root, false, false))
             .map_err(|e| at("cannot make writable", root, e))?;
     }
+    // A mount point cannot be renamed or removed, but the directory holding it could be
+    // (`mv env env.old && mkdir -p env/prod` puts a new state where the protected one was,
+    // and the host sees it there after the run): every directory between a writable root
+    // and a protected path becomes a mount point of its own, still writable.
+    for dir in holders(spec, &writable) {
+        raw::bind(&dir, &dir).map_err(|e| at("cannot pin", &dir, e))?;
+    }
     for (state, copy) in &spec.scratch {
         raw::bind(copy, state).map_err(|e| at("cannot put a copy over", state, e))?;
     }
@@ -66,6 +74,23 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
         log::debug!("sandbox: no loopback: {err}");
     }
     Ok(())
+}
+
+/// The directories strictly between a writable root and each path `spec` protects there
+/// (read-only, hidden, or replaced by a copy), parents before children.
+fn holders(spec: &Spec, writable: &[&Path]) -> BTreeSet<PathBuf> {
+    let protected =
+        spec.read_only.iter().chain(&spec.hidden).chain(spec.scratch.iter().map(|(s, _)| s));
+    let mut dirs = BTreeSet::new();
+    for path in protected {
+        let Some(root) = writable.iter().find(|root| path.starts_with(root) && path != *root)
+        else {
+            continue;
+        };
+        let between = path.ancestors().skip(1).take_while(|dir| dir != root);
+        dirs.extend(between.filter(|dir| dir.is_dir()).map(Path::to_path_buf));
+    }
+    dirs
 }
 
 fn context(what: &str, err: io::Error) -> io::Error {
