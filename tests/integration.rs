@@ -93,3 +93,5 @@ mod login;
 mod ask_user;
 // _session/steering: into a running turn, a new turn when idle, promptRequired, replay.
 mod steering;
+// The OS sandbox: secrets, network, protected files, processes, escapes; its fallback.
+mod sandbox;

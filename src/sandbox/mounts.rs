@@ -3,8 +3,9 @@
 //! roots and the private temporary directory writable again, the protected paths in them
 //! read-only again, copies of state in place of the state, the credential stores hidden.
 
+use std::collections::BTreeSet;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Spec;
 use crate::sys::sandbox as raw;
@@ -37,14 +38,15 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
             .or_else(|_| raw::set_read_only(root, false, false))
             .map_err(|e| at("cannot make writable", root, e))?;
     }
+    // A mount point cannot be renamed or removed, but the directory holding it could be
+    // (`mv env env.old && mkdir -p env/prod` puts a new state where the protected one was,
+    // and the host sees it there after the run): every directory between a writable root
+    // and a protected path becomes a mount point of its own, still writable.
+    for dir in holders(spec, &writable) {
+        raw::bind(&dir, &dir).map_err(|e| at("cannot pin", &dir, e))?;
+    }
     for (state, copy) in &spec.scratch {
         raw::bind(copy, state).map_err(|e| at("cannot put a copy over", state, e))?;
-    }
-    // The directories between a writable root and what it protects become mount points
-    // (still writable): a mount point cannot be renamed or removed, so `mv env env2` cannot
-    // take `env/prod/terraform.tfstate` away from where terraform looks for it.
-    for dir in pinned(&writable, &spec.read_only) {
-        raw::bind(&dir, &dir).map_err(|e| at("cannot pin", &dir, e))?;
     }
     for path in &spec.read_only {
         if std::fs::symlink_metadata(path).is_err() {
@@ -56,7 +58,7 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
     for path in &spec.hidden {
         let Ok(meta) = std::fs::metadata(path) else { continue };
         let hidden = if meta.is_dir() {
-            hide_dir(path, &spec.reveal)
+            raw::mount_empty(path)
         } else {
             raw::bind(Path::new("/dev/null"), path)
         };
@@ -74,51 +76,21 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
     Ok(())
 }
 
-/// The directories strictly between a writable root and each protected path, outermost
-/// first, each once.
-pub(super) fn pinned(
-    writable: &[&Path],
-    protected: &[std::path::PathBuf],
-) -> Vec<std::path::PathBuf> {
-    let mut dirs = std::collections::BTreeSet::new();
+/// The directories strictly between a writable root and each path `spec` protects there
+/// (read-only, hidden, or replaced by a copy), parents before children.
+fn holders(spec: &Spec, writable: &[&Path]) -> BTreeSet<PathBuf> {
+    let protected =
+        spec.read_only.iter().chain(&spec.hidden).chain(spec.scratch.iter().map(|(s, _)| s));
+    let mut dirs = BTreeSet::new();
     for path in protected {
-        let Some(root) = writable.iter().find(|root| path.starts_with(root)) else { continue };
-        let mut at = path.parent();
-        while let Some(dir) = at.filter(|dir| dir != root && dir.starts_with(root)) {
-            dirs.insert(dir.to_path_buf());
-            at = dir.parent();
-        }
+        let Some(root) = writable.iter().find(|root| path.starts_with(root) && path != *root)
+        else {
+            continue;
+        };
+        let between = path.ancestors().skip(1).take_while(|dir| dir != root);
+        dirs.extend(between.filter(|dir| dir.is_dir()).map(Path::to_path_buf));
     }
-    // Sorted by path, a directory comes before those inside it.
-    dirs.into_iter().collect()
-}
-
-/// Puts an empty directory over `dir`, with the files of `reveal` below it (read-only, each
-/// at its place) and nothing else.
-fn hide_dir(dir: &Path, reveal: &[std::path::PathBuf]) -> io::Result<()> {
-    let shown: Vec<&std::path::PathBuf> = reveal.iter().filter(|r| r.starts_with(dir)).collect();
-    if shown.is_empty() {
-        return raw::mount_empty(dir, false);
-    }
-    // The real files, opened before they are out of sight.
-    let held: Vec<std::fs::File> =
-        shown.iter().map(std::fs::File::open).collect::<io::Result<_>>()?;
-    raw::mount_empty(dir, true)?;
-    for (file, real) in held.iter().zip(&shown) {
-        if let Some(parent) = real.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::File::create(real)?;
-        let source = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd_of(file)));
-        raw::bind(&source, real)?;
-        raw::set_read_only(real, true, false)?;
-    }
-    raw::set_read_only(dir, true, false)
-}
-
-fn fd_of(file: &std::fs::File) -> i32 {
-    use std::os::fd::AsRawFd;
-    file.as_raw_fd()
+    dirs
 }
 
 fn context(what: &str, err: io::Error) -> io::Error {

@@ -182,19 +182,3 @@ fn each_run_says_what_it_was_given() {
     );
     assert!(Run::Approved.words().contains("outside the sandbox"));
 }
-
-#[test]
-fn the_directories_above_protected_paths_are_pinned_outermost_first() {
-    let root = Path::new("/w");
-    let tmp = Path::new("/t");
-    let protected = vec![
-        PathBuf::from("/w/env/prod/terraform.tfstate"),
-        PathBuf::from("/w/env/dev/terraform.tfstate"),
-        PathBuf::from("/w/.git"),
-        PathBuf::from("/elsewhere/x"),
-    ];
-    let pinned = super::mounts::pinned(&[tmp, root], &protected);
-    let want: Vec<PathBuf> =
-        ["/w/env", "/w/env/dev", "/w/env/prod"].iter().map(PathBuf::from).collect();
-    assert_eq!(pinned, want, "never the root itself, nothing outside it");
-}
