@@ -69,10 +69,10 @@ fn landlock(writable: &[PathBuf]) -> io::Result<RulesetCreated> {
 /// The calls a sandboxed program may not make, each refused with EPERM: the mount table,
 /// other namespaces (and a new user namespace, by `unshare` or `clone`), the kernel's
 /// keyrings (they can hold credentials), handles that open files by number, and the calls
-/// that load code into the kernel. A `sealed` program also makes no Unix or VM socket: a
-/// socket file is reachable on a read-only mount (another user's tmux, an agent, a
-/// container engine's socket would run its commands outside), and VM sockets are not
-/// held by the network namespace. (`socketpair` still works.)
+/// that load code into the kernel. A `sealed` program also makes no VM socket (the network
+/// namespace does not hold them). Unix sockets stay: terraform's providers speak to it
+/// through one in `TMPDIR`; the socket files of other programs are out of sight instead
+/// (`/tmp` is emptied and `/run` hidden: `mounts.rs`).
 fn denied_calls(sealed: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut calls: BTreeMap<i64, Vec<SeccompRule>> = [
         libc::SYS_mount,
@@ -120,11 +120,10 @@ fn denied_calls(sealed: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
         }
     }
     if sealed {
-        let families = [libc::AF_UNIX, libc::AF_VSOCK].map(|family| {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
-                .and_then(|c| SeccompRule::new(vec![c]))
-        });
-        calls.insert(libc::SYS_socket, families.into_iter().flatten().collect());
+        let vsock = libc::AF_VSOCK as u64;
+        let rule = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, vsock)
+            .and_then(|c| SeccompRule::new(vec![c]));
+        calls.insert(libc::SYS_socket, rule.into_iter().collect());
     }
     calls
 }

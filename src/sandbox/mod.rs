@@ -5,8 +5,8 @@
 //! A sandboxed command runs under its supervisor (`child::supervisor`), which before
 //! starting it moves itself into new user, mount, IPC and process namespaces (and a
 //! network namespace with only a loopback interface, unless the profile grants the
-//! network), then lays out the files (`mounts.rs`): everything read-only, the workspace
-//! roots and a private temporary directory writable, inside them terraform state, `.git`,
+//! network), then lays out the files (`mounts.rs`): everything read-only (a sealed
+//! command's `/tmp` emptied), the workspace roots and a private temporary directory writable, inside them terraform state, `.git`,
 //! `.iac-code`, `.mcp.json`, `.agents` and what an approval covers read-only again, the
 //! credential stores and our configuration directory replaced by empty ones. The program's
 //! own process then gets a `/proc` of its process namespace, loses every capability (even

@@ -22,6 +22,9 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
     raw::unshare(flags).map_err(|e| context("cannot make the namespaces", e))?;
     raw::map_identity(uid, gid).map_err(|e| context("cannot map our user", e))?;
     raw::make_private().map_err(|e| context("cannot make the mounts private", e))?;
+    if !spec.network {
+        empty_tmp(spec).map_err(|e| context("cannot empty /tmp", e))?;
+    }
     let mut writable: Vec<&Path> = vec![spec.tmp.as_path()];
     if !spec.whole_read_only {
         writable.extend(spec.writable.iter().map(|p| p.as_path()));
@@ -58,7 +61,7 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
     for path in &spec.hidden {
         let Ok(meta) = std::fs::metadata(path) else { continue };
         let hidden = if meta.is_dir() {
-            raw::mount_empty(path)
+            hide_dir(path, &spec.reveal)
         } else {
             raw::bind(Path::new("/dev/null"), path)
         };
@@ -72,6 +75,41 @@ pub(super) fn enter(spec: &Spec) -> io::Result<()> {
         && let Err(err) = raw::loopback_up()
     {
         log::debug!("sandbox: no loopback: {err}");
+    }
+    Ok(())
+}
+
+/// Puts an empty `/tmp` in place of the host's, holding only what lies below it of the
+/// writable roots, the private temporary directory and the revealed files, each bound
+/// back at its place: the socket files other programs keep there (a terminal
+/// multiplexer's, an agent's) are out of a sealed command's reach. Nothing to do when a
+/// writable root is `/tmp` itself.
+fn empty_tmp(spec: &Spec) -> io::Result<()> {
+    let Ok(tmp) = std::fs::canonicalize("/tmp") else { return Ok(()) };
+    let roots = spec.writable.iter().filter(|_| !spec.whole_read_only);
+    if roots.clone().any(|root| tmp.starts_with(root)) {
+        return Ok(());
+    }
+    let keep: Vec<&PathBuf> = roots
+        .chain(std::iter::once(&spec.tmp))
+        .chain(&spec.reveal)
+        .filter(|path| path.starts_with(&tmp))
+        .collect();
+    // Opened before they are out of sight.
+    let held: Vec<std::fs::File> =
+        keep.iter().map(std::fs::File::open).collect::<io::Result<_>>()?;
+    raw::mount_empty(&tmp, true)?;
+    for (file, path) in held.iter().zip(&keep) {
+        if file.metadata()?.is_dir() {
+            std::fs::create_dir_all(path)?;
+        } else {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::File::create(path)?;
+        }
+        let source = PathBuf::from(format!("/proc/self/fd/{}", fd_of(file)));
+        raw::bind(&source, path)?;
     }
     Ok(())
 }
@@ -91,6 +129,34 @@ fn holders(spec: &Spec, writable: &[&Path]) -> BTreeSet<PathBuf> {
         dirs.extend(between.filter(|dir| dir.is_dir()).map(Path::to_path_buf));
     }
     dirs
+}
+
+/// Puts an empty directory over `dir`, with the files of `reveal` below it (read-only, each
+/// at its place) and nothing else.
+fn hide_dir(dir: &Path, reveal: &[PathBuf]) -> io::Result<()> {
+    let shown: Vec<&PathBuf> = reveal.iter().filter(|r| r.starts_with(dir)).collect();
+    if shown.is_empty() {
+        return raw::mount_empty(dir, false);
+    }
+    // The real files, opened before they are out of sight.
+    let held: Vec<std::fs::File> =
+        shown.iter().map(std::fs::File::open).collect::<io::Result<_>>()?;
+    raw::mount_empty(dir, true)?;
+    for (file, real) in held.iter().zip(&shown) {
+        if let Some(parent) = real.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::File::create(real)?;
+        let source = PathBuf::from(format!("/proc/self/fd/{}", fd_of(file)));
+        raw::bind(&source, real)?;
+        raw::set_read_only(real, true, false)?;
+    }
+    raw::set_read_only(dir, true, false)
+}
+
+fn fd_of(file: &std::fs::File) -> i32 {
+    use std::os::fd::AsRawFd;
+    file.as_raw_fd()
 }
 
 fn context(what: &str, err: io::Error) -> io::Error {
