@@ -94,6 +94,8 @@ fn ours(root: &Path, tool: &str, args: Value) -> Duration {
         terminal: &|_: &str| {},
         prepared: None,
         skills: &iac_code::tools::NoSkills,
+        sandbox: iac_code::sandbox::Run::Confined(iac_code::sandbox::Profile::Sealed),
+        approved: &[],
     };
     let tool = registry.get(tool).unwrap();
     let started = Instant::now();
