@@ -179,12 +179,12 @@ fn reads_that_reach_state_without_naming_it_ask_as_naming_it_does() {
     assert_eq!(state(&ws).len(), 3);
 }
 
-/// What the parser cannot see into, in bypass mode: an interpreter's code, a decoded pipe,
-/// a script and a build target of the project's. Each may run unasked, but only inside the
-/// sandbox (sealed: the state read-only, no credentials, no network), so the destroy it
+/// What the parser cannot see into: an interpreter's code, a decoded pipe, a script and a
+/// build target of the project's. Default mode asks (rejected here); bypass mode may run
+/// each unasked, but only inside the sandbox (sealed: the state read-only, no credentials, no network), so the destroy it
 /// hides fails and the state keeps its three resources; or it asks, and is rejected.
 #[test]
-fn what_the_parser_cannot_see_into_runs_sealed_in_bypass_and_destroys_nothing() {
+fn what_the_parser_cannot_see_into_asks_or_runs_sealed_and_destroys_nothing() {
     let Some(_) = terraform("gate_holes_sealed") else { return };
     let ws = applied("gate-holes-sealed");
     let destroy = "terraform destroy -auto-approve -input=false";
@@ -200,9 +200,10 @@ fn what_the_parser_cannot_see_into_runs_sealed_in_bypass_and_destroys_nothing() 
         "make clean".to_string(),
         "eval \"$(printf 'terra%s destroy -auto-approve -input=false' form)\"".to_string(),
     ];
-    for (n, command) in forms.iter().enumerate() {
+    let runs = forms.iter().flat_map(|c| ["default", "bypass_permissions"].map(|m| (c, m)));
+    for (n, (command, mode)) in runs.enumerate() {
         let script = vec![bash(&format!("s{n}"), command), text_reply("ok")];
-        let (_llm, mut acp, session) = session(&ws, script, "bypass_permissions");
+        let (_llm, mut acp, session) = session(&ws, script, mode);
         acp.set_permission(Permission::RejectOnce);
         let (msgs, _) = acp.prompt(&session, "go");
         if asked(&msgs).is_empty() {
@@ -213,10 +214,11 @@ fn what_the_parser_cannot_see_into_runs_sealed_in_bypass_and_destroys_nothing() 
                 .filter(|u| u["status"] == "in_progress")
                 .collect();
             let sandbox = &running[0]["_meta"]["iacCode"]["sandbox"];
+            assert_ne!(mode, "default", "{command}: asks in default mode");
             assert_eq!(sandbox["confined"], true, "{command}: {sandbox}");
             assert_eq!(sandbox["network"], false, "{command}: {sandbox}");
             assert_eq!(sandbox["credentials"], false, "{command}: {sandbox}");
         }
-        assert_eq!(state(&ws).len(), 3, "{command}: nothing was destroyed");
+        assert_eq!(state(&ws).len(), 3, "{mode}: {command}: nothing was destroyed");
     }
 }
