@@ -134,6 +134,14 @@ fn list(cwd: &Path, config_dir: &Path) -> Result<u8> {
         };
         writeln!(out, "{}\t{}{rules}", file.origin.name(), file.name).map_err(Error::Stream)?;
     }
+    for b in crate::policy::PACK {
+        if !listing.files.iter().any(|f| f.name == format!("bundled/{}.rego", b.file))
+            && listing.settings.bundled
+        {
+            writeln!(out, "bundled\tbundled/{}.rego\trules: none (switched off)", b.file)
+                .map_err(Error::Stream)?;
+        }
+    }
     if !listing.settings.bundled {
         writeln!(out, "bundled\t(the pack is switched off in settings)").map_err(Error::Stream)?;
     }

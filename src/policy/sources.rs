@@ -1,9 +1,10 @@
 //! Where the policies in force come from, read from disk: the bundled pack less the
 //! rules settings switch off, `<config>/policies/`, and the project's
 //! `.iac-code/policies/` only while the project's settings are approved with exactly these
-//! files (`config::hook_runs` keeps their fingerprints with the approval of the hooks): a
-//! file added, changed or removed since puts none of the project's policies in force
-//! until `iac-code config approve`. The `policy` settings come from the user's
+//! files (`config::hook_runs` keeps their fingerprints with the approval of the hooks).
+//! Never approved: not in force. Approved once, and a file added, changed or removed
+//! since (or the settings): the policies are broken, so applies are refused until
+//! `iac-code config approve` (an edit never loosens them unseen). The `policy` settings come from the user's
 //! `settings.json` and, approved, the project's. `*_test.rego` files are read only for
 //! `policy test`. Bounded like what hooks run: at most 256 files, 8 MiB.
 
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{KEY, Origin, Policies, PolicyFile, Settings, bundled};
-use crate::config::approval::{Runs, digest};
+use crate::config::approval::{HOOKS, Runs, digest};
 
 /// Files read from one directory at most.
 const MAX_FILES: usize = 256;
@@ -100,7 +101,7 @@ pub fn listing(cwd: &Path, config_dir: &Path, tests: bool) -> Listing {
     listing.problems.extend(problems);
     let mut files = Vec::new();
     if listing.settings.bundled {
-        files.extend(bundled_files(tests));
+        files.extend(bundled_files(tests, &listing.settings.off));
     }
     files.extend(user);
     files.extend(project);
@@ -121,14 +122,15 @@ pub fn in_force(cwd: &Path, config_dir: &Path) -> Policies {
 pub fn test_sources(dir: Option<&Path>) -> (Vec<PolicyFile>, Vec<String>) {
     match dir {
         Some(dir) => read_dir(dir, Origin::Given, true),
-        None => (bundled_files(true), Vec::new()),
+        None => (bundled_files(true, &[]), Vec::new()),
     }
 }
 
-/// The bundled pack (with its tests).
-fn bundled_files(tests: bool) -> Vec<PolicyFile> {
+/// The bundled pack (with its tests), less the files whose rules are all switched off
+/// (the rest are switched off through `data.iac_code.off`).
+fn bundled_files(tests: bool, off: &[String]) -> Vec<PolicyFile> {
     let mut files = Vec::new();
-    for b in bundled::PACK {
+    for b in bundled::PACK.iter().filter(|b| !b.rules.iter().all(|r| off.iter().any(|o| o == r))) {
         let name = format!("bundled/{}.rego", b.file);
         files.push(PolicyFile { name, origin: Origin::Bundled, text: b.rego.to_string() });
         if tests {
@@ -168,11 +170,20 @@ fn project_policies(
     let dir = settings_path.parent().map(|d| d.join("policies")).unwrap_or_default();
     let approved: Option<&Runs> = project.check.as_ref().map(|c| c.approved());
     let Some(approved) = approved else {
-        if dir.is_dir() {
+        let Ok(real) = std::fs::canonicalize(&dir) else { return Vec::new() };
+        // Approved once, changed since (a policy, a hook's script or the settings): no
+        // edit may loosen them unseen, so applies are refused until approved again.
+        if HOOKS.runner_of(config_dir, &real.join("policy.rego")).is_some() {
+            listing.problems.push(format!(
+                "{}: the project's policies or settings changed since they were approved: \
+                 approve them again (iac-code config approve)",
+                real.display()
+            ));
+        } else if real.is_dir() {
             listing.notes.push(format!(
                 "{}: not in force: the project's settings are not approved as they are \
                  (iac-code config approve)",
-                dir.display()
+                real.display()
             ));
         }
         return Vec::new();
@@ -201,9 +212,9 @@ fn project_policies(
             .cloned(),
     );
     if !changed.is_empty() {
-        listing.notes.push(format!(
-            "{shown}: not in force: {} changed since the project's settings were approved \
-             (iac-code config approve)",
+        listing.problems.push(format!(
+            "{shown}: {} changed since the project's settings were approved: approve them \
+             again (iac-code config approve)",
             changed.join(", ")
         ));
         return Vec::new();
