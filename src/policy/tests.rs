@@ -26,13 +26,13 @@ fn both_syntaxes_and_every_rule_set_are_read() {
     );
     let policies = Policies::compile(&[v1, v0], &Settings::default());
     assert_eq!(policies.broken(), None);
-    let findings = policies.evaluate(PLAN).unwrap();
+    let findings = policies.evaluate(PLAN).expect("as written");
     assert_eq!(
         findings.deny,
         ["terraform_data.protected is deleted", "old: terraform_data.protected"]
     );
     assert_eq!(findings.warn, ["a warning"]);
-    let quiet = policies.evaluate(r#"{"resource_changes": []}"#).unwrap();
+    let quiet = policies.evaluate(r#"{"resource_changes": []}"#).expect("as written");
     assert!(quiet.deny.is_empty(), "{quiet:?}");
 }
 
@@ -50,12 +50,12 @@ fn a_broken_policy_names_its_file_and_line_and_judges_nothing() {
 fn only_the_namespaces_chosen_count() {
     let other = file("o.rego", "package terraform.team\n\ndeny contains \"no\" if true\n");
     let default = Policies::compile(std::slice::from_ref(&other), &Settings::default());
-    assert!(default.evaluate("{}").unwrap().deny.is_empty(), "package main by default");
+    assert!(default.evaluate("{}").expect("as written").deny.is_empty(), "package main by default");
     let settings =
         settings_of(&serde_json::json!({"namespaces": ["terraform.team"]}), &Settings::default())
-            .unwrap();
+            .expect("as written");
     let chosen = Policies::compile(&[other], &settings);
-    assert_eq!(chosen.evaluate("{}").unwrap().deny, ["no"]);
+    assert_eq!(chosen.evaluate("{}").expect("as written").deny, ["no"]);
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn bad_settings_are_refused_with_the_key() {
         assert!(err.contains(says), "{err}");
     }
     let off = settings_of(&serde_json::json!({"bundled": {"iam_wildcard": false}}), &base);
-    assert_eq!(off.unwrap().off, ["iam_wildcard"]);
+    assert_eq!(off.expect("as written").off, ["iam_wildcard"]);
 }
 
 fn pack(settings: &Settings, tests: bool) -> Policies {
@@ -115,15 +115,15 @@ fn a_failing_test_is_reported() {
 fn a_bundled_rule_switched_off_is_silent() {
     let pod = r#"{"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
         {"name": "c", "image": "nginx", "securityContext": {"privileged": true}}]}}"#;
-    let on = pack(&Settings::default(), false).evaluate(pod).unwrap();
+    let on = pack(&Settings::default(), false).evaluate(pod).expect("as written");
     assert_eq!(on.deny, ["Pod p: container c is privileged"]);
     assert_eq!(on.warn, ["Pod p: container c runs nginx without a tag (latest)"]);
     let settings = settings_of(
         &serde_json::json!({"bundled": {"privileged_container": false}}),
         &Settings::default(),
     )
-    .unwrap();
-    let off = pack(&settings, false).evaluate(pod).unwrap();
+    .expect("as written");
+    let off = pack(&settings, false).evaluate(pod).expect("as written");
     assert!(off.deny.is_empty(), "{off:?}");
     assert_eq!(off.warn.len(), 1, "the other rules still hold");
 }

@@ -21,6 +21,9 @@ const MAX_MANIFEST_BYTES: usize = 8 << 20;
 /// Judges `inputs` (JSON documents; `what` names them for the messages).
 pub(super) fn judge(inputs: &[String], what: &str, gate: &mut Gate, ctx: &ToolContext) {
     let policies = crate::policy::in_force(ctx.cwd, ctx.config_dir);
+    if let Some(why) = policies.broken() {
+        return broken(gate, &why);
+    }
     let mut findings = Findings::default();
     for input in inputs {
         match policies.evaluate(input) {
