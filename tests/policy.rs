@@ -362,3 +362,25 @@ fn policy_eval_with_a_directory_test_and_list() {
     let (_, out, _) = policy(&ws, &["list"]);
     assert!(out.contains("project\t") && out.contains(".iac-code/policies/protect.rego"), "{out}");
 }
+
+#[test]
+#[allow(clippy::print_stderr)]
+fn a_chart_rendering_a_privileged_pod_is_refused_before_helm_installs_it() {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("helm").is_file()));
+    if !on_path {
+        // Not a required test: helm is optional on this machine kind (see README).
+        eprintln!("SKIPPED helm: helm is not on PATH; helm install is judged only with helm");
+        return;
+    }
+    let ws = Workspace::new("policy-helm");
+    ws.write("chart/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n");
+    let pod = std::fs::read_to_string(fixture("privileged-pod.yaml")).unwrap();
+    ws.write("chart/templates/pod.yaml", &pod);
+    let script = vec![bash("h1", "helm install web ./chart"), text_reply("ok")];
+    let (llm, mut acp, sid) = session(&ws, script, "bypass_permissions");
+    let (msgs, _) = acp.prompt(&sid, "install");
+    assert!(asked(&msgs).is_empty());
+    let told = tool_result(&llm, 1);
+    assert!(told.contains("Pod debug: container shell is privileged"), "{told}");
+}
