@@ -214,7 +214,7 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
     ws.write("pod.yaml", &pod);
     ws.write("ok.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec:\n  containers:\n  - {name: a, image: 'nginx:1.27'}\n");
     let script = vec![
-        bash("k1", "kubectl apply -f pod.yaml"),
+        bash("k1", "kubectl -n default apply -f pod.yaml"),
         text_reply("ok"),
         bash("k2", "kubectl apply -f ok.yaml"),
         text_reply("ok"),

@@ -98,16 +98,17 @@ pub(super) fn judge_manifests(
             Err(why) => gate.content.push(format!("Not judged by the policies: {name}: {why}")),
         }
     }
+    // What could not be judged is said in the result as well as in the question.
+    let unjudged: Vec<String> =
+        gate.content.iter().filter(|c| c.starts_with("Not judged")).cloned().collect();
+    gate.notes.extend(unjudged);
     judge(&inputs, "the manifest", gate, ctx);
 }
 
+/// Whether a word of `simple` is one of `names` (`kubectl -n prod apply`: global options
+/// may come first; a read such as `kubectl get` never reaches here, its tier is read).
 fn subcommand(simple: &Simple, names: &[&str]) -> bool {
-    simple
-        .argv
-        .iter()
-        .skip(1)
-        .find(|w| !w.starts_with('-'))
-        .is_some_and(|w| names.contains(&w.as_str()))
+    simple.argv.iter().skip(1).any(|w| names.contains(&w.as_str()))
 }
 
 /// The files `-f`/`--filename` name (a directory: its YAML and JSON files).
@@ -203,7 +204,11 @@ fn helm_templates(
         return;
     }
     let mut args = vec!["helm".to_string(), "template".to_string()];
-    let mut words = simple.argv.iter().skip(1).skip_while(|w| w.starts_with('-')).skip(1);
+    // The options before the subcommand (`helm -n prod upgrade`) and everything after it.
+    let at = simple.argv.iter().position(|w| w == "install" || w == "upgrade").unwrap_or(0);
+    let before = simple.argv.get(1..at).unwrap_or_default();
+    let after = simple.argv.get(at + 1..).unwrap_or_default();
+    let mut words = before.iter().chain(after);
     while let Some(word) = words.next() {
         let name = word.split('=').next().unwrap_or(word);
         match NOT_TEMPLATE.iter().find(|(n, _)| *n == name) {
