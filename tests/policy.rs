@@ -88,7 +88,14 @@ fn a_project_policy_refuses_a_destroy_in_bypass_mode_without_a_question() {
     ws.write(".iac-code/settings.json", "{}");
     ws.write(".iac-code/policies/protect.rego", PROTECT);
     approve(&ws);
-    let script = vec![bash("d1", "terraform destroy -auto-approve"), text_reply("ok")];
+    let script = vec![
+        bash("d1", "terraform destroy -auto-approve"),
+        text_reply("ok"),
+        bash("d2", "terraform plan -destroy -input=false -out=tfplan"),
+        text_reply("ok"),
+        bash("d3", "terraform apply tfplan"),
+        text_reply("ok"),
+    ];
     let (llm, mut acp, sid) = session(&ws, script, "bypass_permissions");
     acp.set_permission(Permission::AllowOnce);
     let (msgs, _) = acp.prompt(&sid, "tear it down");
@@ -101,6 +108,15 @@ fn a_project_policy_refuses_a_destroy_in_bypass_mode_without_a_question() {
         "{told}"
     );
     assert!(failed_text(&msgs).contains("must never be deleted"), "the client sees why");
+    // The model's own saved plan is judged too.
+    let (msgs, _) = acp.prompt(&sid, "plan it");
+    assert!(asked(&msgs).is_empty(), "a plan runs");
+    assert!(ws.exists("tfplan"), "{}", tool_result(&llm, 3));
+    let (msgs, _) = acp.prompt(&sid, "apply the plan");
+    assert!(asked(&msgs).is_empty());
+    let told = tool_result(&llm, 5);
+    assert!(told.contains("must never be deleted"), "{told}");
+    assert_eq!(state(&ws).len(), 2, "nothing was destroyed");
 }
 
 #[test]
