@@ -19,6 +19,7 @@ pub mod logging;
 pub mod mcp;
 pub mod memory;
 pub mod permission;
+pub mod policy;
 pub mod provider;
 pub mod rules;
 pub mod sandbox;

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         Command::Mcp(command) => code(iac_code::commands::mcp::run(&command)),
         Command::Skills(command) => code(iac_code::commands::skills::run(&command)),
         Command::Sandbox(command) => code(iac_code::commands::sandbox::run(&command)),
+        Command::Policy(command) => code(iac_code::commands::policy::run(&command)),
         Command::Login(args) => code(iac_code::commands::login::login(&args)),
         Command::Logout => code(iac_code::commands::login::logout()),
         Command::Acp(args) => match iac_code::serve_acp(&args, &mut |url| {

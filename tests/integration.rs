@@ -18,6 +18,8 @@ mod streaming;
 mod permission;
 // The infrastructure gate: tiers, plans in the question, rules, state files (real terraform).
 mod infra;
+// Policy as code: the team's Rego on the gate's plans and manifests, policy eval|test|list.
+mod policy;
 // Issue 32: the parser fails closed; each hole asks or is refused, with real terraform.
 mod gate_holes;
 // Cancellation and shutdown.

@@ -61,7 +61,10 @@ fn source_files_follow_the_house_rules() {
 /// never one above.
 const LAYERS: &[&[&str]] = &[
     &["sys", "sync", "error", "time", "cancel", "text", "shell", "secret", "web"],
-    &["config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory", "sandbox"],
+    &[
+        "config", "jsonrpc", "history", "child", "logging", "infra", "rules", "memory", "sandbox",
+        "policy",
+    ],
     &["tools", "provider", "mcp", "hooks", "skills"],
     &["permission"],
     &["agent"],
@@ -83,6 +86,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("infra", &["config"]),
     ("rules", &["config"]),
     ("sandbox", &["config"]),
+    ("policy", &["tools", "agent", "acp", "session"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

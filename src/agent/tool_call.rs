@@ -163,8 +163,12 @@ fn execute(
         let outcome = (ok, text, raw);
         super::hooks::post_tool_use(turn, id, call, tool, args, invocation, outcome, hooks)
     };
+    let notes = &invocation.gate.notes;
     match result {
         Ok(mut output) => {
+            for note in notes {
+                output.text.push_str(&format!("\n{note}"));
+            }
             if let Some(said) = post(true, &output.text, &output.raw, &mut hooks) {
                 output.text.push_str(&said);
             }
@@ -172,6 +176,9 @@ fn execute(
             Ok(succeed(turn, id, call, output, hooks))
         }
         Err(ToolError::Model(mut message)) => {
+            for note in notes {
+                message.push_str(&format!("\n{note}"));
+            }
             let raw = serde_json::json!({ "error": message });
             if let Some(said) = post(false, &message, &raw, &mut hooks) {
                 message.push_str(&said);

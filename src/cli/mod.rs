@@ -4,6 +4,7 @@
 mod acp;
 mod login;
 mod mcp;
+mod policy;
 mod sandbox;
 mod script;
 mod skills;
@@ -13,6 +14,7 @@ use std::ffi::OsString;
 pub use acp::{AcpArgs, HttpArgs, Transport};
 pub use login::LoginArgs;
 pub use mcp::McpCommand;
+pub use policy::PolicyCommand;
 pub use sandbox::{RunProfile, SandboxCommand};
 pub use script::{ConfigCommand, OutputFormat, PermissionMode, PromptArgs, SessionsCommand};
 pub use skills::SkillsCommand;
@@ -78,6 +80,15 @@ Usage:
                              the sandbox a command of that kind gets (to see
                              what it can and cannot reach); exit status: the
                              program's, or 1 if the sandbox cannot be built
+  iac-code policy eval --input <FILE> [--policy <DIR>] [--format <text|json>]
+                             judge a plan's JSON (terraform show -json) or a
+                             manifest with the policies in force (or DIR's):
+                             exit 1 on any deny or violation, 0 otherwise, 2
+                             on a usage, parse or policy error
+  iac-code policy test [DIR] run the test_ rules of DIR's policies (without
+                             DIR: the bundled pack's); exit 1 if one fails
+  iac-code policy list       the policies in force in the current directory
+                             and where each came from
   iac-code login             sign in: choose a provider preset, enter its
                              base URL, model and API key (not shown), test
                              them with a one-token request, store them in
@@ -188,6 +199,8 @@ pub enum Command {
     Skills(SkillsCommand),
     /// Show or try the OS sandbox.
     Sandbox(SandboxCommand),
+    /// Evaluate, test and list the Rego policies.
+    Policy(PolicyCommand),
     /// Sign in: choose a provider, store its key (`--login` too).
     Login(LoginArgs),
     /// Remove the stored credentials.
@@ -225,6 +238,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                     "mcp" => mcp::parse_mcp(&mut parser),
                     "skills" => skills::parse_skills(&mut parser),
                     "sandbox" => sandbox::parse_sandbox(&mut parser),
+                    "policy" => policy::parse_policy(&mut parser),
                     "login" => login::parse_login(&mut parser),
                     "logout" => login::parse_logout(&mut parser),
                     "help" => Ok(Command::Help),

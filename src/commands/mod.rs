@@ -1,5 +1,5 @@
 //! The commands for scripts, each run once from `main` and printing to stdout: `-p` (one
-//! turn), `doctor`, `sessions`, `config`, `mcp`, `skills`, `login`,
+//! turn), `doctor`, `sessions`, `config`, `mcp`, `skills`, `sandbox`, `policy`, `login`,
 //! `logout`. The ACP server itself is wired in `serve`.
 
 pub mod config;
@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod login;
 pub mod mcp;
 pub mod oneshot;
+pub mod policy;
 pub mod sandbox;
 pub mod sessions;
 pub mod skills;

@@ -234,6 +234,13 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
     (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
 }
 
+/// The fingerprint of `bytes` as `fingerprint` gives a file's: `sha256:<hex>`.
+pub fn digest(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
 /// The fingerprint of the file at `path` (followed if it is a link: a program is often
 /// one): `sha256:<hex>` of its bytes, `absent`, or `not a regular file`. Remembered per
 /// path while its device, inode, size and times stay the same, so a big interpreter is

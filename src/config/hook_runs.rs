@@ -9,8 +9,9 @@
 //! until they are approved again, and a write there asks like a write to what an approved
 //! `.mcp.json` runs. What is under those directories is bounded (`MAX_DIR_ENTRIES`,
 //! `MAX_DIR_BYTES`): past it the directory's entry says so (`OVER_BOUNDS`), and such hooks
-//! are never approved nor run. `ProjectCheck` keeps what was approved and looks again
-//! before each run of the hooks.
+//! are never approved nor run. The project's `.iac-code/policies/` is covered the same
+//! way, so an approval holds for exactly the policies it saw (`policy::sources`).
+//! `ProjectCheck` keeps what was approved and looks again before each run of the hooks.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -59,9 +60,19 @@ pub fn runs_of<'a>(commands: impl IntoIterator<Item = &'a str>, root: &Path) -> 
             }
         }
     }
+    // The project's policies are part of what its approval covers (`policy::sources`).
+    if let Ok(policies) = std::fs::canonicalize(root.join(POLICIES))
+        && policies.is_dir()
+        && policies.starts_with(root)
+    {
+        dirs.insert(policies);
+    }
     cover(dirs, &mut runs);
     runs
 }
+
+/// The project's policy directory below its root, covered whole by the approval.
+pub const POLICIES: &str = ".iac-code/policies";
 
 /// What a project's approved hooks run, as it was approved: before each run of them the
 /// files are looked at again, and a change (the model's write in this very turn) stops
@@ -80,6 +91,11 @@ impl ProjectCheck {
     /// `root`, whose `commands` ran `approved` when they were approved.
     pub(super) fn new(path: &Path, root: &Path, commands: Vec<String>, approved: Runs) -> Self {
         ProjectCheck { path: path.to_path_buf(), root: root.to_path_buf(), commands, approved }
+    }
+
+    /// What was approved: the files the hooks run and the project's policies.
+    pub fn approved(&self) -> &Runs {
+        &self.approved
     }
 
     /// The files the hooks run that changed, appeared or went since the approval, or why

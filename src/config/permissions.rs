@@ -29,7 +29,7 @@ pub const APPROVALS_FILE: &str = "project-approvals.json";
 const APPROVALS: Approvals = Approvals::new(APPROVALS_FILE);
 /// The keys a project's settings file holds: the rules, and the hooks `config/hooks.rs`
 /// reads (its `KEY`; named here so that this file imports nothing of it).
-pub(super) const PROJECT_KEYS: &[&str] = &[KEY, "hooks"];
+pub(super) const PROJECT_KEYS: &[&str] = &[KEY, "hooks", crate::policy::KEY];
 /// The variable of allow rules.
 pub const ALLOWED_VAR: &str = "IAC_CODE_ALLOWED_TOOLS";
 /// The variable of deny rules.
@@ -202,7 +202,7 @@ pub(super) fn project_rules_of(text: &str, path: &Path) -> Result<RuleSet, Strin
     let ignored: Vec<&str> = root.keys().map(String::as_str).filter(|k| !read(k)).collect();
     if !ignored.is_empty() {
         log::warn!(
-            "{shown}: only {KEY} and hooks are read from a project's settings; ignored: {}",
+            "{shown}: only {KEY}, hooks and policy are read from a project's settings; ignored: {}",
             ignored.join(", ")
         );
     }

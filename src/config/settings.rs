@@ -131,13 +131,14 @@ pub(super) fn from_value<'a>(
             && key != permissions::KEY
             && key != hooks::KEY
             && key != super::pricing::KEY
+            && key != crate::policy::KEY
             && !TOP_KEYS.iter().any(|(k, _)| k == key)
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
                  clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
                  leaseTtl, mcpToolsMaxBytes, promptCache, mcpServers, permissions, hooks, \
-                 pricing)"
+                 pricing, policy)"
             )));
         }
     }
@@ -159,6 +160,11 @@ pub(super) fn from_value<'a>(
             .map_err(Error::Config)?,
         None => Vec::new(),
     };
+    // Read again where policies are evaluated (`policy::sources`); refused here at start.
+    if let Some(value) = root.get(crate::policy::KEY) {
+        crate::policy::settings_of(value, &Default::default())
+            .map_err(|why| Error::Config(format!("{shown}: {why}")))?;
+    }
     let pricing = match root.get(super::pricing::KEY) {
         Some(value) => super::pricing::from_settings(value)
             .map_err(|why| Error::Config(format!("{shown}: {why}")))?,

@@ -1,7 +1,8 @@
 //! What the permission gate knows of a `bash` command: its tier, prefixes, lines for the
 //! rules and the paths it names (judged like the file tools' paths) from `infra::classify`;
 //! then, before asking, what it acts on (`infra::scope`) and, for a lone terraform apply or
-//! destroy, the plan itself (`plan.rs`).
+//! destroy, the plan itself (`plan.rs`), judged with a manifest applied by kubectl or
+//! helm by the team's policies (`policy_gate.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -49,6 +50,8 @@ pub struct Gate {
     pub cloud: Option<Tier>,
     /// The command was understood whole (nothing opaque, no hidden program).
     pub whole: bool,
+    /// Added to the call's result (the team's policies' warnings).
+    pub notes: Vec<String>,
 }
 
 impl Gate {
@@ -139,11 +142,13 @@ pub(super) fn prepare(
     if gate.tier.is_none_or(|t| t < Tier::Mutate) {
         return Ok(());
     }
-    let scope = infra::scope::scope(&crate::shell::parse(command), ctx.cwd, &env);
+    let script = crate::shell::parse(command);
+    let scope = infra::scope::scope(&script, ctx.cwd, &env);
     let Some(tf) = gate.terraform.clone() else {
         if !scope.is_empty() {
             gate.content.push(acts_on(&scope));
         }
+        super::policy_gate::judge_manifests(&script, gate, timeout, ctx);
         return Ok(());
     };
     if !tf.unknown.is_empty() {
@@ -154,6 +159,7 @@ pub(super) fn prepare(
         if !scope.is_empty() {
             gate.content.push(acts_on(&scope));
         }
+        super::policy_gate::unjudged(gate, ctx);
         return Ok(());
     }
     let planned = super::plan::plan(&tf, timeout, ctx)?;
@@ -167,6 +173,8 @@ pub(super) fn prepare(
     gate.terraform = None;
     // The plan file is ours: the model's own files are not what runs.
     gate.runs_code_in = vec![tf.dir];
+    let json = String::from_utf8_lossy(&planned.json);
+    super::policy_gate::judge(&[json.into_owned()], "the plan", gate, ctx);
     Ok(())
 }
 

@@ -19,6 +19,7 @@ mod list_files;
 mod open;
 pub mod paths;
 mod plan;
+mod policy_gate;
 mod process;
 mod read_file;
 mod read_memory;

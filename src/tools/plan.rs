@@ -30,6 +30,8 @@ pub(super) struct Planned {
     pub scratch: Vec<PathBuf>,
     /// The plan file and its bytes as summarised.
     pub shown: (PathBuf, Vec<u8>),
+    /// The plan's `show -json`, for the team's policies.
+    pub json: Vec<u8>,
 }
 
 /// `s` quoted for the shell (bash or `/bin/sh`).
@@ -63,8 +65,8 @@ pub(super) fn plan(
     let json_file = dir.join(format!("{id}.json"));
     let scratch = vec![plan_file.clone(), json_file.clone()];
     let result = run_planned(tf, (&plan_file, &json_file), timeout, ctx);
-    let summary = match result.and_then(|()| read_summary(&json_file)) {
-        Ok(summary) => summary,
+    let (summary, json) = match result.and_then(|()| read_summary(&json_file)) {
+        Ok(read) => read,
         Err(err) => {
             remove_scratch(&scratch);
             return Err(err);
@@ -78,7 +80,7 @@ pub(super) fn plan(
         }
     };
     let apply = command(tf, "apply -input=false", &tf.apply_args, &quote(&path_text(&plan_file)));
-    Ok(Planned { summary, apply, scratch, shown: (plan_file, shown) })
+    Ok(Planned { summary, apply, scratch, shown: (plan_file, shown), json })
 }
 
 fn path_text(path: &Path) -> String {
@@ -207,7 +209,7 @@ pub(super) fn capture(
     Ok(Captured { code, stdout: run.stdout.text(), stderr: run.stderr.text() })
 }
 
-fn read_summary(json_file: &Path) -> Result<PlanSummary, ToolError> {
+fn read_summary(json_file: &Path) -> Result<(PlanSummary, Vec<u8>), ToolError> {
     let mut bytes = Vec::new();
     std::fs::File::open(json_file)
         .and_then(|f| f.take(MAX_JSON + 1).read_to_end(&mut bytes))
@@ -215,7 +217,9 @@ fn read_summary(json_file: &Path) -> Result<PlanSummary, ToolError> {
     if bytes.len() as u64 > MAX_JSON {
         return Err(ToolError::Model("the plan's JSON is over 64 MiB: not shown".into()));
     }
-    summarise(&bytes).map_err(|err| ToolError::Model(format!("cannot read the plan: {err}")))
+    let summary = summarise(&bytes)
+        .map_err(|err| ToolError::Model(format!("cannot read the plan: {err}")))?;
+    Ok((summary, bytes))
 }
 
 /// Removes a call's scratch files (a saved plan and its JSON).

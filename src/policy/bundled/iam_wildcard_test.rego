@@ -1,0 +1,23 @@
+package iac_code.iam_wildcard
+
+plan(type, after) := {"resource_changes": [{"address": sprintf("%s.x", [type]), "type": type, "change": {"actions": ["create"], "after": after}}]}
+
+test_admin_policy_is_denied if {
+	deny == {"aws_iam_policy.x allows every action (*) on every resource (*)"} with input as plan("aws_iam_policy", {"policy": "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"*\",\"Resource\":\"*\"}]}"})
+}
+
+test_a_single_statement_object_is_read if {
+	count(deny) == 1 with input as plan("aws_iam_role_policy", {"policy": "{\"Statement\":{\"Effect\":\"Allow\",\"Action\":[\"*\"],\"Resource\":[\"*\"]}}"})
+}
+
+test_a_scoped_policy_is_allowed if {
+	count(deny) == 0 with input as plan("aws_iam_policy", {"policy": "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}]}"})
+}
+
+test_an_unknown_policy_is_not_judged if {
+	count(deny) == 0 with input as plan("aws_iam_policy", {"policy": null})
+}
+
+test_azure_owner_at_root_is_denied if {
+	count(deny) == 1 with input as plan("azurerm_role_definition", {"scope": "/", "permissions": [{"actions": ["*"]}]})
+}
