@@ -52,10 +52,10 @@ pub(super) fn flag(arg: lexopt::Arg<'_>) -> Result<String> {
 /// Parses the client's flags; `first` is one already read.
 pub(super) fn parse_chat(parser: &mut lexopt::Parser, first: Option<String>) -> Result<Command> {
     let mut args = ChatArgs::default();
-    if let Some(name) = first {
-        if one(parser, &name, &mut args)? {
-            return Ok(Command::Help);
-        }
+    if let Some(name) = first
+        && one(parser, &name, &mut args)?
+    {
+        return Ok(Command::Help);
     }
     while let Some(arg) = parser.next()? {
         let name = flag(arg)?;

@@ -30,7 +30,7 @@ See 'iac-code --help'.
 /// Runs the terminal client; its exit status.
 pub fn run(args: &ChatArgs) -> Result<u8> {
     let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() || dumb {
+    if !std::io::stdin().is_terminal() || !crate::sys::stdout().is_terminal() || dumb {
         let mut err = std::io::stderr();
         let _ = err.write_all(NOT_A_TERMINAL.as_bytes());
         if dumb {

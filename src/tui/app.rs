@@ -159,10 +159,10 @@ impl App {
             self.say(Role::Removed, format!("✗ {message}"));
             match call {
                 Call::Prompt | Call::Steer => self.turn_ended(None),
-                Call::Initialize | Call::NewSession | Call::Load(_) | Call::ListContinue => {
-                    if self.session.is_none() {
-                        self.exit = Some(1);
-                    }
+                Call::Initialize | Call::NewSession | Call::Load(_) | Call::ListContinue
+                    if self.session.is_none() =>
+                {
+                    self.exit = Some(1);
                 }
                 _ => {}
             }
@@ -259,10 +259,10 @@ impl App {
 
     pub(super) fn config_options(&mut self, options: &Value) {
         for option in options.as_array().into_iter().flatten() {
-            if option["category"] == "model" {
-                if let Some(v) = option["currentValue"].as_str() {
-                    self.model = v.to_string();
-                }
+            if option["category"] == "model"
+                && let Some(v) = option["currentValue"].as_str()
+            {
+                self.model = v.to_string();
             }
         }
     }

@@ -127,17 +127,19 @@ fn tokens(lang: Lang, text: &str, theme: &Theme) -> Vec<Span<'static>> {
             }
             let word: String = chars[i..j].iter().collect();
             let before_colon = chars.get(j) == Some(&':');
-            let role = if word.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-')
-                && word.starts_with(|c: char| c.is_ascii_digit())
-            {
-                Some(Role::Number)
-            } else if LITERALS.contains(&word.as_str()) && lang != Lang::Shell {
+            let number = word.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+                && word.starts_with(|c: char| c.is_ascii_digit());
+            let literal = LITERALS.contains(&word.as_str()) && lang != Lang::Shell;
+            let keyword = match lang {
+                Lang::Hcl => HCL_WORDS.contains(&word.as_str()),
+                Lang::Shell => SHELL_WORDS.contains(&word.as_str()),
+                _ => false,
+            };
+            let role = if number || literal {
                 Some(Role::Number)
             } else if lang == Lang::Yaml && before_colon && i == first_word {
                 Some(Role::Key)
-            } else if lang == Lang::Hcl && HCL_WORDS.contains(&word.as_str()) {
-                Some(Role::Keyword)
-            } else if lang == Lang::Shell && SHELL_WORDS.contains(&word.as_str()) {
+            } else if keyword {
                 Some(Role::Keyword)
             } else if lang == Lang::Shell && i == first_word {
                 Some(Role::Strong)

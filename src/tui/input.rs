@@ -148,10 +148,10 @@ impl History {
             return;
         }
         self.entries.push(entry.to_string());
-        if let Some(file) = &self.file {
-            if let Err(err) = append(file, entry, &self.entries) {
-                log::warn!("cannot write the history {}: {err}", file.display());
-            }
+        if let Some(file) = &self.file
+            && let Err(err) = append(file, entry, &self.entries)
+        {
+            log::warn!("cannot write the history {}: {err}", file.display());
         }
     }
 

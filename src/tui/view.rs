@@ -119,7 +119,7 @@ fn status(app: &App, width: u16) -> Line<'static> {
         parts.push(app.sandbox.clone());
     }
     if let Some((used, size)) = app.used {
-        let pct = if size > 0 { used * 100 / size } else { 0 };
+        let pct = (used * 100).checked_div(size).unwrap_or(0);
         parts.push(format!("context {pct}% ({}k/{}k)", used / 1000, size / 1000));
     }
     if let Some(cost) = &app.cost {
