@@ -150,6 +150,22 @@ impl Screen {
         }
     }
 
+    /// As [`Screen::wait_until`] on the visible screen only (cheap with a long scrollback).
+    pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let (lock, changed) = &*self.shared;
+        let mut state = lock.lock().unwrap();
+        loop {
+            let text = state.parser.screen().contents();
+            if check(&text) {
+                return text;
+            }
+            let now = Instant::now();
+            assert!(now < deadline && !state.closed, "never {what}; the screen shows:\n{text}");
+            state = changed.wait_timeout(state, deadline - now).unwrap().0;
+        }
+    }
+
     /// Waits until the screen (or its scrollback) shows `text`.
     pub fn expect(&self, text: &str) -> String {
         self.wait_until(&format!("showed {text:?}"), |t| t.contains(text))
