@@ -320,3 +320,115 @@ fn sigterm_leaves_the_terminal_as_it_was() {
     assert!(!raw, "cooked mode after SIGTERM:\n{text}");
     assert_eq!(status.code(), Some(128 + 15), "{text}");
 }
+
+#[test]
+fn a_message_typed_during_a_turn_is_queued_and_tab_steers_with_it() {
+    let ws = Workspace::new("tui-steer");
+    let held = Reply::Stream(vec![
+        Event::Text("looking".into()),
+        Event::Gate("tui-steer"),
+        Event::Finish("stop"),
+        Event::Done,
+    ]);
+    let llm = FakeLlm::start(vec![held, text_reply("switching to eu-west-1")]);
+    let mut screen = start(&ws, &llm, &[]);
+    screen.send("plan the vpc\r");
+    screen.expect("looking");
+    screen.send("use eu-west-1\r");
+    screen.expect("queued: use eu-west-1");
+    screen.send("\t");
+    screen.wait_until("the queue sent", |t| {
+        !t.contains("queued: use eu-west-1") && t.contains("› use eu-west-1")
+    });
+    open_gate("tui-steer");
+    screen.expect("switching to eu-west-1");
+    assert_eq!(last_user_text(&llm), "use eu-west-1", "the model got the steering message");
+}
+
+#[test]
+fn an_ask_user_form_is_answered_field_by_field() {
+    let ws = Workspace::new("tui-form");
+    let form = json!({
+        "question": "Bucket details?",
+        "fields": {
+            "bucket": {"type": "string", "description": "its name"},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 3}
+        },
+        "required": ["bucket"]
+    });
+    let llm = FakeLlm::start(vec![tool_reply("q1", "ask_user", form), text_reply("bucket made")]);
+    let mut screen = start(&ws, &llm, &[]);
+    screen.send("make a bucket\r");
+    screen.expect("The agent asks: Bucket details?");
+    screen.expect("? bucket (string, required): its name");
+    screen.send("\r");
+    screen.expect("bucket is required");
+    screen.send("logs\r");
+    screen.expect("? replicas (integer)");
+    screen.send("2\r");
+    screen.expect("bucket made");
+    let result = crate::tools::tool_result(&llm, 1);
+    assert!(result.contains("logs") && result.contains('2'), "{result}");
+}
+
+#[test]
+fn the_resume_picker_reopens_another_session_of_this_directory() {
+    let ws = Workspace::new("tui-picker");
+    let llm = FakeLlm::start(vec![text_reply("first answer"), text_reply("unused")]);
+    let mut screen = start(&ws, &llm, &[]);
+    screen.send("the first session\r");
+    screen.expect("first answer");
+    screen.send(CTRL_D);
+    let (_, text) = screen.wait();
+    let first = resume_id(&text);
+    let mut screen = start(&ws, &llm, &[]);
+    screen.send("/resume\r");
+    screen.expect("Resume a session");
+    screen.expect(&first);
+    screen.send("\r");
+    let text = screen.expect("first answer");
+    assert!(text.contains("› the first session"), "{text}");
+    screen.send(CTRL_D);
+    let (_, text) = screen.wait();
+    assert_eq!(resume_id(&text), first, "the hint names the session reopened:\n{text}");
+}
+
+#[test]
+fn ctrl_g_edits_the_input_in_the_editor() {
+    let ws = Workspace::new("tui-editor");
+    let llm = FakeLlm::start(vec![text_reply("edited and sent")]);
+    let mut command = client(&ws, &llm, &[]);
+    command.env("EDITOR", "sh -c 'printf \"from the editor\" > \"$0\"'");
+    let mut screen = Screen::spawn(command, 24, 80);
+    screen.expect(READY);
+    screen.send("draft");
+    screen.expect("› draft");
+    screen.send("\x07");
+    screen.expect("› from the editor");
+    screen.send("\r");
+    screen.expect("edited and sent");
+    assert_eq!(last_user_text(&llm), "from the editor");
+}
+
+#[test]
+fn term_dumb_gets_line_mode_without_escape_codes() {
+    let ws = Workspace::new("tui-dumb");
+    ws.write("main.tf", "a = 1\n");
+    let edit = tool_reply("w1", "write_file", json!({"path": "main.tf", "content": "a = 2\n"}));
+    let llm = FakeLlm::start(vec![edit, text_reply("# Done\nchanged **a**")]);
+    let mut command = client(&ws, &llm, &[]);
+    command.env("TERM", "dumb");
+    let mut screen = Screen::spawn(command, 24, 80);
+    screen.expect("> ");
+    screen.send("change a\r");
+    screen.expect("[y] Allow once");
+    screen.send("y\r");
+    screen.expect("changed a");
+    assert_eq!(ws.read("main.tf"), "a = 2\n");
+    let raw = screen.raw();
+    assert!(!raw.contains(&0x1b), "no escape codes: {}", String::from_utf8_lossy(&raw));
+    screen.send(CTRL_D);
+    let (status, text) = screen.wait();
+    assert_eq!(status.code(), Some(0), "{text}");
+    resume_id(&text);
+}

@@ -1,7 +1,7 @@
 //! `iac-code` on a terminal (and `iac-code chat`): the agent in this process, served over
 //! an in-memory ACP connection to the terminal client (`tui/`), which knows it only
 //! through those frames. Without a terminal on stdin and stdout it says how to use `-p`
-//! and exits 2, drawing nothing.
+//! and exits 2, drawing nothing; on `TERM=dumb` the client runs in line mode.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -29,15 +29,12 @@ See 'iac-code --help'.
 
 /// Runs the terminal client; its exit status.
 pub fn run(args: &ChatArgs) -> Result<u8> {
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    if !std::io::stdin().is_terminal() || !crate::sys::stdout().is_terminal() || dumb {
-        let mut err = std::io::stderr();
-        let _ = err.write_all(NOT_A_TERMINAL.as_bytes());
-        if dumb {
-            let _ = err.write_all(b"(TERM=dumb cannot move the cursor the client needs.)\n");
-        }
+    if !std::io::stdin().is_terminal() || !crate::sys::stdout().is_terminal() {
+        let _ = std::io::stderr().write_all(NOT_A_TERMINAL.as_bytes());
         return Ok(2);
     }
+    // A terminal that cannot move its cursor gets line mode: plain text, no escape codes.
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     // Before any other thread starts (they inherit the signal mask).
     child::init();
     tui::prepare().map_err(Error::Stream)?;
@@ -66,8 +63,9 @@ pub fn run(args: &ChatArgs) -> Result<u8> {
         continue_last: args.continue_last,
         mode: args.permission.clone(),
         allow_bypass: args.permission.as_deref() == Some("bypass_permissions"),
-        color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        color: !dumb && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         history: Some(history),
+        plain: dumb,
     };
     let code = tui::run(client, opts)?;
     let _ = engine.join();

@@ -269,6 +269,8 @@ impl App {
 
     pub fn load(&mut self, id: &str) {
         self.cards.clear();
+        // The session from now on (what the exit names even before the replay ends).
+        self.session = Some(id.to_string());
         let params = json!({"sessionId": id, "cwd": self.opts.cwd, "mcpServers": []});
         self.rpc.request("session/load", params, Call::Load(id.to_string()));
     }

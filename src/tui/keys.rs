@@ -148,7 +148,7 @@ impl App {
             self.rpc.request("session/list", json!({"cwd": cwd}), Call::ListPicker);
             return;
         }
-        if self.turn || self.session.is_none() {
+        if self.turn || self.session.is_none() || self.rpc.loading() {
             self.queued.push(text);
             if self.turn {
                 self.notice = Some("Queued: Tab sends it to the running turn now".into());

@@ -17,6 +17,7 @@ mod highlight;
 mod input;
 mod keys;
 mod markdown;
+mod plain;
 mod question;
 mod rpc;
 mod screen;
@@ -55,6 +56,8 @@ pub struct Options {
     pub color: bool,
     /// The history file of this project.
     pub history: Option<PathBuf>,
+    /// Line mode: a terminal that cannot move its cursor (`TERM=dumb`).
+    pub plain: bool,
 }
 
 /// Call before any thread starts: SIGTERM and SIGHUP restore the terminal and exit.
@@ -69,6 +72,10 @@ pub fn history_file(config_dir: &std::path::Path, cwd: &std::path::Path) -> Path
 
 /// Runs the client over `client` until the user exits; the exit status.
 pub fn run(client: memory::Client, opts: Options) -> Result<u8> {
+    if opts.plain {
+        let history = History::open(opts.history.clone());
+        return plain::run(App::new(opts, rpc::Rpc::new(client), history));
+    }
     let cursor = term::enter().map_err(Error::Stream)?;
     term::restore_on_panic();
     let (tx, events) = crossbeam_channel::unbounded();
@@ -117,10 +124,10 @@ fn run_loop(
             screen.close().map_err(Error::Stream)?;
             return Ok(code);
         }
-        let mut after = crossbeam_channel::select_biased! {
+        let (mut after, mut key) = crossbeam_channel::select_biased! {
             recv(events) -> event => match event {
-                Ok(event) => on_event(app, event),
-                Err(_) => { app.exit = Some(1); After::Nothing }
+                Ok(event) => (on_event(app, event), true),
+                Err(_) => { app.exit = Some(1); (After::Nothing, true) }
             },
             recv(frames) -> frame => {
                 match frame {
@@ -130,14 +137,16 @@ fn run_loop(
                         app.exit = Some(1);
                     }
                 }
-                After::Nothing
+                (After::Nothing, false)
             },
         };
-        // Take what else is waiting (keys first) for a moment before drawing.
+        // A key is drawn at once; a burst of frames is taken for a moment before drawing
+        // (a key arriving meanwhile ends the burst).
         let started = Instant::now();
-        while after == After::Nothing && app.exit.is_none() && started.elapsed() < BATCH {
+        while !key && app.exit.is_none() && started.elapsed() < BATCH {
             if let Ok(event) = events.try_recv() {
                 after = on_event(app, event);
+                key = true;
             } else if let Ok(frame) = frames.try_recv() {
                 on_frame(app, &frame.bytes);
             } else {

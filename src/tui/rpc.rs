@@ -73,6 +73,11 @@ impl Rpc {
         self.pending.values().any(|c| c == call)
     }
 
+    /// Whether a `session/load` is in flight.
+    pub fn loading(&self) -> bool {
+        self.pending.values().any(|c| matches!(c, Call::Load(_)))
+    }
+
     /// Hangs up: the agent's `serve` returns.
     pub fn close(self) {
         self.client.close();

@@ -23,8 +23,17 @@ pub fn enter() -> io::Result<Position> {
     RAW.store(true, Ordering::SeqCst);
     let mut out = sys::stdout();
     execute!(out, event::EnableBracketedPaste)?;
-    let (x, y) = cursor::position()?;
-    Ok(Position { x, y })
+    match cursor::position() {
+        Ok((x, y)) => Ok(Position { x, y }),
+        Err(err) => {
+            // A terminal that does not report its cursor: start on a fresh bottom row.
+            log::warn!("the terminal did not report the cursor's position: {err}");
+            let (_, rows) = terminal::size().unwrap_or((80, 24));
+            out.write_all(b"\r\n")?;
+            out.flush()?;
+            Ok(Position { x: 0, y: rows.saturating_sub(1) })
+        }
+    }
 }
 
 /// Undoes `enter` (idempotent): cooked mode, no bracketed paste, a visible cursor.

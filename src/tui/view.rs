@@ -64,6 +64,9 @@ pub fn rows(app: &App, width: u16) -> (Vec<Line<'static>>, Position) {
             Span::raw(first.to_string()),
         ]));
     }
+    if let Some(notice) = &app.notice {
+        live.push(Line::from(theme.span(Role::Warn, notice.clone())));
+    }
     let mut out: Vec<Line<'static>> = live.iter().flat_map(|l| wrap(l, width)).collect();
     out.push(Line::from(theme.span(Role::Dim, "─".repeat(usize::from(width)))));
     let top = out.len();
@@ -130,12 +133,7 @@ fn status(app: &App, width: u16) -> Line<'static> {
     } else if app.turn {
         parts.push("working · Esc interrupts".into());
     }
-    let mut spans = vec![theme.span(Role::Dim, parts.join(" · "))];
-    if let Some(notice) = &app.notice {
-        spans.push(Span::raw("  "));
-        spans.push(theme.span(Role::Warn, notice.clone()));
-    }
-    let line = Line::from(spans);
+    let line = Line::from(theme.span(Role::Dim, parts.join(" · ")));
     // One row: cut, never wrapped.
     wrap(&line, width).into_iter().next().unwrap_or_default()
 }
