@@ -1,14 +1,9 @@
-//! The terminal client (`iac-code` on a terminal, `iac-code chat`): an ACP client of an
-//! agent running in the same process, reached only through JSON-RPC frames over an
-//! in-memory connection, exactly what an editor sends. It draws an inline viewport (as
-//! Codex does): the conversation is printed into the terminal's own scrollback (native
-//! scrolling, search and copy keep working) and only the live part, the input and a
-//! status line stay at the bottom. One loop blocks on two channels, the terminal's events
-//! (a thread reading keys) and the agent's frames: nothing polls, so an idle prompt costs
-//! no CPU.
-//!
-//! **Invariant:** imports neither `acp`, `session` nor `agent` (`tests/tidy.rs`): what the
-//! agent does reaches the screen through ACP messages only.
+//! The terminal client (bare `iac-code`, `iac-code chat`): an ACP client of an agent in
+//! the same process, reached only through JSON-RPC frames over an in-memory connection.
+//! The conversation goes to the terminal's own scrollback above an inline viewport (the
+//! live part, the input, a status line). One loop blocks on the terminal's events and the
+//! agent's frames: nothing polls. Must not import `acp`, `session` or `agent`
+//! (`tests/tidy.rs`): what the agent does reaches the screen through ACP messages only.
 
 mod app;
 mod cards;

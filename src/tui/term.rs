@@ -22,7 +22,10 @@ pub fn enter() -> io::Result<Position> {
     terminal::enable_raw_mode()?;
     RAW.store(true, Ordering::SeqCst);
     let mut out = sys::stdout();
-    execute!(out, event::EnableBracketedPaste)?;
+    // Disambiguated keys where the terminal offers them (kitty's protocol): Shift+Enter
+    // is then told from Enter. A terminal without the protocol ignores the request.
+    let keys = event::KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+    execute!(out, event::EnableBracketedPaste, event::PushKeyboardEnhancementFlags(keys))?;
     match cursor::position() {
         Ok((x, y)) => Ok(Position { x, y }),
         Err(err) => {
@@ -40,7 +43,12 @@ pub fn enter() -> io::Result<Position> {
 pub fn restore() {
     if RAW.swap(false, Ordering::SeqCst) {
         let mut out = sys::stdout();
-        let _ = execute!(out, event::DisableBracketedPaste, cursor::Show);
+        let _ = execute!(
+            out,
+            event::PopKeyboardEnhancementFlags,
+            event::DisableBracketedPaste,
+            cursor::Show
+        );
         let _ = terminal::disable_raw_mode();
     }
 }
