@@ -90,7 +90,8 @@ fn launch(dir: &std::path::Path, llm: &FakeLlm) {
 }
 
 /// Keys typed while replies of `PIECES` pieces stream: the time until each shows, for
-/// the keys typed and shown while the reply was still streaming.
+/// the keys typed and shown while the reply was still streaming. Each reply in a session
+/// of its own (a long conversation would be compacted, which is not what is measured).
 fn echo(dir: &std::path::Path) {
     let reply = || {
         let mut events: Vec<Event> = (0..PIECES)
@@ -101,12 +102,27 @@ fn echo(dir: &std::path::Path) {
         events.extend([Event::Finish("stop"), Event::Done]);
         Reply::Stream(events)
     };
-    let llm = FakeLlm::start((0..TURNS).map(|_| reply()).collect());
-    let mut screen = Screen::spawn(client(dir, &llm), 24, 80);
-    screen.wait_screen("a session", |t| t.contains("mode: Default"));
+    let llm = FakeLlm::start((0..=TURNS).map(|_| reply()).collect());
+    let session = || {
+        let screen = Screen::spawn(client(dir, &llm), 24, 80);
+        screen.wait_screen("a session", |t| t.contains("mode: Default"));
+        screen
+    };
+    // One reply drawn with nobody typing.
+    let mut screen = session();
+    let started = Instant::now();
+    screen.send("stream alone\r");
+    screen.wait_screen("the stream", |t| t.contains("working"));
+    screen.wait_screen("the end of the stream", |t| !t.contains("working"));
+    let alone = started.elapsed();
+    println!("a reply of {PIECES} pieces drawn, nobody typing: {:.0} ms", ms(alone));
+    summary::info("one 100,000-piece reply drawn, no typing", ms(alone), "ms");
+    screen.send("\x04");
+    screen.wait();
     let mut delays = Vec::new();
     let mut streams = Vec::new();
     for turn in 0..TURNS {
+        let mut screen = session();
         screen.send(&format!("stream {turn}\r"));
         let started = Instant::now();
         screen.wait_screen("the stream", |t| t.contains("working"));
@@ -136,7 +152,8 @@ fn echo(dir: &std::path::Path) {
             }
         }
         streams.push(started.elapsed());
-        screen.send("\x15");
+        screen.send("\x15\x04");
+        screen.wait();
     }
     let keys = delays.len();
     let (p50, p99) = (percentile(&mut delays, 0.5), percentile(&mut delays, 0.99));
@@ -149,9 +166,7 @@ fn echo(dir: &std::path::Path) {
     );
     summary::at_most("keystroke echo while streaming (p99)", ms(p99), 50.0, "ms");
     summary::info("keys measured while a reply streamed", keys as f64, "keys");
-    summary::info("one 100,000-piece reply drawn (median)", ms(stream), "ms");
-    screen.send("\x04");
-    screen.wait();
+    summary::info("one 100,000-piece reply drawn while typing (median)", ms(stream), "ms");
 }
 
 /// CPU ticks (user + system) of `pid`, all its threads.

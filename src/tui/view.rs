@@ -107,6 +107,12 @@ pub fn rows(app: &App, width: u16) -> (Vec<Line<'static>>, Position) {
 fn status(app: &App, width: u16) -> Line<'static> {
     let theme = &app.theme;
     let mut parts: Vec<String> = Vec::new();
+    // What is happening first: a narrow terminal cuts the end of the line.
+    if app.session.is_none() {
+        parts.push("starting…".into());
+    } else if app.turn {
+        parts.push("working (Esc interrupts)".into());
+    }
     if !app.model.is_empty() {
         parts.push(app.model.clone());
     }
@@ -127,11 +133,6 @@ fn status(app: &App, width: u16) -> Line<'static> {
     }
     if let Some(cost) = &app.cost {
         parts.push(cost.clone());
-    }
-    if app.session.is_none() {
-        parts.push("starting…".into());
-    } else if app.turn {
-        parts.push("working · Esc interrupts".into());
     }
     let line = Line::from(theme.span(Role::Dim, parts.join(" · ")));
     // One row: cut, never wrapped.
