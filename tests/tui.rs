@@ -277,6 +277,7 @@ fn a_resize_redraws_the_input_and_the_status_line() {
     let llm = FakeLlm::start(vec![text_reply("fits")]);
     let mut screen = start(&ws, &llm, &[]);
     screen.resize(20, 50);
+    screen.wait_until("redrawn at 50 columns", |t| t.lines().any(|l| l == "─".repeat(50)));
     screen.send("after the resize");
     screen.expect("› after the resize");
     screen.send("\r");
@@ -285,6 +286,7 @@ fn a_resize_redraws_the_input_and_the_status_line() {
         t.lines().any(|l| l.starts_with("fake-model · mode: Default") && l.chars().count() <= 50)
     });
     screen.resize(30, 120);
+    screen.wait_until("redrawn at 120 columns", |t| t.contains(&"─".repeat(120)));
     screen.send("x");
     screen.expect("› x");
 }

@@ -373,36 +373,6 @@ mod tests {
     }
 
     #[test]
-    fn bare_and_chat_flags_start_the_terminal_client() {
-        assert_eq!(parse(&[]).unwrap(), Command::Chat(ChatArgs::default()));
-        assert_eq!(parse(&["chat"]).unwrap(), Command::Chat(ChatArgs::default()));
-        let Command::Chat(args) = parse(&["--resume", "abc", "--model", "m", "-d"]).unwrap() else {
-            panic!("not chat")
-        };
-        assert_eq!(
-            (args.resume.as_deref(), args.model.as_deref(), args.debug),
-            (Some("abc"), Some("m"), true)
-        );
-        let Command::Chat(args) =
-            parse(&["chat", "--permission-mode", "bypass_permissions", "--continue"]).unwrap()
-        else {
-            panic!("not chat")
-        };
-        assert_eq!(args.permission.as_deref(), Some("bypass_permissions"));
-        assert!(args.continue_last);
-        for (args, want) in [
-            (&["chat", "--resume", "a", "--continue"][..], "exclude each other"),
-            (&["chat", "--permission-mode", "dont_ask"][..], "invalid --permission-mode"),
-            (&["chat", "extra"][..], "unexpected argument"),
-            (&["--continue", "--bogus"][..], "invalid option '--bogus'"),
-        ] {
-            let err = parse(args).unwrap_err().to_string();
-            assert!(err.contains(want), "{args:?}: {err}");
-        }
-        assert_eq!(parse(&["chat", "--help"]).unwrap(), Command::Help);
-    }
-
-    #[test]
     fn help_and_version() {
         assert_eq!(parse(&["--help"]).unwrap(), Command::Help);
         assert_eq!(parse(&["acp", "-h"]).unwrap(), Command::Help);

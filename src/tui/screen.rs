@@ -4,7 +4,7 @@
 
 use std::io;
 
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::{Position, Rect, Size};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 use ratatui::{Terminal, TerminalOptions, Viewport};
@@ -21,6 +21,8 @@ pub struct Screen {
     terminal: Terminal<Tty>,
     height: u16,
     area: Rect,
+    /// The terminal's size when the viewport was made.
+    size: Size,
 }
 
 impl Screen {
@@ -30,18 +32,19 @@ impl Screen {
     }
 
     fn at(cursor: Position, height: u16) -> io::Result<Screen> {
-        let mut terminal = Terminal::with_options(
-            Tty::new(cursor),
-            TerminalOptions { viewport: Viewport::Inline(height) },
-        )?;
+        let options = TerminalOptions { viewport: Viewport::Inline(height) };
+        let mut terminal = Terminal::with_options(Tty::new(cursor), options)?;
         let area = terminal.get_frame().area();
-        Ok(Screen { terminal, height, area })
+        let size = terminal.size()?;
+        Ok(Screen { terminal, height, area, size })
     }
 
     /// Prints what the app has to keep, then draws the viewport.
     pub fn draw(&mut self, app: &mut App) -> io::Result<()> {
-        self.terminal.autoresize()?;
         let size = self.terminal.size()?;
+        if size != self.size {
+            self.rebuild(size)?;
+        }
         let width = size.width.max(1);
         if !app.out.is_empty() {
             let rows: Vec<Line<'static>> =
@@ -72,6 +75,16 @@ impl Screen {
             frame.set_cursor_position(Position { x: area.x + cursor.x, y: area.y + cursor.y });
         })?;
         self.area = area;
+        Ok(())
+    }
+
+    /// After a resize: the old viewport cleared and a new one made where it was (as far
+    /// up as it must to fit), so ratatui never guesses where the cursor went.
+    fn rebuild(&mut self, size: Size) -> io::Result<()> {
+        let height = self.height.min(size.height.max(1));
+        let top = self.area.y.min(size.height.saturating_sub(height));
+        self.terminal.backend_mut().clear_from(top)?;
+        *self = Screen::at(Position { x: 0, y: top }, height)?;
         Ok(())
     }
 
