@@ -140,9 +140,11 @@ impl Screen {
             let (lock, changed) = &*self.shared;
             let state = lock.lock().unwrap();
             let now = Instant::now();
+            let tail = &state.raw[state.raw.len().saturating_sub(800)..];
             assert!(
                 now < deadline && !state.closed || check(&text),
-                "never {what}; the screen shows:\n{text}"
+                "never {what}; the screen shows:\n{text}\nthe last bytes written: {:?}",
+                String::from_utf8_lossy(tail)
             );
             let _ = changed
                 .wait_timeout(state, (deadline - now).min(Duration::from_millis(200)))
