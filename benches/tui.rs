@@ -113,9 +113,13 @@ fn echo(dir: &std::path::Path) {
     let started = Instant::now();
     screen.send("stream alone\r");
     screen.wait_screen("the stream", |t| t.contains("working"));
-    screen.wait_screen("the end of the stream", |t| !t.contains("working"));
+    let text = screen.wait_screen("the end of the stream", between_turns);
     let alone = started.elapsed();
+    let last = format!("w{}", PIECES - 1);
     println!("a reply of {PIECES} pieces drawn, nobody typing: {:.0} ms", ms(alone));
+    if !text.contains(&last) {
+        println!("  (the last piece {last} is not on the screen:\n{text})");
+    }
     summary::info("one 100,000-piece reply drawn, no typing", ms(alone), "ms");
     screen.send("\x04");
     screen.wait();
@@ -138,7 +142,10 @@ fn echo(dir: &std::path::Path) {
             let text = screen.wait_screen("the key", |t| {
                 t.lines().any(|l| l.trim_end().ends_with(want.as_str()))
             });
-            if !text.contains("working") {
+            if between_turns(&text) {
+                if turn == 0 && !text.contains(&format!("w{}", PIECES - 1)) {
+                    println!("  (turn 0 ended without its last piece:\n{text})");
+                }
                 break;
             }
             delays.push(sent.elapsed());
@@ -167,6 +174,12 @@ fn echo(dir: &std::path::Path) {
     summary::at_most("keystroke echo while streaming (p99)", ms(p99), 50.0, "ms");
     summary::info("keys measured while a reply streamed", keys as f64, "keys");
     summary::info("one 100,000-piece reply drawn while typing (median)", ms(stream), "ms");
+}
+
+/// The status line of a client between turns (a turn's starts with "working"; a frame
+/// caught mid-draw has none).
+fn between_turns(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with("fake-model · mode: Default"))
 }
 
 /// CPU ticks (user + system) of `pid`, all its threads.
