@@ -436,3 +436,27 @@ fn term_dumb_gets_line_mode_without_escape_codes() {
     assert_eq!(status.code(), Some(0), "{text}");
     resume_id(&text);
 }
+
+#[test]
+fn a_thought_folds_to_one_line_and_a_command_shows_as_a_card_with_its_output() {
+    let ws = Workspace::new("tui-card");
+    let thinking = Reply::Stream(vec![
+        Event::Reasoning("the user wants\nthree lines".into()),
+        Event::ToolCall {
+            index: 0,
+            id: "b1".into(),
+            name: "bash".into(),
+            args: json!({"command": "for i in 1 2 3; do echo line$i; done"}),
+        },
+        Event::Finish("tool_calls"),
+        Event::Done,
+    ]);
+    let llm = FakeLlm::start(vec![thinking, text_reply("printed")]);
+    let mut screen = start(&ws, &llm, &["--permission-mode", "bypass_permissions"]);
+    screen.send("print three lines\r");
+    let text = screen.expect("printed");
+    assert!(text.contains("✻ Thinking: the user wants three lines"), "one line:\n{text}");
+    assert!(text.contains("● Run "), "a card:\n{text}");
+    assert!(text.contains("✓ done"), "its status:\n{text}");
+    assert!(text.contains("│ line3"), "its output:\n{text}");
+}
