@@ -126,7 +126,7 @@ fn a_destroy_question_stands_out_and_enter_alone_rejects_it() {
         bash("d1", "terraform destroy -auto-approve"),
         text_reply("left alone"),
     ]);
-    let mut screen = Screen::spawn(client(&ws, &llm, &[]), 40, 100);
+    let mut screen = Screen::spawn(client(&ws, &llm, &[]), 24, 80);
     screen.expect(READY);
     screen.send("tear it down\r");
     let text = screen.expect("Enter: Reject");
