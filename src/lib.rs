@@ -34,6 +34,7 @@ pub mod text;
 pub mod time;
 pub mod tools;
 pub mod transport;
+pub mod tui;
 pub mod web;
 
 pub use serve::serve_acp;

@@ -27,6 +27,7 @@ fn main() -> ExitCode {
             println!("iac-code {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
+        Command::Chat(args) => code(iac_code::commands::chat::run(&args)),
         Command::Prompt(args) => code(iac_code::commands::oneshot::run(&args)),
         Command::Doctor => code(iac_code::commands::doctor::run()),
         Command::Sessions(command) => code(iac_code::commands::sessions::run(&command)),

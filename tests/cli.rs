@@ -42,7 +42,7 @@ fn usage_errors_exit_2_with_one_clear_line() {
         (&["acp", "--port", "65536"], "invalid --port '65536'"),
         (&["acp", "--idle-timeout", "0"], "invalid --idle-timeout '0'"),
         (&["frobnicate"], "unknown command 'frobnicate'"),
-        (&[], "missing command"),
+        (&["chat", "--permission-mode", "yolo"], "invalid --permission-mode 'yolo'"),
         (&["acp", "--transport", "http", "--host", "0.0.0.0"], "without IACCODE_ACP_HTTP_TOKEN"),
     ];
     for (args, want) in cases {

@@ -78,6 +78,8 @@ mod cluster;
 mod memory;
 // Hooks: PreToolUse blocks in bypass mode, terraform fmt after writes, timeouts, Stop loops.
 mod hooks;
+// The terminal client through a pseudo-terminal, its screen read with vt100.
+mod tui;
 // Project rules checked over the source tree.
 mod tidy;
 // The ACP registry entry (deploy/registry/): schema, rules, Cargo.toml, the icon.

@@ -69,7 +69,7 @@ const LAYERS: &[&[&str]] = &[
     &["permission"],
     &["agent"],
     &["session"],
-    &["acp", "transport"],
+    &["acp", "transport", "tui"],
     &["cli", "serve", "commands"],
     &["lib", "main", "fuzzing"],
 ];
@@ -77,6 +77,8 @@ const LAYERS: &[&[&str]] = &[
 /// Imports forbidden whatever the layers say.
 const FORBIDDEN: &[(&str, &[&str])] = &[
     ("transport", &["acp", "session", "agent", "cli"]),
+    // The terminal client reaches the agent through ACP frames only.
+    ("tui", &["acp", "session", "agent", "transport", "permission", "tools", "provider", "cli"]),
     ("agent", &["acp"]),
     ("provider", &["acp"]),
     ("tools", &["acp", "agent", "skills"]),

@@ -2,6 +2,7 @@
 //! filesystem (that is `config`'s job); `HELP` is the single source the man page mirrors.
 
 mod acp;
+mod chat;
 mod login;
 mod mcp;
 mod policy;
@@ -12,6 +13,7 @@ mod skills;
 use std::ffi::OsString;
 
 pub use acp::{AcpArgs, HttpArgs, Transport};
+pub use chat::ChatArgs;
 pub use login::LoginArgs;
 pub use mcp::McpCommand;
 pub use policy::PolicyCommand;
@@ -26,6 +28,9 @@ pub const HELP: &str = "\
 iac-code - an AI coding agent for infrastructure-as-code, speaking ACP
 
 Usage:
+  iac-code [chat] [OPTIONS]  talk to the agent in this terminal (the
+                             conversation stays in the terminal's scrollback;
+                             see KEYS in iac-code(1))
   iac-code acp [OPTIONS]     serve the Agent Client Protocol
   iac-code -p <PROMPT|-> [OPTIONS]
                              (or --print) run one prompt in the current
@@ -152,6 +157,15 @@ Options for -p:
                              as for acp
   -d, --debug, --log-file    as for acp
 
+Options for chat (and bare iac-code):
+  --permission-mode <default|accept_edits|plan|bypass_permissions>
+                             the session's mode (default: default); Shift+Tab
+                             reaches bypass_permissions only when started in it
+  --model <NAME>             the model (instead of IAC_CODE_MODEL/settings)
+  --resume <ID>, --continue  as for -p
+  --allowed-tools, --disallowed-tools, -d, --debug, --log-file
+                             as for acp (logs go only to --log-file)
+
 Options for login:
   --preset <NAME>            the provider preset (openai, anthropic, vllm, ...);
                              required when stdin is not a terminal
@@ -185,6 +199,8 @@ for -p also 3 max turn requests, 4 max tokens, 5 refusal, 130 cancelled,
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Acp(AcpArgs),
+    /// The terminal client (bare `iac-code`, `iac-code chat`).
+    Chat(ChatArgs),
     /// Run one prompt and exit (`-p`).
     Prompt(PromptArgs),
     /// Check the setup.
@@ -224,6 +240,10 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
             Short('V') | Long("version") => return Ok(Command::Version),
             // An editor's terminal sign-in runs us with `--login` (`acp/auth.rs`).
             Long("login") => return login::parse_login(&mut parser),
+            ref first if chat::starts_chat(first) => {
+                let first = chat::flag(arg)?;
+                return chat::parse_chat(&mut parser, Some(first));
+            }
             Short('p') | Long("print") => {
                 let prompt = parser.value()?.string()?;
                 return script::parse_prompt(&mut parser, prompt);
@@ -232,6 +252,7 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
                 let cmd = cmd.string()?;
                 return match cmd.as_str() {
                     "acp" => acp::parse_acp(&mut parser),
+                    "chat" => chat::parse_chat(&mut parser, None),
                     "doctor" => script::parse_doctor(&mut parser),
                     "sessions" => script::parse_sessions(&mut parser),
                     "config" => script::parse_config(&mut parser),
@@ -250,7 +271,8 @@ pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Command> {
             _ => return Err(arg.unexpected().into()),
         }
     }
-    Err(Error::Usage("missing command: try 'iac-code acp' or 'iac-code --help'".to_string()))
+    // Bare: the terminal client (which says how to use -p when there is no terminal).
+    Ok(Command::Chat(ChatArgs::default()))
 }
 
 pub(super) fn number(parser: &mut lexopt::Parser, flag: &str, min: u64, max: u64) -> Result<u64> {
@@ -296,7 +318,6 @@ mod tests {
             (&["acp", "--port"][..], "missing argument for option '--port'"),
             (&["acp", "--bogus"][..], "invalid option '--bogus'"),
             (&["serve"][..], "unknown command 'serve'"),
-            (&[][..], "missing command"),
         ];
         for (args, want) in cases {
             let err = parse(args).unwrap_err().to_string();

@@ -2,6 +2,7 @@
 //! turn), `doctor`, `sessions`, `config`, `mcp`, `skills`, `sandbox`, `policy`, `login`,
 //! `logout`. The ACP server itself is wired in `serve`.
 
+pub mod chat;
 pub mod config;
 pub mod doctor;
 pub mod login;

@@ -1,6 +1,7 @@
 //! An in-process connection over channels, for protocol tests that need no process and no
 //! socket (the idea of lsp-server's `Connection::memory`): the client end sends frames and
-//! reads the server's, the server end is what `serve` runs on.
+//! reads the server's, the server end is what `serve` runs on. The terminal client
+//! (`tui/`) talks to its in-process agent over one.
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::Value;
@@ -51,6 +52,12 @@ impl Client {
             Ok(outgoing) => serde_json::from_slice(&outgoing.bytes).ok(),
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
         }
+    }
+
+    /// The server's frames as they come, to select on with other events (the terminal
+    /// client's loop); each item holds one frame.
+    pub fn frames(&self) -> &Receiver<Outgoing> {
+        &self.from_server
     }
 
     /// Hangs up (the server's `serve` returns).

@@ -61,6 +61,9 @@ pub const SIGKILL: i32 = libc::SIGKILL;
 /// SIGTERM, for callers that do not import libc.
 pub const SIGTERM: i32 = libc::SIGTERM;
 
+/// SIGHUP (the terminal went away), for callers that do not import libc.
+pub const SIGHUP: i32 = libc::SIGHUP;
+
 /// Re-arms `listen(2)` on an already listening socket with a larger backlog (std uses 128),
 /// so that a burst of connections is queued instead of retried.
 pub fn set_backlog(listener: &std::net::TcpListener, backlog: i32) -> io::Result<()> {

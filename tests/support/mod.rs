@@ -25,6 +25,8 @@ pub mod registry;
 #[allow(dead_code)]
 pub mod schema;
 #[allow(dead_code)]
+pub mod screen;
+#[allow(dead_code)]
 pub mod workspace;
 #[allow(dead_code)]
 pub mod ws_client;

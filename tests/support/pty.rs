@@ -25,7 +25,7 @@ pub struct Pty {
 }
 
 /// Opens a pseudo-terminal: (master, the terminal's path).
-fn open() -> (OwnedFd, String) {
+pub(crate) fn open() -> (OwnedFd, String) {
     // SAFETY: posix_openpt returns a new descriptor or -1; grantpt, unlockpt and
     // ptsname_r act on that descriptor, and ptsname_r writes at most `buf.len()` bytes.
     unsafe {
