@@ -84,7 +84,15 @@ fn cancelled(mut usage: TurnUsage) -> Outcome {
 }
 
 /// Adds a message to the history and the record.
-fn push(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage) {
+fn push(turn: &Turn, history: &mut Vec<ChatMessage>, mut message: ChatMessage) {
+    // What the user sends (a prompt, its embedded resources, a steering message, what a
+    // hook adds) reaches the model and the journal with its secrets as placeholders.
+    if let ChatMessage::User { text, .. } = &mut message {
+        let (redacted, tally) = turn.vault.redact(text);
+        if tally.count > 0 {
+            *text = redacted;
+        }
+    }
     turn.recorder.message(&message);
     history.push(message);
 }
@@ -203,6 +211,9 @@ pub struct Turn<'a> {
     pub cache_key: Option<&'a str>,
     /// What the user sends while the turn runs (`_session/steering`).
     pub steering: &'a dyn Steering,
+    /// The session's secrets: tool results and user messages are redacted through it,
+    /// placeholders in a tool's input restored (`secret::Vault`).
+    pub vault: &'a crate::secret::Vault,
 }
 
 impl<'a> Turn<'a> {

@@ -45,6 +45,8 @@ pub struct Config {
     /// own editor); over HTTP only with `--allow-remote-logout` (`serve.rs`), as a token
     /// holder would sign the whole node out for every other client.
     pub logout_allowed: bool,
+    /// How tool output is redacted before the model sees it (`config/redact.rs`).
+    pub redact: Arc<crate::secret::Policy>,
 }
 
 /// What the MCP client needs from the configuration.
@@ -95,6 +97,7 @@ mod policy;
 mod presets;
 pub mod pricing;
 pub mod project;
+pub mod redact;
 pub mod settings;
 mod store;
 mod tls;
@@ -201,6 +204,7 @@ impl Config {
         // The settings file sits under the environment: variables win.
         let layered = settings::layered(process, &config_dir)?;
         let mut config = Config::from_layered(config_dir, &layered)?;
+        config.redact = Arc::new(redact::policy(&layered, &layered.redaction)?);
         let mut rules = layered.permissions.clone();
         rules.extend(permissions::from_env(process)?);
         config.permissions = Arc::new(rules);
@@ -259,6 +263,7 @@ impl Config {
             hooks: Arc::default(),
             pricing: pricing::Pricing::default(),
             logout_allowed: true,
+            redact: Arc::default(),
         })
     }
 }

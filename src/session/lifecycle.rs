@@ -146,6 +146,7 @@ impl Manager {
             prefix: Mutex::default(),
             spent: Mutex::new(rebuilt.usage),
             extra: Mutex::new(extra),
+            vault: super::redact::vault(&self.services.config),
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

@@ -16,6 +16,7 @@ mod prompt;
 mod rebuild;
 mod record_parts;
 mod recorder;
+mod redact;
 mod seal;
 mod skills;
 mod steering;
@@ -136,6 +137,8 @@ pub struct Session {
     spent: Mutex<agent::TurnUsage>,
     /// Its additional directories (`session/directories.rs`).
     extra: Mutex<Directories>,
+    /// Its secrets and their placeholders (`session/redact.rs`; in memory only).
+    pub vault: crate::secret::Vault,
 }
 
 struct State {

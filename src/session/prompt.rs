@@ -299,6 +299,7 @@ impl<'a> TurnParts<'a> {
             pricing: &services.config.pricing,
             cache_key: Some(session.id.as_str()),
             steering: session,
+            vault: &session.vault,
         }
     }
 }

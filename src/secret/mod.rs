@@ -1,0 +1,112 @@
+//! What a secret is, and keeping secrets out of the model's context (issue 33). One room
+//! owns it: `shapes.rs` (tokens, keys, passwords in assignments and flags, URLs with
+//! credentials, PEM private keys anywhere, high-entropy values after key-like names, bare
+//! AWS secret keys: one keyword automaton, then one `RegexSet` on the lines it points at),
+//! `check.rs` (a placeholder, a reference or a word is not a secret), `learn.rs` (what
+//! terraform marks sensitive and Kubernetes `Secret` data, learned as exact values),
+//! `vault.rs` (a session's placeholders, redaction and restore) and `host.rs` (the host's
+//! own credentials: environment, provider key, credential stores, terraform state files).
+//! Memory's filter ([`find`]), the "prints secrets" judgement and redaction all use it.
+//! Format characters (U+200B…U+200D, U+2060, U+FEFF) are removed before matching.
+
+mod check;
+mod host;
+mod learn;
+mod shapes;
+mod vault;
+
+use std::borrow::Cow;
+
+pub use host::{StateWatch, from_env, from_stores};
+pub use shapes::{Found, scan};
+pub use vault::{MIN_EXACT, OPEN, Tally, Vault};
+
+/// How a node redacts: on or off (`IAC_CODE_REDACT=off`, `"redact": "off"`), and the
+/// team's own patterns and exact values (`redactPatterns`, `redactValues`).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub on: bool,
+    pub patterns: Vec<regex::Regex>,
+    pub values: Vec<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy { on: true, patterns: Vec::new(), values: Vec::new() }
+    }
+}
+
+/// The format characters a secret may hide behind (zero-width space, non-joiner, joiner,
+/// word joiner, byte-order mark).
+const FORMAT: [char; 5] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}'];
+
+/// `text` without format characters.
+pub fn strip_format(text: &str) -> Cow<'_, str> {
+    // Each is three bytes in UTF-8 starting 0xE2 or 0xEF: most text has neither.
+    let bytes = text.as_bytes();
+    if memchr::memchr2(0xE2, 0xEF, bytes).is_none() || !text.contains(FORMAT) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().filter(|c| !FORMAT.contains(c)).collect())
+}
+
+/// What a kind of secret is called in a sentence.
+fn described(kind: &str) -> &'static str {
+    match kind {
+        "private-key" => "a PEM private key",
+        "aws-access-key-id" => "an AWS access key id",
+        "aws-secret-key" => "an AWS secret access key",
+        "github-token" => "a GitHub token",
+        "gitlab-token" => "a GitLab access token",
+        "slack-token" => "a Slack token",
+        "stripe-key" => "a Stripe live key",
+        "api-key" => "an OpenAI or Anthropic API key",
+        "google-api-key" => "a Google API key",
+        "jwt" => "a JSON Web Token",
+        "azure-key" => "an Azure storage account key",
+        "azure-sas" => "an Azure shared access signature",
+        "url-password" => "a password in a URL",
+        "high-entropy" => "a random key",
+        "terraform-sensitive" => "a value terraform marks sensitive",
+        "kubernetes-secret" => "the data of a Kubernetes Secret",
+        _ => "a secret",
+    }
+}
+
+/// Why `text` looks like it holds a secret, if it does. The reason names the kind of
+/// secret (and, for an assignment, the name assigned to), never the value.
+pub fn find(text: &str) -> Option<String> {
+    let text = strip_format(text);
+    let mut found = Vec::new();
+    scan(&text, &mut found);
+    found.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+    if let Some(first) = found.first() {
+        if let Some((start, end)) = first.name {
+            let name = crate::text::clip(&text[start..end], 64);
+            return Some(format!("it sets `{name}` to what looks like a literal secret"));
+        }
+        return Some(format!("it contains what looks like {}", described(first.kind)));
+    }
+    let mut kind = None;
+    learn::structures(&text, &mut |k, value| {
+        if value.len() >= MIN_EXACT {
+            kind.get_or_insert(k);
+        }
+    });
+    kind.map(|kind| format!("it contains {}", described(kind)))
+}
+
+/// The first bytes of a PEM private key (`-----BEGIN … PRIVATE KEY-----`).
+pub fn is_private_key_header(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(128)];
+    let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(head.len());
+    let head = &head[start..];
+    head.starts_with(b"-----BEGIN ")
+        && head
+            .split(|b| *b == b'\n')
+            .next()
+            .is_some_and(|line| line.windows(11).any(|w| w == b"PRIVATE KEY"))
+}
+
+#[cfg(test)]
+mod tests;

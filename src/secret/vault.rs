@@ -1,0 +1,278 @@
+//! A session's secrets: every value redacted so far and its placeholder
+//! (`__SECRET:kind:N__`, the same value the same placeholder for the session's life), the
+//! exact values matched everywhere (one Aho-Corasick automaton, rebuilt when one is added),
+//! and the restore of placeholders in a tool's input. Held in memory only: a loaded or
+//! resumed session starts empty, and its old placeholders cannot be restored.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use serde_json::Value;
+
+use super::Policy;
+use super::shapes::{self, Found};
+
+/// How a placeholder starts: `__SECRET:` then the kind, `:`, the number and `__`.
+pub const OPEN: &str = "__SECRET:";
+const CLOSE: &str = "__";
+
+/// Shortest value matched exactly wherever it shows up (shorter ones only where a shape
+/// found them: a four-letter password would hide every word it is part of).
+pub const MIN_EXACT: usize = 6;
+
+/// What a redaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Secrets replaced.
+    pub count: usize,
+    /// Their kinds, sorted, each once.
+    pub kinds: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, kind: &str) {
+        self.count += 1;
+        if let Err(at) = self.kinds.binary_search_by(|k| k.as_str().cmp(kind)) {
+            self.kinds.insert(at, kind.to_string());
+        }
+    }
+
+    /// Adds what another redaction did.
+    pub fn merge(&mut self, other: Tally) {
+        self.count += other.count;
+        for kind in other.kinds {
+            if let Err(at) = self.kinds.binary_search(&kind) {
+                self.kinds.insert(at, kind);
+            }
+        }
+    }
+}
+
+struct Entry {
+    kind: String,
+    value: String,
+    placeholder: String,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: Vec<Entry>,
+    by_value: HashMap<String, usize>,
+    by_placeholder: HashMap<String, usize>,
+    /// The entries matched exactly (long enough), and the automaton over their values.
+    exact: Vec<usize>,
+    automaton: Option<AhoCorasick>,
+    stale: bool,
+}
+
+/// The secrets of one session (shared by its sub-agents).
+pub struct Vault {
+    policy: Arc<Policy>,
+    inner: Mutex<Inner>,
+    /// The terraform state files read so far.
+    states: Mutex<super::StateWatch>,
+}
+
+impl Vault {
+    /// An empty vault under `policy` (its own values learned already).
+    pub fn new(policy: Arc<Policy>) -> Vault {
+        let vault = Vault {
+            policy: policy.clone(),
+            inner: Mutex::new(Inner::default()),
+            states: Mutex::default(),
+        };
+        for value in &policy.values {
+            vault.learn("custom", value);
+        }
+        vault
+    }
+
+    /// Whether redaction is on.
+    pub fn on(&self) -> bool {
+        self.policy.on
+    }
+
+    /// Learns the sensitive values of the terraform state files in and below `cwd` that
+    /// changed since last time.
+    pub fn refresh(&self, cwd: &std::path::Path) {
+        crate::sync::lock(&self.states).refresh(self, cwd);
+    }
+
+    /// Learns `value` as a secret of `kind`, matched exactly from now on.
+    pub fn learn(&self, kind: &str, value: &str) {
+        let value = value.trim();
+        if value.len() < MIN_EXACT || value.contains(OPEN) {
+            return;
+        }
+        let mut inner = crate::sync::lock(&self.inner);
+        inner.entry(kind, value);
+    }
+
+    /// `text` with every secret replaced by its placeholder, and what was replaced.
+    pub fn redact(&self, text: &str) -> (String, Tally) {
+        let mut tally = Tally::default();
+        if !self.policy.on {
+            return (text.to_string(), tally);
+        }
+        let text = super::strip_format(text);
+        let mut found = Vec::new();
+        let mut learned = Vec::new();
+        super::learn::structures(&text, &mut |kind, value| learned.push((kind, value)));
+        shapes::scan(&text, &mut found);
+        for regex in &self.policy.patterns {
+            for m in regex.find_iter(&text).filter(|m| !m.is_empty()) {
+                found.push(Found { start: m.start(), end: m.end(), kind: "custom", name: None });
+            }
+        }
+        let mut inner = crate::sync::lock(&self.inner);
+        for (kind, value) in learned {
+            if value.len() >= MIN_EXACT && !value.contains(OPEN) {
+                inner.entry(kind, &value);
+            }
+        }
+        let mut spans: Vec<(usize, usize, usize)> = Vec::with_capacity(found.len());
+        for f in &found {
+            let index = inner.entry(f.kind, &text[f.start..f.end]);
+            spans.push((f.start, f.end, index));
+        }
+        inner.exact_spans(&text, &mut spans);
+        spans.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end, index) in spans {
+            if start < at {
+                continue;
+            }
+            out.push_str(&text[at..start]);
+            let entry = &inner.entries[index];
+            out.push_str(&entry.placeholder);
+            tally.add(&entry.kind);
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        (out, tally)
+    }
+
+    /// Every string in `value` redacted in place.
+    pub fn redact_value(&self, value: &mut Value, tally: &mut Tally) {
+        match value {
+            Value::String(text) => {
+                let (redacted, more) = self.redact(text);
+                if more.count > 0 {
+                    *text = redacted;
+                    tally.merge(more);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v, tally)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.redact_value(v, tally)),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// `text` with every placeholder replaced by its value; a placeholder this session
+    /// never gave is an error naming it.
+    pub fn restore(&self, text: &str) -> Result<String, String> {
+        if !text.contains(OPEN) {
+            return Ok(text.to_string());
+        }
+        let inner = crate::sync::lock(&self.inner);
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(OPEN) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + OPEN.len()..];
+            let Some(len) = placeholder_len(after) else {
+                out.push_str(OPEN);
+                rest = after;
+                continue;
+            };
+            let placeholder = &rest[at..at + OPEN.len() + len];
+            match inner.by_placeholder.get(placeholder) {
+                Some(index) => out.push_str(&inner.entries[*index].value),
+                None => {
+                    return Err(format!(
+                        "{placeholder} is not a secret of this session (it was never shown in \
+                         it, or the session was loaded again and its placeholders are \
+                         forgotten): nothing ran"
+                    ));
+                }
+            }
+            rest = &rest[at + OPEN.len() + len..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// Every string in `value` restored (see [`Vault::restore`]).
+    pub fn restore_value(&self, value: &Value) -> Result<Value, String> {
+        Ok(match value {
+            Value::String(text) => Value::String(self.restore(text)?),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.restore_value(v)).collect::<Result<_, _>>()?)
+            }
+            Value::Object(map) => {
+                Value::Object(
+                    map.iter()
+                        .map(|(k, v)| Ok((k.clone(), self.restore_value(v)?)))
+                        .collect::<Result<_, String>>()?,
+                )
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
+        })
+    }
+}
+
+/// The length of `kind:N__` at the start of `after`, if it is one.
+fn placeholder_len(after: &str) -> Option<usize> {
+    let colon = after.find(':')?;
+    let kind = &after[..colon];
+    if kind.is_empty()
+        || kind.len() > 48
+        || !kind.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return None;
+    }
+    let digits = after[colon + 1..].bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || !after[colon + 1 + digits..].starts_with(CLOSE) {
+        return None;
+    }
+    Some(colon + 1 + digits + CLOSE.len())
+}
+
+impl Inner {
+    /// The entry of `value`, added (as `kind`) when new.
+    fn entry(&mut self, kind: &str, value: &str) -> usize {
+        if let Some(index) = self.by_value.get(value) {
+            return *index;
+        }
+        let index = self.entries.len();
+        let placeholder = format!("{OPEN}{kind}:{}{CLOSE}", index + 1);
+        self.by_value.insert(value.to_string(), index);
+        self.by_placeholder.insert(placeholder.clone(), index);
+        self.entries.push(Entry { kind: kind.to_string(), value: value.to_string(), placeholder });
+        if value.len() >= MIN_EXACT {
+            self.exact.push(index);
+            self.stale = true;
+        }
+        index
+    }
+
+    /// Every place `text` holds a value matched exactly, as (start, end, entry).
+    fn exact_spans(&mut self, text: &str, spans: &mut Vec<(usize, usize, usize)>) {
+        if self.exact.is_empty() {
+            return;
+        }
+        if self.stale || self.automaton.is_none() {
+            let values: Vec<&str> =
+                self.exact.iter().map(|i| self.entries[*i].value.as_str()).collect();
+            self.automaton =
+                AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostLongest).build(values).ok();
+            self.stale = false;
+        }
+        let Some(automaton) = &self.automaton else { return };
+        for m in automaton.find_iter(text) {
+            spans.push((m.start(), m.end(), self.exact[m.pattern().as_usize()]));
+        }
+    }
+}

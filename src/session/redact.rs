@@ -1,0 +1,45 @@
+//! A session's vault (`secret::Vault`), seeded with the host's own credentials: the
+//! credential variables of this process's environment, the provider's API key and what the
+//! credential stores hold. In memory only: a loaded or resumed session starts with a new
+//! vault, so placeholders of its earlier turns cannot be restored (the model is told so
+//! when it uses one).
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::secret::{self, Vault};
+
+/// A new session's vault under the node's policy.
+pub(super) fn vault(config: &Config) -> Vault {
+    let vault = Vault::new(Arc::clone(&config.redact));
+    if !vault.on() {
+        return vault;
+    }
+    secret::from_env(&vault, &holds_credential);
+    if let Ok(provider) = &config.provider
+        && let Some(key) = &provider.api_key
+    {
+        vault.learn("credential", key);
+    }
+    secret::from_stores(&vault, &crate::sandbox::credential_stores());
+    vault
+}
+
+/// Whether the variable `name` holds a credential's value (not its path or its region).
+fn holds_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const VALUES: [&str; 10] = [
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "TOKEN",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "CREDENTIAL",
+        "ACCESS_KEY",
+        "AUTH",
+    ];
+    let ours = upper == "IAC_CODE_API_KEY" || upper == "IACCODE_ACP_HTTP_TOKEN";
+    ours || (crate::sandbox::is_credential_var(name) && VALUES.iter().any(|v| upper.contains(v)))
+}
