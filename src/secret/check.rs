@@ -46,7 +46,8 @@ pub(super) fn placeholder(found: &str) -> bool {
 /// reference, an expression or a placeholder.
 pub(super) fn literal_secret(value: &str, quoted: bool) -> bool {
     let value = value.trim();
-    if value.chars().count() < MIN_LITERAL || placeholder(value) {
+    // A PEM key is its own kind (`shapes::pem`).
+    if value.chars().count() < MIN_LITERAL || placeholder(value) || value.contains("-----BEGIN") {
         return false;
     }
     let lower = value.to_ascii_lowercase();

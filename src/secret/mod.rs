@@ -42,9 +42,19 @@ const FORMAT: [char; 5] = ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{F
 
 /// `text` without format characters.
 pub fn strip_format(text: &str) -> Cow<'_, str> {
-    // Each is three bytes in UTF-8 starting 0xE2 or 0xEF: most text has neither.
+    // Each is three bytes in UTF-8 starting 0xE2 or 0xEF (box drawing and dashes share
+    // the first): look at those only.
+    const BYTES: [[u8; 3]; 5] = [
+        [0xE2, 0x80, 0x8B],
+        [0xE2, 0x80, 0x8C],
+        [0xE2, 0x80, 0x8D],
+        [0xE2, 0x81, 0xA0],
+        [0xEF, 0xBB, 0xBF],
+    ];
     let bytes = text.as_bytes();
-    if memchr::memchr2(0xE2, 0xEF, bytes).is_none() || !text.contains(FORMAT) {
+    let has = memchr::memchr2_iter(0xE2, 0xEF, bytes)
+        .any(|at| bytes.get(at..at + 3).is_some_and(|b| BYTES.iter().any(|f| f == b)));
+    if !has {
         return Cow::Borrowed(text);
     }
     Cow::Owned(text.chars().filter(|c| !FORMAT.contains(c)).collect())

@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex::{Regex, RegexSet};
+use regex::Regex;
 
 use super::check;
 
@@ -56,7 +56,7 @@ macro_rules! value {
 const RULES: &[Rule] = &[
     Rule {
         kind: "aws-access-key-id",
-        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        pattern: r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
         check: Check::Token,
     },
     Rule {
@@ -66,34 +66,38 @@ const RULES: &[Rule] = &[
     },
     Rule {
         kind: "github-token",
-        pattern: r"\b(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|github_pat_[A-Za-z0-9_]{22,})",
+        pattern: r"(?-u:\b)(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}(?-u:\b)|github_pat_[A-Za-z0-9_]{22,})",
         check: Check::Token,
     },
     Rule {
         kind: "gitlab-token",
-        pattern: r"\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}",
+        pattern: r"(?-u:\b)gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}",
         check: Check::Token,
     },
-    Rule { kind: "slack-token", pattern: r"\bxox[abeprs]-[A-Za-z0-9-]{10,}", check: Check::Token },
+    Rule {
+        kind: "slack-token",
+        pattern: r"(?-u:\b)xox[abeprs]-[A-Za-z0-9-]{10,}",
+        check: Check::Token,
+    },
     Rule {
         kind: "stripe-key",
-        pattern: r"\b(?:(?:sk|rk)_live_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
+        pattern: r"(?-u:\b)(?:(?:sk|rk)_live_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
         check: Check::Token,
     },
     Rule {
         kind: "api-key",
-        pattern: r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*",
+        pattern: r"(?-u:\b)sk-(?:ant-|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*",
         check: Check::Token,
     },
-    Rule { kind: "google-api-key", pattern: r"\bAIza[0-9A-Za-z_-]{35}", check: Check::Token },
+    Rule { kind: "google-api-key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}", check: Check::Token },
     Rule {
         kind: "jwt",
-        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         check: Check::Token,
     },
     Rule {
         kind: "azure-key",
-        pattern: r"(?i)\b(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})",
+        pattern: r"(?i)(?-u:\b)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})",
         check: Check::Token,
     },
     Rule {
@@ -108,13 +112,13 @@ const RULES: &[Rule] = &[
     },
     Rule {
         kind: "url-password",
-        pattern: r#"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^/\s:@"'<>]{1,256}:(?P<v>[^/\s@"'<>]{1,256})@"#,
+        pattern: r#"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^/\s:@"'<>]{1,256}:(?P<v>[^/\s@"'<>]{1,256})@"#,
         check: Check::UrlPassword,
     },
     Rule {
         kind: "password",
         pattern: concat!(
-            r#"(?i)--?[a-z-]*(?:password|passwd|passphrase|token|secret|api-?key)(?:=|[ \t]+)"#,
+            r#"(?i)--?(?P<n>[a-z-]*(?:password|passwd|passphrase|token|secret|api-?key))(?:=|[ \t]+)"#,
             r#"(?:"(?P<q>[^"\n]*)"|'(?P<s>[^'\n]*)'|(?P<v>[^\s"'|;&)]+))"#
         ),
         check: Check::Literal,
@@ -137,43 +141,44 @@ const RULES: &[Rule] = &[
     },
 ];
 
-/// Keywords, at least one of which is in every match of every rule (case-insensitive).
-const KEYWORDS: &[&str] = &[
-    "akia",
-    "asia",
-    "abia",
-    "acca",
-    "secret",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "gldt-",
-    "glrt-",
-    "glptt-",
-    "xox",
-    "_live_",
-    "whsec_",
-    "sk-",
-    "aiza",
-    "eyj",
-    "key",
-    "sig=",
-    "://",
-    "pass",
-    "pwd",
-    "token",
-    "auth",
-    "signature",
-    "salt",
-    "cred",
-    "hmac",
-    "private",
-    "ls0tls1crudjti",
-    BEGIN,
+/// Keywords, at least one of which is in every match of every rule (case-insensitive),
+/// each with the rules (bits of their indexes in `RULES`) it wakes.
+const KEYWORDS: &[(&str, u32)] = &[
+    ("akia", 1 << 0),
+    ("asia", 1 << 0),
+    ("abia", 1 << 0),
+    ("acca", 1 << 0),
+    ("secret", 1 << 1 | 1 << 13 | 1 << 14),
+    ("ghp_", 1 << 2),
+    ("gho_", 1 << 2),
+    ("ghu_", 1 << 2),
+    ("ghs_", 1 << 2),
+    ("ghr_", 1 << 2),
+    ("github_pat_", 1 << 2),
+    ("glpat-", 1 << 3),
+    ("gldt-", 1 << 3),
+    ("glrt-", 1 << 3),
+    ("glptt-", 1 << 3),
+    ("xox", 1 << 4),
+    ("_live_", 1 << 5),
+    ("whsec_", 1 << 5),
+    ("sk-", 1 << 6),
+    ("aiza", 1 << 7),
+    ("eyj", 1 << 8),
+    ("key", 1 << 1 | 1 << 9 | 1 << 13 | 1 << 14 | 1 << 15),
+    ("sig=", 1 << 10),
+    ("ls0tls1crudjti", 1 << 11),
+    ("://", 1 << 12),
+    ("pass", 1 << 13 | 1 << 14),
+    ("pwd", 1 << 14),
+    ("token", 1 << 13 | 1 << 14),
+    ("cred", 1 << 14 | 1 << 15),
+    ("auth", 1 << 15),
+    ("signature", 1 << 15),
+    ("salt", 1 << 15),
+    ("hmac", 1 << 15),
+    ("private", 1 << 15),
+    (BEGIN, 0),
 ];
 
 /// Where a PEM block starts.
@@ -184,7 +189,6 @@ const WINDOW: usize = 4096;
 
 struct Compiled {
     keywords: AhoCorasick,
-    set: RegexSet,
     rules: Vec<Regex>,
 }
 
@@ -195,19 +199,13 @@ fn compiled() -> Option<&'static Compiled> {
             let keywords = AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
                 .match_kind(MatchKind::LeftmostFirst)
-                .build(KEYWORDS);
-            let set = RegexSet::new(RULES.iter().map(|r| r.pattern));
+                .build(KEYWORDS.iter().map(|(k, _)| k));
             let rules: Result<Vec<Regex>, _> =
                 RULES.iter().map(|r| Regex::new(r.pattern)).collect();
-            match (keywords, set, rules) {
-                (Ok(keywords), Ok(set), Ok(rules)) => Some(Compiled { keywords, set, rules }),
-                (keywords, set, rules) => {
-                    log::error!(
-                        "secret patterns: {:?} {:?} {:?}",
-                        keywords.err(),
-                        set.err(),
-                        rules.err()
-                    );
+            match (keywords, rules) {
+                (Ok(keywords), Ok(rules)) => Some(Compiled { keywords, rules }),
+                (keywords, rules) => {
+                    log::error!("secret patterns: {:?} {:?}", keywords.err(), rules.err());
                     None
                 }
             }
@@ -219,18 +217,24 @@ fn compiled() -> Option<&'static Compiled> {
 pub fn scan(text: &str, found: &mut Vec<Found>) {
     let Some(compiled) = compiled() else { return };
     let bytes = text.as_bytes();
-    let mut windows: Vec<(usize, usize)> = Vec::new();
+    // Each line a keyword is in, once, with the rules its keywords wake.
+    let mut windows: Vec<(usize, usize, u32)> = Vec::new();
     for hit in compiled.keywords.find_iter(bytes) {
-        if KEYWORDS[hit.pattern().as_usize()] == BEGIN {
+        let (keyword, rules) = KEYWORDS[hit.pattern().as_usize()];
+        if keyword == BEGIN {
             pem(text, hit.start(), found);
         }
-        if windows.last().is_some_and(|&(_, end)| hit.start() < end) {
+        if let Some(last) = windows.last_mut()
+            && hit.start() < last.1
+        {
+            last.2 |= rules;
             continue;
         }
-        windows.push(window(text, hit.start()));
+        let (start, end) = window(text, hit.start());
+        windows.push((start, end, rules));
     }
-    for (start, end) in windows {
-        rules_in(compiled, text, start, end, found);
+    for (start, end, rules) in windows {
+        rules_in(compiled, text, (start, end), rules, found);
     }
     bare_aws_secrets(bytes, found);
 }
@@ -251,10 +255,15 @@ fn window(text: &str, at: usize) -> (usize, usize) {
     (start, end)
 }
 
-fn rules_in(compiled: &Compiled, text: &str, start: usize, end: usize, found: &mut Vec<Found>) {
+fn rules_in(
+    compiled: &Compiled,
+    text: &str,
+    (start, end): (usize, usize),
+    rules: u32,
+    found: &mut Vec<Found>,
+) {
     let line = &text[start..end];
-    for index in compiled.set.matches(line).iter() {
-        let rule = &RULES[index];
+    for (index, rule) in RULES.iter().enumerate().filter(|(i, _)| rules & (1 << i) != 0) {
         for caps in compiled.rules[index].captures_iter(line) {
             let (value, quoted) = match (caps.name("q").or(caps.name("s")), caps.name("v")) {
                 (Some(value), _) => (value, true),
@@ -336,7 +345,17 @@ const AWS_SECRET_LEN: usize = 40;
 
 /// Runs of exactly 40 base64 characters that look random (`aws-secret-key`).
 fn bare_aws_secrets(bytes: &[u8], found: &mut Vec<Found>) {
-    let body = |b: u8| b.is_ascii_alphanumeric() || b == b'/' || b == b'+';
+    static BODY: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || c == b'/' || c == b'+';
+            b += 1;
+        }
+        table
+    };
+    let body = |b: u8| BODY[usize::from(b)];
     let mut i = 0;
     while i < bytes.len() {
         if !body(bytes[i]) {
@@ -365,5 +384,9 @@ mod tests {
     fn every_pattern_compiles_and_every_rule_has_a_keyword() {
         assert!(compiled().is_some());
         assert_eq!(compiled().map(|c| c.rules.len()), Some(RULES.len()));
+        assert!(RULES.len() <= 32);
+        for index in 0..RULES.len() {
+            assert!(KEYWORDS.iter().any(|(_, rules)| rules & (1 << index) != 0), "{index}");
+        }
     }
 }

@@ -123,3 +123,140 @@ fn private_key_headers_are_recognised() {
     assert!(!is_private_key_header(b"-----BEGIN PUBLIC KEY-----"));
     assert!(!is_private_key_header(b"resource \"x\" {}"));
 }
+
+/// The forms a review found the old memory filter let through, and the other new shapes.
+const NEW_FORMS: &[(&str, &str)] = &[
+    (
+        "{\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n\"}",
+        "private-key",
+    ),
+    ("db_password = \"words with spaces\"", "password"),
+    ("mysql --password Tr0ub4dor3x --host db", "password"),
+    ("vault login --token=hvs9Qw7Er5Ty3Ui1Op9As", "token"),
+    ("the key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Rt3kLmN here", "aws-secret-key"),
+    ("token: ghp_4fQ9zL2mN8pR5tV7xB1c\u{200B}D3eG6hJ0kW9sY2uA", "github-token"),
+    ("DATABASE_URL=postgres://app:Hn4q8Zr2Lw@db.internal:5432/app", "url-password"),
+    ("signing_key: 9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c", "high-entropy"),
+    (
+        "client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+        "private-key",
+    ),
+    (
+        "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm12=",
+        "azure-key",
+    ),
+    (
+        "Server=tcp:db.database.windows.net;Database=app;User ID=admin;Password=Hn4q8Zr2Lw!x;",
+        "password",
+    ),
+    ("whsec_Zq8Wm3Nx5Bv7Cr9Ty1Ui4Op6As2Df0Gh8", "stripe-key"),
+];
+
+fn vault() -> Vault {
+    Vault::new(std::sync::Arc::new(Policy::default()))
+}
+
+#[test]
+fn every_new_form_is_found_by_memory_and_redacted() {
+    for (text, kind) in NEW_FORMS {
+        assert!(find(text).is_some(), "memory let through {text:?}");
+        let (redacted, tally) = vault().redact(text);
+        assert!(tally.kinds.iter().any(|k| k == kind), "{text:?}: {tally:?} {redacted}");
+        assert!(redacted.contains(&format!("{OPEN}{kind}:")), "{redacted}");
+    }
+}
+
+#[test]
+fn a_value_gets_one_placeholder_and_comes_back_on_restore() {
+    let vault = vault();
+    let secret = "Sup3r-S3cret-2024";
+    let (first, tally) = vault.redact(&format!("db_password = \"{secret}\""));
+    assert_eq!(tally.count, 1);
+    assert!(!first.contains(secret));
+    // The value alone, later, is known by its exact value.
+    let (second, tally) = vault.redact(&format!("echo {secret}; echo {secret}"));
+    assert_eq!(tally.count, 2);
+    let placeholder = first.split('"').nth(1).unwrap();
+    assert_eq!(second, format!("echo {placeholder}; echo {placeholder}"));
+    let command = format!("printf '%s' {placeholder} > f");
+    assert_eq!(vault.restore(&command).unwrap(), format!("printf '%s' {secret} > f"));
+    let args = serde_json::json!({ "content": format!("pw={placeholder}\n"), "n": 1 });
+    let restored = vault.restore_value(&args).unwrap();
+    assert_eq!(restored["content"], format!("pw={secret}\n"));
+}
+
+#[test]
+fn an_unknown_placeholder_is_an_error() {
+    let vault = vault();
+    let err = vault.restore("echo __SECRET:password:7__").unwrap_err();
+    assert!(err.contains("__SECRET:password:7__"), "{err}");
+    // Not a placeholder: left as it is.
+    assert_eq!(vault.restore("__SECRET:Bad__").unwrap(), "__SECRET:Bad__");
+}
+
+#[test]
+fn placeholders_are_never_taken_for_secrets() {
+    let vault = vault();
+    let (once, _) = vault.redact("api_key = \"q8W3m5N7b9V1c2X4z6\"");
+    let (twice, tally) = vault.redact(&once);
+    assert_eq!(once, twice);
+    assert_eq!(tally.count, 0);
+}
+
+#[test]
+fn terraform_sensitive_values_are_learned_from_state_and_plan() {
+    let state = r#"{"version": 4, "outputs": {"pw": {"value": "Zq8mN3xB7vC2", "type": "string", "sensitive": true}},
+      "resources": [{"instances": [{"attributes": {"input": {"value": {"password": "Lw9pQ2rT5yU8", "user": "admin1"}}},
+      "sensitive_attributes": [[{"type": "get_attr", "value": "input"}, {"type": "get_attr", "value": "password"}]]}]}]}"#;
+    let plan = r#"{"variables": {"db": {"value": "Kj7hG5fD3sA1"}, "region": {"value": "eu-west-1"}},
+      "configuration": {"root_module": {"variables": {"db": {"sensitive": true}}}},
+      "resource_changes": [{"change": {"after": {"a": "Mn6bV4cX2zL0", "b": "visible"}, "after_sensitive": {"a": true}}}]}"#;
+    let vault = vault();
+    let (redacted, _) = vault.redact(&format!("STDOUT:\n{state}\n"));
+    assert!(!redacted.contains("Zq8mN3xB7vC2") && !redacted.contains("Lw9pQ2rT5yU8"));
+    assert!(redacted.contains("admin1"));
+    let (redacted, _) = vault.redact(plan);
+    assert!(!redacted.contains("Kj7hG5fD3sA1") && !redacted.contains("Mn6bV4cX2zL0"));
+    assert!(redacted.contains("eu-west-1") && redacted.contains("visible"));
+    // Learned: the bare value, later, is hidden too.
+    let (later, tally) = vault.redact("Zq8mN3xB7vC2\n");
+    assert_eq!((later.contains("Zq8m"), tally.kinds), (false, vec!["terraform-sensitive".into()]));
+}
+
+#[test]
+fn kubernetes_secret_data_is_learned_encoded_and_decoded() {
+    // `czNjcjN0LXZhbHVlLTQy` is base64 of `s3cr3t-value-42`.
+    let yaml = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  pw: czNjcjN0LXZhbHVlLTQy\nstringData:\n  other: plain-but-secret-9\n";
+    let vault = vault();
+    let (redacted, _) = vault.redact(yaml);
+    assert!(!redacted.contains("czNjcjN0LXZhbHVlLTQy") && !redacted.contains("plain-but-secret-9"));
+    let (decoded, _) = vault.redact("the value: s3cr3t-value-42");
+    assert!(!decoded.contains("s3cr3t-value-42"), "{decoded}");
+    let json = r#"{"kind": "Secret", "data": {"token": "bXktdG9rZW4tdmFsdWU="}}"#;
+    let (redacted, _) = vault.redact(json);
+    assert!(!redacted.contains("bXktdG9rZW4tdmFsdWU="));
+    assert!(find(json).is_some() && find(yaml).is_some());
+}
+
+#[test]
+fn the_teams_patterns_and_values_are_redacted_and_off_is_off() {
+    let policy = Policy {
+        on: true,
+        patterns: vec![regex::Regex::new(r"ACME-[0-9]{6}").unwrap()],
+        values: vec!["internal-codename-x".to_string()],
+    };
+    let vault = Vault::new(std::sync::Arc::new(policy));
+    let (redacted, tally) = vault.redact("ACME-123456 and internal-codename-x");
+    assert_eq!(tally.count, 2, "{redacted}");
+    let off = Vault::new(std::sync::Arc::new(Policy { on: false, ..Policy::default() }));
+    let text = "db_password = \"Sup3r-S3cret-2024\"";
+    assert_eq!(off.redact(text).0, text);
+}
+
+#[test]
+fn format_characters_are_removed_before_matching() {
+    let text = "AKIAZ7QW4N2K\u{200D}X5RT3HVB and \u{FEFF}rest";
+    assert_eq!(strip_format(text), "AKIAZ7QW4N2KX5RT3HVB and rest");
+    assert!(matches!(strip_format("plain │ box"), Cow::Borrowed(_)));
+    assert!(vault().redact(text).1.count == 1);
+}
