@@ -77,6 +77,45 @@ fn main() {
         with_values.learn("terraform-sensitive", &format!("Xq{i:03}vB7nM2kL9pR4tW"));
     }
     let exact = throughput(&with_values, &clean);
+    if std::env::var_os("REDACT_PHASES").is_some() {
+        let time = |name: &str, f: &dyn Fn()| {
+            let runs = (0..RUNS)
+                .map(|_| {
+                    let t = Instant::now();
+                    f();
+                    t.elapsed()
+                })
+                .collect();
+            let mibs = (clean.len() as f64 / (1 << 20) as f64) / median(runs).as_secs_f64();
+            println!("{name}: {mibs:.0} MiB/s");
+        };
+        time("strip_format", &|| {
+            black_box(iac_code::secret::strip_format(&clean));
+        });
+        time("scan", &|| {
+            let mut f = Vec::new();
+            iac_code::secret::scan(&clean, &mut f);
+            black_box(f);
+        });
+        let quiet: String = clean
+            .lines()
+            .filter(|l| !l.contains("key") && !l.contains("token") && !l.contains("://"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let runs = (0..RUNS)
+            .map(|_| {
+                let t = Instant::now();
+                let mut f = Vec::new();
+                iac_code::secret::scan(&quiet, &mut f);
+                black_box(f);
+                t.elapsed()
+            })
+            .collect();
+        println!(
+            "scan without keywords: {:.0} MiB/s",
+            (quiet.len() as f64 / (1 << 20) as f64) / median(runs).as_secs_f64()
+        );
+    }
     let dense = text(Some(4096));
     let secrets = throughput(&Vault::new(Arc::new(Policy::default())), &dense);
     let (redacted, tally) = with_values.redact(&dense);

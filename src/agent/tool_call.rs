@@ -95,7 +95,7 @@ pub(super) fn run(
     // The model's placeholders stand for the session's secrets: the tool gets the values,
     // the question and the hooks see the placeholders; one the session never gave is an
     // error, never passed on as text.
-    let restored = match turn.vault.restore_value(&args) {
+    let restored = match restore(turn, tool, &args) {
         Ok(restored) => restored,
         Err(message) => {
             announce(turn, &id, call.name.clone(), tool.kind(), args, Vec::new(), None);
@@ -138,6 +138,17 @@ pub(super) fn run(
     };
     crate::tools::remove_scratch(&invocation.gate.scratch);
     result
+}
+
+/// `args` with the session's placeholders restored. Memory never holds a secret: a
+/// placeholder there is refused rather than restored (memory reaches every later prompt).
+fn restore(turn: &Turn, tool: &dyn Tool, args: &Value) -> Result<Value, String> {
+    if tool.name() == "write_memory" && args.to_string().contains(crate::secret::OPEN) {
+        return Err(
+            "Refused: memory never holds secrets, and a placeholder stands for one.".to_string()
+        );
+    }
+    turn.vault.restore_value(args)
 }
 
 /// A call that passed the gate, and the lines of the hooks that ran for it so far.

@@ -6,7 +6,6 @@
 
 use base64::Engine;
 use serde_json::{Map, Value};
-use yaml_rust2::{Yaml, YamlLoader};
 
 /// Biggest document parsed for what it marks sensitive.
 const MAX_DOCUMENT: usize = 64 << 20;
@@ -205,33 +204,34 @@ fn leaves(value: &Value, kind: &'static str, learn: &mut dyn FnMut(&'static str,
     }
 }
 
-/// Every YAML document in `text` that is a Kubernetes `Secret` (or a `List` of them).
+/// The `data` and `stringData` values of a Kubernetes `Secret` in YAML, read line by line
+/// (a tool's output may hold other text around it, or several files).
 fn yaml_documents(text: &str, learn: &mut dyn FnMut(&'static str, String)) {
-    let Ok(docs) = YamlLoader::load_from_str(text) else { return };
-    for doc in &docs {
-        yaml_secret(doc, learn);
-        if let Yaml::Array(items) = &doc["items"] {
-            items.iter().for_each(|item| yaml_secret(item, learn));
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut block: Option<(usize, bool)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
         }
-    }
-}
-
-fn yaml_secret(doc: &Yaml, learn: &mut dyn FnMut(&'static str, String)) {
-    if doc["kind"].as_str() != Some("Secret") {
-        return;
-    }
-    if let Yaml::Hash(data) = &doc["data"] {
-        for value in data.values().filter_map(Yaml::as_str) {
-            secret_data(value, learn);
-        }
-    }
-    if let Yaml::Hash(data) = &doc["stringData"] {
-        for value in data.values() {
-            match value {
-                Yaml::String(s) | Yaml::Real(s) => learn(KUBE, s.clone()),
-                Yaml::Integer(n) => learn(KUBE, n.to_string()),
-                _ => {}
+        if let Some((at, encoded)) = block {
+            if indent(line) > at
+                && let Some((_, value)) = trimmed.split_once(':')
+            {
+                let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
+                if encoded {
+                    secret_data(value, learn);
+                } else {
+                    learn(KUBE, value.to_string());
+                }
+                continue;
             }
+            block = None;
+        }
+        match trimmed {
+            "data:" => block = Some((indent(line), true)),
+            "stringData:" => block = Some((indent(line), false)),
+            _ => {}
         }
     }
 }

@@ -125,6 +125,9 @@ impl Vault {
                 found.push(Found { start: m.start(), end: m.end(), kind: "custom", name: None });
             }
         }
+        // A placeholder already in the text is never (part of) a secret.
+        let kept = placeholders(&text);
+        found.retain(|f| !kept.iter().any(|&(start, end)| f.start < end && start < f.end));
         let mut inner = crate::sync::lock(&self.inner);
         for (kind, value) in learned {
             if value.len() >= MIN_EXACT && !value.contains(OPEN) {
@@ -137,6 +140,7 @@ impl Vault {
             spans.push((f.start, f.end, index));
         }
         inner.exact_spans(&text, &mut spans);
+        spans.retain(|&(a, b, _)| !kept.iter().any(|&(start, end)| a < end && start < b));
         spans.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
@@ -221,6 +225,17 @@ impl Vault {
             Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
         })
     }
+}
+
+/// Where `text` holds placeholders (whether this session gave them or not).
+fn placeholders(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(OPEN) {
+        if let Some(len) = placeholder_len(&text[at + OPEN.len()..]) {
+            out.push((at, at + OPEN.len() + len));
+        }
+    }
+    out
 }
 
 /// The length of `kind:N__` at the start of `after`, if it is one.
