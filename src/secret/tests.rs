@@ -176,22 +176,22 @@ fn a_value_gets_one_placeholder_and_comes_back_on_restore() {
     // The value alone, later, is known by its exact value.
     let (second, tally) = vault.redact(&format!("echo {secret}; echo {secret}"));
     assert_eq!(tally.count, 2);
-    let placeholder = first.split('"').nth(1).unwrap();
+    let placeholder = first.split('"').nth(1).expect("ok");
     assert_eq!(second, format!("echo {placeholder}; echo {placeholder}"));
     let command = format!("printf '%s' {placeholder} > f");
-    assert_eq!(vault.restore(&command).unwrap(), format!("printf '%s' {secret} > f"));
+    assert_eq!(vault.restore(&command).expect("ok"), format!("printf '%s' {secret} > f"));
     let args = serde_json::json!({ "content": format!("pw={placeholder}\n"), "n": 1 });
-    let restored = vault.restore_value(&args).unwrap();
+    let restored = vault.restore_value(&args).expect("ok");
     assert_eq!(restored["content"], format!("pw={secret}\n"));
 }
 
 #[test]
 fn an_unknown_placeholder_is_an_error() {
     let vault = vault();
-    let err = vault.restore("echo __SECRET:password:7__").unwrap_err();
+    let err = vault.restore("echo __SECRET:password:7__").expect_err("an unknown placeholder");
     assert!(err.contains("__SECRET:password:7__"), "{err}");
     // Not a placeholder: left as it is.
-    assert_eq!(vault.restore("__SECRET:Bad__").unwrap(), "__SECRET:Bad__");
+    assert_eq!(vault.restore("__SECRET:Bad__").expect("ok"), "__SECRET:Bad__");
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn kubernetes_secret_data_is_learned_encoded_and_decoded() {
 fn the_teams_patterns_and_values_are_redacted_and_off_is_off() {
     let policy = Policy {
         on: true,
-        patterns: vec![regex::Regex::new(r"ACME-[0-9]{6}").unwrap()],
+        patterns: vec![regex::Regex::new(r"ACME-[0-9]{6}").expect("ok")],
         values: vec!["internal-codename-x".to_string()],
     };
     let vault = Vault::new(std::sync::Arc::new(policy));
