@@ -60,6 +60,37 @@ pub fn strip_format(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().filter(|c| !FORMAT.contains(c)).collect())
 }
 
+/// `text` with every secret its shapes show replaced by `__SECRET:<kind>__` (no number:
+/// for logs, which no session's vault sees; off with `IAC_CODE_REDACT=off`).
+pub fn scrub(text: &str) -> Cow<'_, str> {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let off = OFF.get_or_init(|| {
+        std::env::var("IAC_CODE_REDACT").is_ok_and(|v| matches!(v.trim(), "off" | "false" | "0"))
+    });
+    if *off {
+        return Cow::Borrowed(text);
+    }
+    let stripped = strip_format(text);
+    let mut found = Vec::new();
+    scan(&stripped, &mut found);
+    if found.is_empty() {
+        return stripped;
+    }
+    found.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+    let mut out = String::with_capacity(stripped.len());
+    let mut at = 0;
+    for f in &found {
+        if f.start < at {
+            continue;
+        }
+        out.push_str(&stripped[at..f.start]);
+        out.push_str(&format!("{OPEN}{}__", f.kind));
+        at = f.end;
+    }
+    out.push_str(&stripped[at..]);
+    Cow::Owned(out)
+}
+
 /// What a kind of secret is called in a sentence.
 fn described(kind: &str) -> &'static str {
     match kind {

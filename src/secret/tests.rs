@@ -260,3 +260,12 @@ fn format_characters_are_removed_before_matching() {
     assert!(matches!(strip_format("plain │ box"), Cow::Borrowed(_)));
     assert!(vault().redact(text).1.count == 1);
 }
+
+#[test]
+fn logs_lose_shapes_to_their_kind() {
+    let line = "INFO MCP server x: connecting with password=Hn4q8Zr2Lw!x and ghp_4fQ9zL2mN8pR5tV7xB1cD3eG6hJ0kW9sY2uA";
+    let scrubbed = scrub(line);
+    assert!(!scrubbed.contains("Hn4q8Zr2Lw!x") && !scrubbed.contains("ghp_4fQ9"), "{scrubbed}");
+    assert!(scrubbed.contains("__SECRET:github-token__"), "{scrubbed}");
+    assert!(matches!(scrub("INFO session started"), Cow::Borrowed(_)));
+}

@@ -256,7 +256,7 @@ impl<'a> TurnParts<'a> {
         let catalog = catalog::render(skills.skills(), budget);
         // Built once per session and kept (the provider's prompt cache depends on it).
         // What the `SessionStart` hooks said, waited for before the prefix is locked.
-        let started = session.started.section();
+        let started = session.vault.redact(&session.started.section()).0;
         let system = session.system_prompt(&model, &tool_names, &catalog, |date| {
             let sections = [started.as_str(), catalog.as_str()];
             system_prompt(services, session, &model, &tool_names, &sections, date)
