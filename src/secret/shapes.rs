@@ -43,6 +43,9 @@ struct Rule {
     kind: &'static str,
     pattern: &'static str,
     check: Check,
+    /// Bytes one of which every match holds (empty: none known): a line without any is
+    /// not looked at.
+    needs: &'static [u8],
 }
 
 /// What follows a secret's name in an assignment: `:`, `=`, `:=`, `=>`, then the value,
@@ -58,62 +61,79 @@ const RULES: &[Rule] = &[
         kind: "aws-access-key-id",
         pattern: r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
         check: Check::Token,
+        needs: b"",
     },
     Rule {
         kind: "aws-secret-key",
         pattern: r#"(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?(?P<v>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)"#,
         check: Check::Token,
+        needs: b":=",
     },
     Rule {
         kind: "github-token",
         pattern: r"(?-u:\b)(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}(?-u:\b)|github_pat_[A-Za-z0-9_]{22,})",
         check: Check::Token,
+        needs: b"",
     },
     Rule {
         kind: "gitlab-token",
         pattern: r"(?-u:\b)gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}",
         check: Check::Token,
+        needs: b"",
     },
     Rule {
         kind: "slack-token",
         pattern: r"(?-u:\b)xox[abeprs]-[A-Za-z0-9-]{10,}",
         check: Check::Token,
+        needs: b"",
     },
     Rule {
         kind: "stripe-key",
         pattern: r"(?-u:\b)(?:(?:sk|rk)_live_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
         check: Check::Token,
+        needs: b"",
     },
     Rule {
         kind: "api-key",
         pattern: r"(?-u:\b)sk-(?:ant-|proj-)?[A-Za-z0-9_-]*[0-9][A-Za-z0-9_-]*",
         check: Check::Token,
+        needs: b"",
     },
-    Rule { kind: "google-api-key", pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}", check: Check::Token },
+    Rule {
+        kind: "google-api-key",
+        pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}",
+        check: Check::Token,
+        needs: b"",
+    },
     Rule {
         kind: "jwt",
         pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         check: Check::Token,
+        needs: b"",
     },
     Rule {
         kind: "azure-key",
         pattern: r"(?i)(?-u:\b)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})",
         check: Check::Token,
+        needs: b"=",
     },
     Rule {
         kind: "azure-sas",
         pattern: r"[?&;\s]sig=(?P<v>[A-Za-z0-9%+/=]{30,})",
         check: Check::Token,
+        needs: b"=",
     },
     Rule {
         kind: "private-key",
         pattern: r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{8,}={0,2}",
         check: Check::Base64Pem,
+        needs: b"",
     },
     Rule {
         kind: "url-password",
         pattern: r#"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^/\s:@"'<>]{1,256}:(?P<v>[^/\s@"'<>]{1,256})@"#,
         check: Check::UrlPassword,
+        needs: b"@",
     },
     Rule {
         kind: "password",
@@ -122,6 +142,7 @@ const RULES: &[Rule] = &[
             r#"(?:"(?P<q>[^"\n]*)"|'(?P<s>[^'\n]*)'|(?P<v>[^\s"'|;&)]+))"#
         ),
         check: Check::Literal,
+        needs: b"-",
     },
     Rule {
         kind: "password",
@@ -130,6 +151,7 @@ const RULES: &[Rule] = &[
             value!()
         ),
         check: Check::Literal,
+        needs: b":=",
     },
     Rule {
         kind: "high-entropy",
@@ -138,6 +160,7 @@ const RULES: &[Rule] = &[
             r#"["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?(?P<v>[A-Za-z0-9+/=_.~-]{16,})"#
         ),
         check: Check::Entropy,
+        needs: b":=",
     },
 ];
 
@@ -148,7 +171,9 @@ const KEYWORDS: &[(&str, u32)] = &[
     ("asia", 1 << 0),
     ("abia", 1 << 0),
     ("acca", 1 << 0),
-    ("secret", 1 << 1 | 1 << 13 | 1 << 14),
+    ("secret", 1 << 13 | 1 << 14),
+    ("aws_secret", 1 << 1),
+    ("awssecret", 1 << 1),
     ("ghp_", 1 << 2),
     ("gho_", 1 << 2),
     ("ghu_", 1 << 2),
@@ -165,7 +190,11 @@ const KEYWORDS: &[(&str, u32)] = &[
     ("sk-", 1 << 6),
     ("aiza", 1 << 7),
     ("eyj", 1 << 8),
-    ("key", 1 << 1 | 1 << 9 | 1 << 13 | 1 << 14 | 1 << 15),
+    ("key", 1 << 14 | 1 << 15),
+    ("accountkey=", 1 << 9),
+    ("sharedaccesskey=", 1 << 9),
+    ("api-key", 1 << 13),
+    ("apikey", 1 << 13),
     ("sig=", 1 << 10),
     ("ls0tls1crudjti", 1 << 11),
     ("://", 1 << 12),
@@ -189,6 +218,9 @@ const WINDOW: usize = 4096;
 
 struct Compiled {
     keywords: AhoCorasick,
+    /// Each keyword's rules, with those of the keywords inside it (a match of the longer
+    /// hides the shorter one from a leftmost search).
+    masks: Vec<u32>,
     rules: Vec<Regex>,
 }
 
@@ -204,7 +236,16 @@ fn compiled() -> Option<&'static Compiled> {
             let rules: Result<Vec<Regex>, _> =
                 RULES.iter().map(|r| Regex::new(r.pattern)).collect();
             match (keywords, rules) {
-                (Ok(keywords), Ok(rules)) => Some(Compiled { keywords, rules }),
+                (Ok(keywords), Ok(rules)) => {
+                    let masks = KEYWORDS
+                        .iter()
+                        .map(|(outer, _)| {
+                            let inside = KEYWORDS.iter().filter(|(k, _)| outer.contains(k));
+                            inside.fold(0, |mask, (_, rules)| mask | rules)
+                        })
+                        .collect();
+                    Some(Compiled { keywords, masks, rules })
+                }
                 (keywords, rules) => {
                     log::error!("secret patterns: {:?} {:?}", keywords.err(), rules.err());
                     None
@@ -222,7 +263,8 @@ pub fn scan(text: &str, found: &mut Vec<Found>) {
     let mut windows: Vec<(usize, usize, u32)> = Vec::new();
     let lower = text.to_ascii_lowercase();
     for hit in compiled.keywords.find_iter(lower.as_bytes()) {
-        let (keyword, rules) = KEYWORDS[hit.pattern().as_usize()];
+        let (keyword, _) = KEYWORDS[hit.pattern().as_usize()];
+        let rules = compiled.masks[hit.pattern().as_usize()];
         if keyword == BEGIN {
             pem(text, hit.start(), found);
         }
@@ -266,6 +308,11 @@ fn rules_in(
 ) {
     let line = &text[start..end];
     for (index, rule) in RULES.iter().enumerate().filter(|(i, _)| rules & (1 << i) != 0) {
+        if !rule.needs.is_empty()
+            && !rule.needs.iter().any(|b| memchr::memchr(*b, line.as_bytes()).is_some())
+        {
+            continue;
+        }
         for caps in compiled.rules[index].captures_iter(line) {
             let (value, quoted) = match (caps.name("q").or(caps.name("s")), caps.name("v")) {
                 (Some(value), _) => (value, true),
