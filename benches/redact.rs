@@ -1,7 +1,8 @@
 //! Redaction of tool output (issue 33): the cost per MiB of scanning what a tool printed,
 //! for text with no secret (target >= 200 MiB/s on one core, so redaction never shows in a
 //! turn's latency), the same with 100 exact values known to the session, and text with a
-//! secret every 4 KiB. Run with `cargo bench --bench redact`. Prints medians, then a
+//! secret every 4 KiB. Run with `cargo bench --bench redact` (`REDACT_PHASES=1` adds the
+//! cost of the shape scan alone, with and without keyword lines). Prints medians, then a
 //! summary table against the targets; a miss never fails the run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -116,9 +117,6 @@ fn main() {
             (quiet.len() as f64 / (1 << 20) as f64) / median(runs).as_secs_f64()
         );
     }
-    if std::env::var_os("REDACT_EXPERIMENT").is_some() {
-        experiment(&clean);
-    }
     let dense = text(Some(4096));
     let secrets = throughput(&Vault::new(Arc::new(Policy::default())), &dense);
     let (redacted, tally) = with_values.redact(&dense);
@@ -133,92 +131,4 @@ fn main() {
     summary::at_least("no secret, 100 exact values", exact, 200.0, "MiB/s");
     summary::info("a secret every 4 KiB", secrets, "MiB/s");
     summary::print("redact");
-}
-
-fn experiment(clean: &str) {
-    use aho_corasick::{AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-    let kw = [
-        "akia",
-        "asia",
-        "abia",
-        "acca",
-        "secret",
-        "ghp_",
-        "gho_",
-        "ghu_",
-        "ghs_",
-        "ghr_",
-        "github_pat_",
-        "glpat-",
-        "gldt-",
-        "glrt-",
-        "glptt-",
-        "xox",
-        "_live_",
-        "whsec_",
-        "sk-",
-        "aiza",
-        "eyj",
-        "key",
-        "sig=",
-        "ls0tls1crudjti",
-        "://",
-        "pass",
-        "pwd",
-        "token",
-        "cred",
-        "auth",
-        "signature",
-        "salt",
-        "hmac",
-        "private",
-        "-----begin",
-    ];
-    let time = |name: &str, f: &dyn Fn() -> usize| {
-        let runs = (0..RUNS)
-            .map(|_| {
-                let t = Instant::now();
-                black_box(f());
-                t.elapsed()
-            })
-            .collect();
-        let mibs = (clean.len() as f64 / (1 << 20) as f64) / median(runs).as_secs_f64();
-        println!("{name}: {mibs:.0} MiB/s");
-    };
-    for kind in [None, Some(AhoCorasickKind::DFA), Some(AhoCorasickKind::ContiguousNFA)] {
-        let ac = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostFirst)
-            .kind(kind)
-            .build(kw)
-            .unwrap();
-        time(&format!("ac {kind:?}"), &|| ac.find_iter(clean.as_bytes()).count());
-    }
-    let alternation = kw.iter().map(|k| regex::escape(k)).collect::<Vec<_>>().join("|");
-    let re = regex::bytes::Regex::new(&format!("(?i){alternation}")).unwrap();
-    time("regex (?i)", &|| re.find_iter(clean.as_bytes()).count());
-    let lower = clean.to_ascii_lowercase();
-    let ac = AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostFirst).build(kw).unwrap();
-    time("ac on lowercase (without the lowering)", &|| ac.find_iter(lower.as_bytes()).count());
-    time("to_ascii_lowercase", &|| clean.to_ascii_lowercase().len());
-    let body = |b: u8| b.is_ascii_alphanumeric() || b == b'/' || b == b'+';
-    time("bare loop", &|| {
-        let b = clean.as_bytes();
-        let mut n = 0;
-        let mut i = 0;
-        while i < b.len() {
-            if !body(b[i]) {
-                i += 1;
-                continue;
-            }
-            let s = i;
-            while i < b.len() && body(b[i]) {
-                i += 1;
-            }
-            if i - s == 40 {
-                n += 1;
-            }
-        }
-        n
-    });
 }
