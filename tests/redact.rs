@@ -282,3 +282,36 @@ fn redaction_off_lets_output_through_and_says_so() {
     assert!(crate::tools::tool_result(&llm, 1).contains(&value));
     assert!(acp.stderr().contains("IAC_CODE_REDACT=off"), "a warning in the log");
 }
+
+#[test]
+fn an_mcp_call_gets_the_value_and_its_result_comes_back_redacted() {
+    use crate::support::fake_mcp::{Behaviour, FakeTool, Script, stdio_entry, with_method};
+    let ws = Workspace::new("redact-mcp");
+    let value = marker(24);
+    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
+    let script = Script::with_tools(vec![FakeTool::new("echo", Behaviour::Echo)]);
+    let (entry, server) = stdio_entry("fs", &script, ws.root());
+    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let (session, _) = crate::mcp::open(&mut acp, &ws.project(), json!([entry]));
+    acp.prompt(&session, "read .env");
+    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    llm.push(tool_reply("m1", "mcp__fs__echo", json!({ "text": format!("token {placeholder}") })));
+    llm.push(text_reply("echoed"));
+    let (msgs, _) = acp.prompt(&session, "echo it");
+    let received = server.received();
+    let sent = with_method(&received, "tools/call");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0]["params"]["arguments"]["text"],
+        format!("token {value}"),
+        "the server got the value"
+    );
+    let echoed = crate::tools::tool_result(&llm, 3);
+    assert_eq!(echoed, format!("token {placeholder}"), "the result is redacted again");
+    let done = updates_of(&msgs, "tool_call_update");
+    let meta = done.iter().rev().find(|u| u.get("status").is_some()).unwrap()["_meta"]["iacCode"]["redacted"].clone();
+    assert_eq!(meta, json!({ "count": 1, "kinds": ["token"] }));
+    assert_nowhere(&ws, &llm, &acp, &session, &[&value]);
+}

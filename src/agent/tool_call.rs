@@ -287,15 +287,19 @@ fn succeed(
     turn.vault.refresh(turn.cwd);
     let (text, mut redacted) = turn.vault.redact(&output.text);
     let text = truncate_middle(&text, MAX_TOOL_OUTPUT_CHARS);
-    turn.vault.redact_value(&mut output.raw, &mut redacted);
+    // The raw output, the diff and the hooks' lines are other views of the same secrets:
+    // their kinds count, and their number only where the text shows fewer.
+    let mut views = crate::secret::Tally::default();
+    turn.vault.redact_value(&mut output.raw, &mut views);
     if let Some(diff) = &mut output.diff {
         for side in [diff.old_text.as_mut(), Some(&mut diff.new_text)].into_iter().flatten() {
             let (safe, tally) = turn.vault.redact(side);
             *side = safe;
-            redacted.merge(tally);
+            views.merge(tally);
         }
     }
-    let hooks = redact_lines(turn, hooks, &mut redacted);
+    let hooks = redact_lines(turn, hooks, &mut views);
+    redacted.merge_view(views);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),
         content: text.clone(),

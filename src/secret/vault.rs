@@ -38,6 +38,14 @@ impl Tally {
         }
     }
 
+    /// Adds another view of the same secrets: its kinds, and its count where it shows
+    /// more than this one.
+    pub fn merge_view(&mut self, other: Tally) {
+        let count = self.count.max(other.count);
+        self.merge(other);
+        self.count = count;
+    }
+
     /// Adds what another redaction did.
     pub fn merge(&mut self, other: Tally) {
         self.count += other.count;
