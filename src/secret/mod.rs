@@ -1,5 +1,5 @@
 //! What a secret is, and keeping secrets out of the model's context (issue 33). One room
-//! owns it: `shapes.rs` (tokens, keys, passwords in assignments and flags, URLs with
+//! owns it: `rules.rs` and `shapes.rs` (tokens, keys, passwords in assignments and flags, URLs with
 //! credentials, PEM private keys anywhere, high-entropy values after key-like names, bare
 //! AWS secret keys: one keyword automaton, then one `RegexSet` on the lines it points at),
 //! `check.rs` (a placeholder, a reference or a word is not a secret), `learn.rs` (what
@@ -12,6 +12,7 @@
 mod check;
 mod host;
 mod learn;
+mod rules;
 mod shapes;
 mod vault;
 
