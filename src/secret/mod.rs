@@ -1,13 +1,14 @@
 //! What a secret is, and keeping secrets out of the model's context (issue 33). One room
-//! owns it: `rules.rs` and `shapes.rs` (tokens, keys, passwords in assignments and flags, URLs with
-//! credentials, PEM private keys anywhere, high-entropy values after key-like names, bare
-//! AWS secret keys: one keyword automaton, then one `RegexSet` on the lines it points at),
-//! `check.rs` (a placeholder, a reference or a word is not a secret), `learn.rs` (what
-//! terraform marks sensitive and Kubernetes `Secret` data, learned as exact values),
-//! `vault.rs` (a session's placeholders, redaction and restore) and `host.rs` (the host's
-//! own credentials: environment, provider key, credential stores, terraform state files).
-//! Memory's filter ([`find`]), the "prints secrets" judgement and redaction all use it.
-//! Format characters (U+200B…U+200D, U+2060, U+FEFF) are removed before matching.
+//! owns it: `rules.rs` (the catalogue) and `shapes.rs` (running it: tokens, keys,
+//! passwords in assignments and flags, URLs with credentials, PEM private keys anywhere,
+//! high-entropy values after key-like names, bare AWS secret keys; one keyword automaton,
+//! then the rules its keywords wake on the lines it points at), `check.rs` (a placeholder,
+//! a reference or a word is not a secret), `learn.rs` (what terraform marks sensitive and
+//! Kubernetes `Secret` data, learned as exact values), `vault.rs` (a session's
+//! placeholders, redaction and restore) and `host.rs` (the host's own credentials:
+//! environment, provider key, credential stores, terraform state files). Memory's filter
+//! ([`find`]), the logs ([`scrub`]) and redaction all use it. Format characters
+//! (U+200B…U+200D, U+2060, U+FEFF) are removed before matching.
 
 mod check;
 mod host;
