@@ -315,3 +315,25 @@ fn an_mcp_call_gets_the_value_and_its_result_comes_back_redacted() {
     assert_eq!(meta, json!({ "count": 1, "kinds": ["token"] }));
     assert_nowhere(&ws, &llm, &acp, &session, &[&value]);
 }
+
+#[test]
+fn a_loaded_session_says_its_old_placeholders_cannot_be_restored() {
+    let ws = Workspace::new("redact-load");
+    let value = marker(24);
+    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
+    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
+    acp.prompt(&session, "read .env");
+    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    acp.kill();
+    llm.push(bash("c2", &format!("printf '%s' {placeholder} > out.txt")));
+    llm.push(text_reply("tried"));
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
+    acp.initialize();
+    let (_, response) = acp.open_session("session/load", &session, &ws.project());
+    assert!(response.get("error").is_none(), "{response}");
+    acp.prompt(&session, "write it");
+    let result = crate::tools::tool_result(&llm, 3);
+    assert!(result.contains(&placeholder) && result.contains("loaded again"), "{result}");
+    assert!(!ws.exists("out.txt"), "nothing ran");
+}

@@ -269,3 +269,13 @@ fn logs_lose_shapes_to_their_kind() {
     assert!(scrubbed.contains("__SECRET:github-token__"), "{scrubbed}");
     assert!(matches!(scrub("INFO session started"), Cow::Borrowed(_)));
 }
+
+#[test]
+fn a_loaded_historys_placeholders_are_never_given_again() {
+    let vault = Vault::new_empty(std::sync::Arc::new(Policy::default()));
+    vault.skip_past("earlier: __SECRET:token:7__ and __SECRET:password:3__");
+    let (text, _) = vault.redact("db_password = \"Sup3r-S3cret-2024\"");
+    assert!(text.contains("__SECRET:password:8__"), "{text}");
+    let err = vault.restore("__SECRET:token:7__").expect_err("forgotten");
+    assert!(err.contains("loaded again"), "{err}");
+}

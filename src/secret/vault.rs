@@ -72,6 +72,9 @@ struct Inner {
     exact: Vec<usize>,
     automaton: Option<AhoCorasick>,
     stale: bool,
+    /// Numbers at or below this one were given before (a loaded session's history): never
+    /// given again, so an old placeholder cannot name a new value.
+    skip: usize,
 }
 
 /// The secrets of one session (shared by its sub-agents).
@@ -85,15 +88,21 @@ pub struct Vault {
 impl Vault {
     /// An empty vault under `policy` (its own values learned already).
     pub fn new(policy: Arc<Policy>) -> Vault {
-        let vault = Vault {
-            policy: policy.clone(),
-            inner: Mutex::new(Inner::default()),
-            states: Mutex::default(),
-        };
-        for value in &policy.values {
-            vault.learn("custom", value);
-        }
+        let vault = Vault::new_empty(policy);
+        vault.learn_policy_values();
         vault
+    }
+
+    /// A vault under `policy` that knows nothing yet (see [`Vault::skip_past`]).
+    pub fn new_empty(policy: Arc<Policy>) -> Vault {
+        Vault { policy, inner: Mutex::new(Inner::default()), states: Mutex::default() }
+    }
+
+    /// Learns the policy's own exact values.
+    pub fn learn_policy_values(&self) {
+        for value in &self.policy.values {
+            self.learn("custom", value);
+        }
     }
 
     /// Whether redaction is on.
@@ -164,6 +173,21 @@ impl Vault {
         }
         out.push_str(&text[at..]);
         (out, tally)
+    }
+
+    /// Numbers the placeholders in `text` (a history this vault did not make) are never
+    /// given again: those placeholders stay unknown rather than naming new values.
+    pub fn skip_past(&self, text: &str) {
+        let mut inner = crate::sync::lock(&self.inner);
+        for (start, end) in placeholders(text) {
+            let number = text[start..end - CLOSE.len()].rsplit(':').next();
+            if let Some(n) = number.and_then(|n| n.parse::<usize>().ok()) {
+                // Only before anything was given (the numbers of given ones are fixed).
+                if inner.entries.is_empty() {
+                    inner.skip = inner.skip.max(n);
+                }
+            }
+        }
     }
 
     /// Every string in `value` redacted in place.
@@ -270,7 +294,7 @@ impl Inner {
             return *index;
         }
         let index = self.entries.len();
-        let placeholder = format!("{OPEN}{kind}:{}{CLOSE}", index + 1);
+        let placeholder = format!("{OPEN}{kind}:{}{CLOSE}", self.skip + index + 1);
         self.by_value.insert(value.to_string(), index);
         self.by_placeholder.insert(placeholder.clone(), index);
         self.entries.push(Entry { kind: kind.to_string(), value: value.to_string(), placeholder });

@@ -119,6 +119,7 @@ impl Manager {
         let meta = journal.meta();
         let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
         let extra = super::Directories::restored(rebuilt.directories.as_deref().unwrap_or(&[]));
+        let vault = super::redact::vault(&self.services.config, &rebuilt.context);
         let session = Arc::new(Session {
             id,
             cwd: meta.cwd,
@@ -146,7 +147,7 @@ impl Manager {
             prefix: Mutex::default(),
             spent: Mutex::new(rebuilt.usage),
             extra: Mutex::new(extra),
-            vault: super::redact::vault(&self.services.config),
+            vault,
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

@@ -7,14 +7,27 @@
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::history::ChatMessage;
 use crate::secret::{self, Vault};
 
-/// A new session's vault under the node's policy.
-pub(super) fn vault(config: &Config) -> Vault {
-    let vault = Vault::new(Arc::clone(&config.redact));
+/// A new session's vault under the node's policy; the placeholders `history` holds (a
+/// loaded session's) are never given again.
+pub(super) fn vault(config: &Config, history: &[ChatMessage]) -> Vault {
+    let vault = Vault::new_empty(Arc::clone(&config.redact));
     if !vault.on() {
         return vault;
     }
+    for message in history {
+        match message {
+            ChatMessage::User { text, .. } => vault.skip_past(text),
+            ChatMessage::Assistant { text, tool_calls, .. } => {
+                vault.skip_past(text);
+                tool_calls.iter().for_each(|call| vault.skip_past(&call.arguments));
+            }
+            ChatMessage::ToolResult { content, .. } => vault.skip_past(content),
+        }
+    }
+    vault.learn_policy_values();
     secret::from_env(&vault, &holds_credential);
     if let Ok(provider) = &config.provider
         && let Some(key) = &provider.api_key
