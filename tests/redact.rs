@@ -243,20 +243,27 @@ fn a_placeholder_the_model_writes_lands_as_the_value_and_never_comes_back() {
         "write_file",
         json!({ "path": "from_write.txt", "content": format!("token={placeholder}\n") }),
     ));
+    let edit = json!({ "path": "from_write.txt", "old_string": "token=", "new_string": format!("token={placeholder}\nagain=") });
+    llm.push(tool_reply("e1", "edit_file", edit));
     llm.push(bash("c3", "echo __SECRET:token:9999__ > invented.txt"));
     llm.push(tool_reply("m1", "write_memory", json!({ "name": "deploy", "type": "project", "description": "the token", "content": format!("use {placeholder}") })));
     llm.push(text_reply("written"));
     let (msgs, _) = acp.prompt(&session, "write it");
     assert_eq!(ws.read("from_bash.txt"), value, "bash got the value");
-    assert_eq!(ws.read("from_write.txt"), format!("token={value}\n"), "write_file got the value");
+    let written = ws.read("from_write.txt");
+    assert_eq!(
+        written,
+        format!("token={value}\nagain={value}\n"),
+        "write_file and edit_file got it"
+    );
     assert!(!ws.exists("invented.txt"), "an unknown placeholder runs nothing");
-    let invented = crate::tools::tool_result(&llm, 5);
+    let invented = crate::tools::tool_result(&llm, 6);
     assert!(
         invented.contains("__SECRET:token:9999__")
             && invented.contains("not a secret of this session"),
         "{invented}"
     );
-    let memory = crate::tools::tool_result(&llm, 6);
+    let memory = crate::tools::tool_result(&llm, 7);
     assert!(memory.contains("Refused"), "{memory}");
     assert!(!ws.config().join("memory").exists(), "nothing remembered");
     // The output of `cat` came back as the placeholder; no later request holds the value.
