@@ -144,6 +144,8 @@ fn rules_in(
             }
             let name = caps.name("n").map(|n| (start + n.start(), start + n.end()));
             let kind = match name.map(|(a, b)| text[a..b].to_ascii_lowercase()) {
+                // A public key is no secret, however random it looks.
+                Some(name) if rule.kind == "high-entropy" && name.contains("public") => continue,
                 Some(name) if rule.kind == "password" && !name.contains("pass") => {
                     if name.contains("token") { "token" } else { "secret" }
                 }

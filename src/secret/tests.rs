@@ -79,6 +79,7 @@ const ROWS: &[(&str, Option<&str>)] = &[
     ("ssh_private_key = file(\"~/.ssh/id_ed25519\")", None),
     ("private_key = \"~/.ssh/id_ed25519\"", None),
     ("password: required", None),
+    ("public_key = \"AAAAB3NzaC1yc2EAAAADAQABAAABgQC7\"", None),
     ("password: !vault |", None),
     ("The db_password variable is marked sensitive = true; never print it.", None),
     ("resource \"aws_s3_bucket\" \"logs\" { bucket = \"acme-logs-prod\" }", None),
