@@ -351,7 +351,7 @@ fn a_store_that_stops_mid_turn_fails_the_turn_and_loses_nothing_acknowledged() {
     let mut a = AcpProcess::spawn_with_llm(&ws, &llm, &env);
     a.initialize();
     let session = a.new_session(&ws.project());
-    a.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    // Asked and allowed, so it runs outside the sandbox, where Redis's pid is seen.
     a.set_timeout(Duration::from_secs(60));
     let (_, response) = a.prompt(&session, "remember the subnet 10.1.0.0/16, then stop the store");
     signal(pid, "-CONT");
