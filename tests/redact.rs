@@ -324,7 +324,8 @@ fn an_mcp_call_gets_the_value_and_its_result_comes_back_redacted() {
 }
 
 #[test]
-fn a_loaded_session_says_its_old_placeholders_cannot_be_restored() {
+fn a_loaded_session_restores_what_this_node_sealed_and_another_key_cannot() {
+    use std::os::unix::fs::PermissionsExt;
     let ws = Workspace::new("redact-load");
     let value = marker(24);
     ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
@@ -333,14 +334,29 @@ fn a_loaded_session_says_its_old_placeholders_cannot_be_restored() {
     acp.prompt(&session, "read .env");
     let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
     acp.kill();
-    llm.push(bash("c2", &format!("printf '%s' {placeholder} > out.txt")));
-    llm.push(text_reply("tried"));
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
-    acp.initialize();
-    let (_, response) = acp.open_session("session/load", &session, &ws.project());
-    assert!(response.get("error").is_none(), "{response}");
-    acp.prompt(&session, "write it");
-    let result = crate::tools::tool_result(&llm, 3);
-    assert!(result.contains(&placeholder) && result.contains("loaded again"), "{result}");
-    assert!(!ws.exists("out.txt"), "nothing ran");
+    let kept = ws.config().join("vaults").join(&session);
+    let sealed = std::fs::read(&kept).expect("the vault is kept");
+    assert!(!String::from_utf8_lossy(&sealed).contains(&value), "sealed, not in clear");
+    assert_eq!(std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777, 0o600);
+    let load = |llm: &FakeLlm, out: &str| {
+        llm.push(bash("c", &format!("printf '%s' {placeholder} > {out}")));
+        llm.push(text_reply("tried"));
+        let mut acp = AcpProcess::spawn_with_llm(&ws, llm, &[]);
+        acp.initialize();
+        let (_, response) = acp.open_session("session/load", &session, &ws.project());
+        assert!(response.get("error").is_none(), "{response}");
+        acp.prompt(&session, "write it");
+        acp
+    };
+    // This node: its key opens the vault; the placeholder lands as the value.
+    let mut again = load(&llm, "here.txt");
+    assert_eq!(ws.read("here.txt"), value);
+    again.kill();
+    // Another node's key (this one's replaced): the placeholder is an error, nothing runs.
+    std::fs::remove_file(ws.config().join("session-key")).unwrap();
+    let elsewhere = load(&llm, "elsewhere.txt");
+    let result = crate::tools::tool_result(&llm, 5);
+    assert!(result.contains(&placeholder) && result.contains("cannot be opened"), "{result}");
+    assert!(!ws.exists("elsewhere.txt"), "nothing ran");
+    assert!(elsewhere.stderr().contains("cannot be restored"), "the log says so");
 }

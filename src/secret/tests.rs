@@ -280,3 +280,20 @@ fn a_loaded_historys_placeholders_are_never_given_again() {
     let err = vault.restore("__SECRET:token:7__").expect_err("forgotten");
     assert!(err.contains("loaded again"), "{err}");
 }
+
+#[test]
+fn kept_entries_come_back_with_their_placeholders_and_new_ones_follow() {
+    let first = vault();
+    let (text, _) = first.redact("api_key = \"q8W3m5N7b9V1c2X4z6\" and token: Zx9Qw8Er7Ty6Ui5");
+    let kept = first.entries();
+    assert_eq!(kept.len(), 2);
+    let second = Vault::new_empty(std::sync::Arc::new(Policy::default()));
+    second.restore_entries(kept.clone());
+    assert_eq!(second.restore(&text).expect("known"), first.restore(&text).expect("known"));
+    let (new, _) = second.redact("password = \"An0ther-S3cret-value\"");
+    let highest = kept
+        .iter()
+        .filter_map(|[_, _, p]| p.trim_end_matches('_').rsplit(':').next()?.parse::<usize>().ok())
+        .max();
+    assert!(new.contains(&format!(":{}__", highest.expect("numbers") + 1)), "{new}");
+}

@@ -1,8 +1,8 @@
 //! A session's secrets: every value redacted so far and its placeholder
 //! (`__SECRET:kind:N__`, the same value the same placeholder for the session's life), the
 //! exact values matched everywhere (one Aho-Corasick automaton, rebuilt when one is added),
-//! and the restore of placeholders in a tool's input. Held in memory only: a loaded or
-//! resumed session starts empty, and its old placeholders cannot be restored.
+//! and the restore of placeholders in a tool's input. Kept for load and resume by the
+//! session (`session/vault_file.rs`, sealed); what cannot be taken back stays unknown.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -190,6 +190,51 @@ impl Vault {
         }
     }
 
+    /// Every value and its placeholder as `[kind, value, placeholder]`, in the order given
+    /// (to keep for load and resume; see `session/vault_file.rs`).
+    pub fn entries(&self) -> Vec<[String; 3]> {
+        let inner = crate::sync::lock(&self.inner);
+        inner
+            .entries
+            .iter()
+            .map(|e| [e.kind.clone(), e.value.clone(), e.placeholder.clone()])
+            .collect()
+    }
+
+    /// Takes back kept entries, each with its placeholder; later ones are numbered after them.
+    pub fn restore_entries(&self, entries: Vec<[String; 3]>) {
+        let mut inner = crate::sync::lock(&self.inner);
+        for [kind, value, placeholder] in entries {
+            let Some(len) = placeholder.strip_prefix(OPEN).and_then(placeholder_len) else {
+                continue;
+            };
+            if len + OPEN.len() != placeholder.len() || inner.by_value.contains_key(&value) {
+                continue;
+            }
+            let number = placeholder[..placeholder.len() - CLOSE.len()].rsplit(':').next();
+            let number = number.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+            let index = inner.entries.len();
+            inner.by_value.insert(value.clone(), index);
+            inner.by_placeholder.insert(placeholder.clone(), index);
+            if value.len() >= MIN_EXACT {
+                inner.exact.push(index);
+                inner.stale = true;
+            }
+            inner.entries.push(Entry { kind, value, placeholder });
+            inner.skip = inner.skip.max(number.saturating_sub(inner.entries.len()));
+        }
+    }
+
+    /// How many values it holds.
+    pub fn len(&self) -> usize {
+        crate::sync::lock(&self.inner).entries.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Every string in `value` redacted in place.
     pub fn redact_value(&self, value: &mut Value, tally: &mut Tally) {
         match value {
@@ -229,8 +274,8 @@ impl Vault {
                 None => {
                     return Err(format!(
                         "{placeholder} is not a secret of this session (it was never shown in \
-                         it, or the session was loaded again and its placeholders are \
-                         forgotten): nothing ran"
+                         it, or the session was loaded again where its kept placeholders \
+                         cannot be opened): nothing ran"
                     ));
                 }
             }

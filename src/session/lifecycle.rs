@@ -102,6 +102,7 @@ impl Manager {
             self.close(id)?;
         }
         self.services.store.delete(id)?;
+        super::vault_file::remove(&self.services.config.config_dir, id);
         log::info!("session {id} deleted");
         Ok(())
     }
@@ -119,7 +120,7 @@ impl Manager {
         let meta = journal.meta();
         let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
         let extra = super::Directories::restored(rebuilt.directories.as_deref().unwrap_or(&[]));
-        let vault = super::redact::vault(&self.services.config, &rebuilt.context);
+        let vault = super::redact::vault(&self.services.config, &id, &rebuilt.context);
         let session = Arc::new(Session {
             id,
             cwd: meta.cwd,

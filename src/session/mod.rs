@@ -20,6 +20,7 @@ mod redact;
 mod seal;
 mod skills;
 mod steering;
+mod vault_file;
 pub use steering::Steered;
 mod system;
 pub mod usage;
@@ -137,7 +138,7 @@ pub struct Session {
     spent: Mutex<agent::TurnUsage>,
     /// Its additional directories (`session/directories.rs`).
     extra: Mutex<Directories>,
-    /// Its secrets and their placeholders (`session/redact.rs`; in memory only).
+    /// Its secrets and their placeholders (`session/redact.rs`, kept by `vault_file.rs`).
     pub vault: crate::secret::Vault,
 }
 

@@ -191,6 +191,7 @@ fn run(
     }
     let spent = super::usage::UsageRecord::totals(&session.spent());
     session.touch(|m| m.usage = spent);
+    super::vault_file::save(&services.config.config_dir, &session.id, &session.vault);
     if let Err(err) = session.journal.sync() {
         log::error!("session {}: journal sync failed: {err}", session.id);
     }

@@ -1,18 +1,19 @@
 //! A session's vault (`secret::Vault`), seeded with the host's own credentials: the
 //! credential variables of this process's environment, the provider's API key and what the
-//! credential stores hold. In memory only: a loaded or resumed session starts with a new
-//! vault, so placeholders of its earlier turns cannot be restored (the model is told so
-//! when it uses one).
+//! credential stores hold. A loaded or resumed session takes back what this node kept of
+//! it (`vault_file.rs`, sealed); placeholders it cannot take back stay unknown and are
+//! never given again (the model is told so when it uses one).
 
 use std::sync::Arc;
 
+use super::id::SessionId;
 use crate::config::Config;
 use crate::history::ChatMessage;
 use crate::secret::{self, Vault};
 
 /// A new session's vault under the node's policy; the placeholders `history` holds (a
 /// loaded session's) are never given again.
-pub(super) fn vault(config: &Config, history: &[ChatMessage]) -> Vault {
+pub(super) fn vault(config: &Config, id: &SessionId, history: &[ChatMessage]) -> Vault {
     let vault = Vault::new_empty(Arc::clone(&config.redact));
     if !vault.on() {
         return vault;
@@ -26,6 +27,9 @@ pub(super) fn vault(config: &Config, history: &[ChatMessage]) -> Vault {
             }
             ChatMessage::ToolResult { content, .. } => vault.skip_past(content),
         }
+    }
+    if !history.is_empty() {
+        super::vault_file::load(&config.config_dir, id, &vault);
     }
     vault.learn_policy_values();
     secret::from_env(&vault, &holds_credential);
