@@ -2,6 +2,7 @@
 //! from `IAC_CODE_LOG` (RUST_LOG syntax), else `--debug`, else `info`.
 
 use std::fs::OpenOptions;
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -40,15 +41,33 @@ fn init_at(default: &str, log_file: Option<&Path>) -> Result<()> {
                 .open(path)
                 .at(path)?;
             own_private(&file, path)?;
-            builder.target(env_logger::Target::Pipe(Box::new(file)));
+            builder.target(env_logger::Target::Pipe(Box::new(Scrubbed(file))));
         }
         None => {
-            builder.target(env_logger::Target::Stderr);
+            builder.target(env_logger::Target::Pipe(Box::new(Scrubbed(std::io::stderr()))));
         }
     }
     // A second init (tests) is harmless.
     let _ = builder.try_init();
     Ok(())
+}
+
+/// A log target whose records reach it with every secret's shape replaced by its kind
+/// (`secret::scrub`; a session's exact values are its own, so only shapes here).
+struct Scrubbed<W>(W);
+
+impl<W: Write> Write for Scrubbed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(text) => self.0.write_all(crate::secret::scrub(text).as_bytes())?,
+            Err(_) => self.0.write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Refuses a log file another user owns (compared with the owner of our own /proc entry,

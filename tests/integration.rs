@@ -74,6 +74,8 @@ mod redis_store;
 mod mode_trust;
 // Nodes behind a real HAProxy (deploy/), failover without losing history.
 mod cluster;
+// Issue 33: secrets out of the model's context, restored in tool input (real terraform).
+mod redact;
 // Project memory: written in one session, in the next one's system prompt; no secrets.
 mod memory;
 // Hooks: PreToolUse blocks in bypass mode, terraform fmt after writes, timeouts, Stop loops.

@@ -102,7 +102,12 @@ pub fn update_of(event: AgentEvent, offer: &Offer, message: &str) -> Option<Sess
                 }),
                 content: Some(content),
                 raw_output: Some(end.raw),
-                meta: None,
+                meta: (end.redacted.count > 0).then(|| {
+                    json!({ "iacCode": { "redacted": {
+                        "count": end.redacted.count,
+                        "kinds": end.redacted.kinds,
+                    } } })
+                }),
             }
         }
         AgentEvent::Usage(usage) => SessionUpdate::UsageUpdate {

@@ -111,6 +111,8 @@ pub struct ToolCallEnd {
     pub terminal: Option<String>,
     /// The hooks that ran for it, one short line each.
     pub hooks: Vec<String>,
+    /// What redaction replaced in what the model and the client got.
+    pub redacted: crate::secret::Tally,
 }
 
 /// Context window use.

@@ -176,7 +176,8 @@ pub(super) fn pass(
         title = format!("{title} [{}]", unavailable(ctx));
     }
     let mut question = question_of(id, tool, args, invocation, title, offer_always);
-    question.content = invocation.gate.content.clone();
+    // The plan shown may hold what terraform marks sensitive: the person sees placeholders.
+    question.content = invocation.gate.content.iter().map(|c| turn.vault.redact(c).0).collect();
     if invocation.gate.tier.is_some() {
         // What a yes means, in words: the command then runs as the user.
         question.content.push(format!("**If allowed, it runs {}.**", Run::Approved.words()));

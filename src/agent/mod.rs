@@ -84,7 +84,10 @@ fn cancelled(mut usage: TurnUsage) -> Outcome {
 }
 
 /// Adds a message to the history and the record.
-fn push(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage) {
+fn push(turn: &Turn, history: &mut Vec<ChatMessage>, mut message: ChatMessage) {
+    if let ChatMessage::User { text, .. } = &mut message {
+        *text = turn.vault.redact(text).0; // a prompt and its resources, steering, hooks
+    }
     turn.recorder.message(&message);
     history.push(message);
 }
@@ -114,8 +117,7 @@ pub struct Settings {
     pub always: Always,
     /// Files written without a person's answer.
     pub unreviewed: Unreviewed,
-    /// Whether the model is asked to reason where the provider's configuration asks it to
-    /// (the session's `thinking` option; on by default).
+    /// Whether the model is asked to reason (the session's `thinking` option; default on).
     pub thinking: bool,
 }
 
@@ -203,6 +205,8 @@ pub struct Turn<'a> {
     pub cache_key: Option<&'a str>,
     /// What the user sends while the turn runs (`_session/steering`).
     pub steering: &'a dyn Steering,
+    /// The session's secrets (`secret::Vault`): what reaches the model is redacted.
+    pub vault: &'a crate::secret::Vault,
 }
 
 impl<'a> Turn<'a> {

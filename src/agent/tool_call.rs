@@ -26,7 +26,10 @@ pub(super) fn run(
     asked: &mut Vec<String>,
 ) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
-    let progress = |text: String| turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
+    let progress = |text: String| {
+        let (text, _) = turn.vault.redact(&text);
+        turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
+    };
     let terminal = |terminal: &str| {
         let terminal = terminal.to_string();
         turn.sink.emit(AgentEvent::ToolTerminal { id: id.clone(), terminal });
@@ -90,6 +93,16 @@ pub(super) fn run(
             return Ok(fail(turn, &id, call, message, Vec::new()));
         }
     };
+    // The model's placeholders stand for the session's secrets: the tool gets the values,
+    // the question and the hooks see the placeholders; one the session never gave is an
+    // error, never passed on as text.
+    let restored = match restore(turn, tool, &args) {
+        Ok(restored) => restored,
+        Err(message) => {
+            announce(turn, &id, call.name.clone(), tool.kind(), args, Vec::new(), None);
+            return Ok(fail(turn, &id, call, message, Vec::new()));
+        }
+    };
     let mut invocation = tool.describe(&args, &ctx);
     super::skills::reach(turn, tool, &mut invocation);
     announce(
@@ -111,7 +124,15 @@ pub(super) fn run(
         said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
     let result = match passed {
         Ok((passed, sandbox)) => {
-            let run = Run { id: &id, call, tool, args: &args, invocation: &invocation, hooks };
+            let run = Run {
+                id: &id,
+                call,
+                tool,
+                args: &args,
+                restored: &restored,
+                invocation: &invocation,
+                hooks,
+            };
             execute(turn, run, ToolContext { sandbox, ..ctx }, passed, asked)
         }
         Err(message) => Ok(fail(turn, &id, call, message, hooks)),
@@ -120,12 +141,25 @@ pub(super) fn run(
     result
 }
 
+/// `args` with the session's placeholders restored. Memory never holds a secret: a
+/// placeholder there is refused rather than restored (memory reaches every later prompt).
+fn restore(turn: &Turn, tool: &dyn Tool, args: &Value) -> Result<Value, String> {
+    if tool.name() == "write_memory" && args.to_string().contains(crate::secret::OPEN) {
+        return Err(
+            "Refused: memory never holds secrets, and a placeholder stands for one.".to_string()
+        );
+    }
+    turn.vault.restore_value(args)
+}
+
 /// A call that passed the gate, and the lines of the hooks that ran for it so far.
 struct Run<'a> {
     id: &'a str,
     call: &'a ToolUse,
     tool: &'a dyn Tool,
     args: &'a Value,
+    /// `args` with the placeholders restored: what the tool runs with.
+    restored: &'a Value,
     invocation: &'a Invocation,
     hooks: Vec<String>,
 }
@@ -138,7 +172,7 @@ fn execute(
     passed: Passed,
     asked: &mut Vec<String>,
 ) -> Result<ChatMessage, String> {
-    let Run { id, call, tool, args, invocation, mut hooks } = run;
+    let Run { id, call, tool, args, restored, invocation, mut hooks } = run;
     if turn.cancel.is_cancelled() {
         return Ok(fail(turn, id, call, CANCELLED_RESULT.to_string(), hooks));
     }
@@ -155,7 +189,7 @@ fn execute(
         plan_file: invocation.gate.shown_plan.as_ref().map(|(path, _)| path.as_path()),
         ..ctx
     };
-    let result = tool.run(args, &ctx);
+    let result = tool.run(restored, &ctx);
     if passed == Passed::Unasked {
         gate::ran_unasked(turn, tool, invocation);
     }
@@ -226,7 +260,9 @@ fn announce(
 /// The result is recorded before the client hears of it, so that a crash never loses a
 /// result the client saw.
 fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String, hooks: Vec<String>) -> ChatMessage {
+    let (message, mut redacted) = turn.vault.redact(&message);
     let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
+    let hooks = redact_lines(turn, hooks, &mut redacted);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),
         content: message.clone(),
@@ -243,6 +279,7 @@ fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String, hooks: Vec<Strin
         diff: None,
         terminal: None,
         hooks,
+        redacted,
     }));
     result
 }
@@ -251,10 +288,26 @@ fn succeed(
     turn: &Turn,
     id: &str,
     call: &ToolUse,
-    output: ToolOutput,
+    mut output: ToolOutput,
     hooks: Vec<String>,
 ) -> ChatMessage {
-    let text = truncate_middle(&output.text, MAX_TOOL_OUTPUT_CHARS);
+    // What the model, the journal and the client get: secrets as placeholders.
+    turn.vault.refresh(turn.cwd);
+    let (text, mut redacted) = turn.vault.redact(&output.text);
+    let text = truncate_middle(&text, MAX_TOOL_OUTPUT_CHARS);
+    // The raw output, the diff and the hooks' lines are other views of the same secrets:
+    // their kinds count, and their number only where the text shows fewer.
+    let mut views = crate::secret::Tally::default();
+    turn.vault.redact_value(&mut output.raw, &mut views);
+    if let Some(diff) = &mut output.diff {
+        for side in [diff.old_text.as_mut(), Some(&mut diff.new_text)].into_iter().flatten() {
+            let (safe, tally) = turn.vault.redact(side);
+            *side = safe;
+            views.merge(tally);
+        }
+    }
+    let hooks = redact_lines(turn, hooks, &mut views);
+    redacted.merge_view(views);
     let result = ChatMessage::ToolResult {
         call_id: call.id.clone(),
         content: text.clone(),
@@ -270,6 +323,7 @@ fn succeed(
         diff: output.diff,
         terminal: output.terminal,
         hooks,
+        redacted,
     }));
     if let Some(plan) = output.plan {
         turn.sink.emit(AgentEvent::Plan(plan));
@@ -286,6 +340,18 @@ fn succeed(
         turn.sink.emit(AgentEvent::Settings(change));
     }
     result
+}
+
+/// The hooks' lines of a call, redacted.
+fn redact_lines(turn: &Turn, lines: Vec<String>, tally: &mut crate::secret::Tally) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|line| {
+            let (line, more) = turn.vault.redact(&line);
+            tally.merge(more);
+            line
+        })
+        .collect()
 }
 
 /// Shows the questions of calls that could not put them (`ask_user` without a client that

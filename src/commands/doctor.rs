@@ -91,6 +91,24 @@ pub fn run() -> Result<u8> {
             config.limits.web_fetch.name()
         ),
     );
+    let redact = &config.redact;
+    if redact.on {
+        report.say(
+            Level::Ok,
+            &format!(
+                "redaction: on (secrets in tool output reach the model as placeholders; {} \
+                 pattern(s) and {} value(s) of the team's)",
+                redact.patterns.len(),
+                redact.values.len()
+            ),
+        );
+    } else {
+        report.say(
+            Level::Warn,
+            "redaction: off (IAC_CODE_REDACT=off / redact): secrets in tool output reach the \
+             model, the journal and the client",
+        );
+    }
     crate::child::init();
     let sandbox = crate::sandbox::status();
     let level = if sandbox.usable() { Level::Ok } else { Level::Warn };

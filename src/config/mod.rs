@@ -29,8 +29,7 @@ pub struct Config {
     pub store: StoreConfig,
     /// This node's name (logs, leases, `/health`).
     pub node_id: String,
-    /// Whether the operator named the node (`--node-id`, `IAC_CODE_NODE_ID`, `nodeId`):
-    /// only then does `/health` tell its name to a caller without the token.
+    /// Whether the operator named the node: only then does `/health` tell it to anyone.
     pub node_named: bool,
     /// How long a node holds a session without renewing its lease (Redis store).
     pub lease_ttl: Duration,
@@ -41,10 +40,11 @@ pub struct Config {
     pub hooks: Arc<Vec<hooks::HookSpec>>,
     /// What tokens cost (`config/pricing.rs`).
     pub pricing: pricing::Pricing,
-    /// Whether ACP's `logout` may clear the stored credentials: over stdio yes (the user's
-    /// own editor); over HTTP only with `--allow-remote-logout` (`serve.rs`), as a token
-    /// holder would sign the whole node out for every other client.
+    /// Whether ACP's `logout` may clear the stored credentials: over stdio yes; over HTTP
+    /// only with `--allow-remote-logout` (a token holder would sign every client out).
     pub logout_allowed: bool,
+    /// How tool output is redacted (`config/redact.rs`).
+    pub redact: Arc<crate::secret::Policy>,
 }
 
 /// What the MCP client needs from the configuration.
@@ -58,13 +58,12 @@ pub struct McpConfig {
     pub call_timeout: Duration,
     /// The site CA for HTTP servers (`IAC_CODE_CA_FILE`).
     pub tls: Option<ureq::tls::TlsConfig>,
-    /// Which of a client's entries the node starts (`IAC_CODE_CLIENT_MCP`); `None`: not
-    /// set, so the transport decides (`over_http`; stdio's default otherwise).
+    /// Which of a client's entries the node starts (`IAC_CODE_CLIENT_MCP`); `None`: the
+    /// transport decides.
     pub client: Option<ClientMcp>,
     /// Whether a client's MCP URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`).
     pub internal: Option<bool>,
-    /// Bytes of MCP tool definitions a session offers the model at most
-    /// (`IAC_CODE_MCP_TOOLS_MAX_BYTES`, `mcpToolsMaxBytes`; 256 KiB).
+    /// Most bytes of MCP tool definitions offered (`IAC_CODE_MCP_TOOLS_MAX_BYTES`, 256 KiB).
     pub tools_max_bytes: usize,
 }
 
@@ -95,6 +94,7 @@ mod policy;
 mod presets;
 pub mod pricing;
 pub mod project;
+pub mod redact;
 pub mod settings;
 mod store;
 mod tls;
@@ -201,6 +201,7 @@ impl Config {
         // The settings file sits under the environment: variables win.
         let layered = settings::layered(process, &config_dir)?;
         let mut config = Config::from_layered(config_dir, &layered)?;
+        config.redact = Arc::new(redact::policy(&layered, &layered.redaction)?);
         let mut rules = layered.permissions.clone();
         rules.extend(permissions::from_env(process)?);
         config.permissions = Arc::new(rules);
@@ -259,6 +260,7 @@ impl Config {
             hooks: Arc::default(),
             pricing: pricing::Pricing::default(),
             logout_allowed: true,
+            redact: Arc::default(),
         })
     }
 }

@@ -50,6 +50,7 @@ pub(super) const TOP_KEYS: &[(&str, &str)] = &[
     ("leaseTtl", "IAC_CODE_LEASE_TTL"),
     ("mcpToolsMaxBytes", "IAC_CODE_MCP_TOOLS_MAX_BYTES"),
     ("promptCache", "IAC_CODE_PROMPT_CACHE"),
+    ("redact", "IAC_CODE_REDACT"),
 ];
 
 /// The MCP servers' key (an object keyed by name, kept as JSON).
@@ -67,6 +68,8 @@ pub(super) struct Layered<'a> {
     pub(super) hooks: Vec<hooks::HookSpec>,
     /// The prices of `pricing`, per model.
     pub(super) pricing: std::collections::BTreeMap<String, super::pricing::Price>,
+    /// `redactPatterns` and `redactValues`.
+    pub(super) redaction: [Vec<String>; 2],
 }
 
 impl Layered<'_> {
@@ -90,7 +93,16 @@ pub(super) fn layered<'a>(env: &'a dyn Env, config_dir: &Path) -> Result<Layered
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             let (permissions, hooks) = (RuleSet::default(), Vec::new());
             let (file, pricing) = (HashMap::new(), Default::default());
-            return Ok(Layered { env, file, mcp_servers: None, permissions, hooks, pricing });
+            let redaction = Default::default();
+            return Ok(Layered {
+                env,
+                file,
+                mcp_servers: None,
+                permissions,
+                hooks,
+                pricing,
+                redaction,
+            });
         }
         Err(err) => return Err(Error::Config(format!("{}: {err}", path.display()))),
     };
@@ -132,13 +144,15 @@ pub(super) fn from_value<'a>(
             && key != hooks::KEY
             && key != super::pricing::KEY
             && key != crate::policy::KEY
+            && key != super::redact::PATTERNS
+            && key != super::redact::VALUES
             && !TOP_KEYS.iter().any(|(k, _)| k == key)
         {
             return Err(Error::Config(format!(
                 "{shown}: unknown key '{key}' (expected provider, providers, webFetch, \
                  clientTools, clientMcp, mcpInternal, sessionStore, redisPrefix, nodeId, \
-                 leaseTtl, mcpToolsMaxBytes, promptCache, mcpServers, permissions, hooks, \
-                 pricing, policy)"
+                 leaseTtl, mcpToolsMaxBytes, promptCache, redact, redactPatterns, redactValues, \
+                 mcpServers, permissions, hooks, pricing, policy)"
             )));
         }
     }
@@ -219,7 +233,8 @@ pub(super) fn from_value<'a>(
             }
         }
     }
-    Ok(Layered { env, file, mcp_servers, permissions, hooks, pricing })
+    let redaction = super::redact::from_settings(root, &shown.to_string())?;
+    Ok(Layered { env, file, mcp_servers, permissions, hooks, pricing, redaction })
 }
 
 /// Whether a section name stands for the active provider: `LM Studio`, `lm-studio` and

@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 pub use env::is_credential_var;
-pub use paths::{is_state_file, protected_names};
+pub use paths::{credential_stores, is_state_file, protected_names};
 
 /// What a sandboxed command is given besides the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

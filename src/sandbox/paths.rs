@@ -44,6 +44,22 @@ const STORES: [&str; 19] = [
     ".oci",
 ];
 
+/// The credential stores of this host that exist: those below HOME and those the
+/// variables name (what redaction learns the values of).
+pub fn credential_stores() -> Vec<PathBuf> {
+    let mut stores = Vec::new();
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from) {
+        stores.extend(STORES.iter().map(|s| home.join(s)).filter(|p| p.exists()));
+    }
+    for var in STORE_VARS {
+        let Some(value) = std::env::var_os(var) else { continue };
+        let value = value.to_string_lossy().into_owned();
+        stores.extend(value.split(':').filter(|p| !p.is_empty()).map(PathBuf::from));
+    }
+    stores.retain(|p| p.exists());
+    stores
+}
+
 /// Variables that name a credential file or directory (`:`-separated lists allowed).
 const STORE_VARS: [&str; 12] = [
     "KUBECONFIG",

@@ -68,6 +68,7 @@ pub(super) fn ask(
         diff: None,
         terminal: None,
         hooks: Vec::new(),
+        redacted: Default::default(),
     }));
     approved
 }

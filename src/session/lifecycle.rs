@@ -102,6 +102,7 @@ impl Manager {
             self.close(id)?;
         }
         self.services.store.delete(id)?;
+        super::vault_file::remove(&self.services.config.config_dir, id);
         log::info!("session {id} deleted");
         Ok(())
     }
@@ -119,6 +120,7 @@ impl Manager {
         let meta = journal.meta();
         let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
         let extra = super::Directories::restored(rebuilt.directories.as_deref().unwrap_or(&[]));
+        let vault = super::redact::vault(&self.services.config, &id, &rebuilt.context);
         let session = Arc::new(Session {
             id,
             cwd: meta.cwd,
@@ -146,6 +148,7 @@ impl Manager {
             prefix: Mutex::default(),
             spent: Mutex::new(rebuilt.usage),
             extra: Mutex::new(extra),
+            vault,
         });
         // A lease lost while the session runs stops its turn at once (the next record
         // would be refused anyway; the turn must not go on acting in the shared cwd).

@@ -16,9 +16,11 @@ mod prompt;
 mod rebuild;
 mod record_parts;
 mod recorder;
+mod redact;
 mod seal;
 mod skills;
 mod steering;
+mod vault_file;
 pub use steering::Steered;
 mod system;
 pub mod usage;
@@ -136,6 +138,8 @@ pub struct Session {
     spent: Mutex<agent::TurnUsage>,
     /// Its additional directories (`session/directories.rs`).
     extra: Mutex<Directories>,
+    /// Its secrets and their placeholders (`session/redact.rs`, kept by `vault_file.rs`).
+    pub vault: crate::secret::Vault,
 }
 
 struct State {

@@ -191,6 +191,7 @@ fn run(
     }
     let spent = super::usage::UsageRecord::totals(&session.spent());
     session.touch(|m| m.usage = spent);
+    super::vault_file::save(&services.config.config_dir, &session.id, &session.vault);
     if let Err(err) = session.journal.sync() {
         log::error!("session {}: journal sync failed: {err}", session.id);
     }
@@ -256,7 +257,7 @@ impl<'a> TurnParts<'a> {
         let catalog = catalog::render(skills.skills(), budget);
         // Built once per session and kept (the provider's prompt cache depends on it).
         // What the `SessionStart` hooks said, waited for before the prefix is locked.
-        let started = session.started.section();
+        let started = session.vault.redact(&session.started.section()).0;
         let system = session.system_prompt(&model, &tool_names, &catalog, |date| {
             let sections = [started.as_str(), catalog.as_str()];
             system_prompt(services, session, &model, &tool_names, &sections, date)
@@ -299,6 +300,7 @@ impl<'a> TurnParts<'a> {
             pricing: &services.config.pricing,
             cache_key: Some(session.id.as_str()),
             steering: session,
+            vault: &session.vault,
         }
     }
 }

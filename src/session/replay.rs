@@ -100,6 +100,7 @@ pub fn events(
                         diff: None,
                         terminal: None,
                         hooks: Vec::new(),
+                        redacted: Default::default(),
                     }));
                     if let Some(plan) = plan.filter(|_| !is_error) {
                         out.push(AgentEvent::Plan(plan));

@@ -57,6 +57,13 @@ impl Seal {
             .as_ref()
     }
 
+    /// A 32-byte key for `label` derived from this node's key (HMAC-SHA256 of the label),
+    /// `None` without a usable key.
+    pub fn derive(&self, label: &[u8]) -> Option<[u8; 32]> {
+        let tag = hmac::sign(self.key()?, label);
+        tag.as_ref().try_into().ok()
+    }
+
     /// The seal of `mode` as the record at `index` of session `id`'s journal (hex), or
     /// `None` without a usable key.
     pub fn sign(&self, id: &SessionId, index: u64, mode: &str) -> Option<String> {
