@@ -392,8 +392,9 @@ fn a_command_a_person_approved_runs_outside_with_the_network_and_credentials() {
     std::fs::remove_file(ws.path(".mcp.json")).unwrap();
     let connect = format!(
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {}), 3); \
-         print('connected')\"; cat {}/.aws/credentials",
+         print('connected')\"; grep -c {} {}/.aws/credentials",
         bait.port,
+        bait.marker,
         ws.root().display()
     );
     ws.write("connect.sh", &connect);
@@ -405,7 +406,12 @@ fn a_command_a_person_approved_runs_outside_with_the_network_and_credentials() {
     assert_eq!(asked(&msgs).len(), 1, "an opaque command asks in default mode");
     let result = tool_result(&llm, 1);
     assert!(result.contains("connected"), "{result}");
-    assert!(result.contains(&bait.marker), "it ran as the user, with the user's files: {result}");
+    // It read the user's credentials (the count of lines holding the marker; the value
+    // itself would be redacted on its way to the model, issue 33).
+    assert!(
+        result.contains("connected\n1\n"),
+        "it ran as the user, with the user's files: {result}"
+    );
     assert!(bait.reached(), "the listener saw the approved command");
     let runs = sandboxes(&msgs);
     assert_eq!(runs.len(), 1, "{msgs:?}");

@@ -1,6 +1,8 @@
 //! Commands whose output holds secrets, for the programs without a family of their own here
-//! (vault, gh, sops, 1Password's op, pass, ansible-vault view). The families judge their own
-//! (terraform state and outputs, kubectl secrets, cloud tokens). The tier is not touched.
+//! (vault, gh, sops, 1Password's op, pass, ansible-vault view), and any command whose own
+//! words hold a secret (`secret::find`, the one notion of what a secret is: `curl -H
+//! 'Authorization: Bearer ghp_…'`, `echo AKIA…`). The families judge their own (terraform
+//! state and outputs, kubectl secrets, cloud tokens). The tier is not touched.
 
 use super::judge::{Cmd, Out};
 
@@ -25,7 +27,13 @@ pub(super) fn check(cmd: &Cmd, out: &mut Out) {
             "pass prints a password"
         }
         ("ansible-vault", "view", _) => "ansible-vault prints the decrypted file",
-        _ => return,
+        _ => {
+            let line = super::word::line(cmd.program, cmd.args);
+            if let Some(why) = crate::secret::find(&line) {
+                out.secret(format!("the command itself holds a secret: {why}"));
+            }
+            return;
+        }
     };
     out.secret(reason);
 }

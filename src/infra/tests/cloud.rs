@@ -1,5 +1,6 @@
 //! `Classified::cloud`: which scripts the sandbox may give the network and the user's
-//! credentials, for which operation; everything else gets neither.
+//! credentials, for which operation (everything else gets neither); and a command whose own
+//! words hold a secret (`Classified::secret`, through `secret::find`).
 
 use super::run;
 use crate::infra::Tier;
@@ -44,5 +45,23 @@ fn local_commands_opaque_code_and_the_projects_programs_never_do() {
         "npx cdktf deploy",
     ] {
         assert_eq!(run(script).cloud, None, "{script}");
+    }
+}
+
+#[test]
+fn a_command_whose_words_hold_a_secret_prints_secrets() {
+    for script in [
+        "curl -H 'Authorization: Bearer ghp_1234567890abcdefghijABCDEFGHIJ123456' https://x.example",
+        "echo wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "mysql --password 'Zx9kq2LmP0vR7tYw' -e 'select 1'",
+    ] {
+        let got = run(script);
+        assert!(
+            got.secret.as_deref().is_some_and(|r| r.contains("holds a secret")),
+            "{script}: {got:?}"
+        );
+    }
+    for script in ["echo hello", "curl -H 'Accept: application/json' https://x.example", "ls -la"] {
+        assert_eq!(run(script).secret, None, "{script}");
     }
 }
