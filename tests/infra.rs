@@ -44,7 +44,7 @@ pub fn terraform(test: &str) -> Option<PathBuf> {
     found
 }
 
-fn tf(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn tf(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("terraform")
         .args(args)
         .current_dir(dir)

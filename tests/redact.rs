@@ -9,12 +9,12 @@
 
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::infra::terraform;
+use crate::infra::{bash, terraform, tf};
 use crate::support::acp_client::{AcpProcess, updates_of};
 use crate::support::fake_llm::{FakeLlm, Reply, text_reply, tool_reply};
 use crate::support::workspace::Workspace;
@@ -45,21 +45,6 @@ fn files_text(dir: &Path) -> String {
         }
     }
     out
-}
-
-fn tf(dir: &Path, args: &[&str]) {
-    let out = Command::new("terraform")
-        .args(args)
-        .current_dir(dir)
-        .env("TF_IN_AUTOMATION", "1")
-        .env_remove("TF_CLI_CONFIG_FILE")
-        .output()
-        .expect("terraform runs");
-    assert!(out.status.success(), "terraform {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn bash(id: &str, command: &str) -> Reply {
-    tool_reply(id, "bash", json!({ "command": command }))
 }
 
 /// What every marker must never reach: the requests' bodies, the journal, the export, the

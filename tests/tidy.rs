@@ -87,8 +87,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("hooks", &["agent", "session", "acp"]),
     ("infra", &["config"]),
     ("rules", &["config"]),
-    ("sandbox", &["config"]),
-    ("policy", &["tools", "agent", "acp", "session"]),
+    ("sandbox", &["config", "child"]),
+    ("policy", &["tools", "agent", "acp", "session", "config"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

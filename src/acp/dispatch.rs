@@ -230,7 +230,7 @@ impl AcpAgent {
                 "steering": { "supported": true },
                 "iacCode": {
                     "cwd": std::env::current_dir().ok().map(|d| d.display().to_string()),
-                    "sandbox": crate::sandbox::status().meta(),
+                    "sandbox": crate::child::sandbox().meta(),
                 },
             })),
         })

@@ -14,7 +14,7 @@ use super::{CANCELLED_RESULT, Turn};
 use crate::infra::Tier;
 use crate::permission::{self, Always, Answer, Call, Decision, Found, Mode, Question, Reach};
 use crate::rules::Verdict;
-use crate::sandbox::{self, Profile, Run, State};
+use crate::sandbox::{Profile, Run, State};
 use crate::sync::lock;
 use crate::tools::{Access, Invocation, Tool, ToolContext, ToolError};
 
@@ -80,7 +80,7 @@ fn relies_on_sandbox(invocation: &Invocation) -> bool {
 /// Whether commands of this call can be confined: the sandbox can be built here, and the
 /// command runs here (not in the client's terminal, which it cannot reach).
 fn confinable(ctx: &ToolContext) -> bool {
-    sandbox::status().usable() && !ctx.files.terminals()
+    crate::child::sandbox().usable() && !ctx.files.terminals()
 }
 
 /// The sandbox a command that runs without a person's answer to it gets: the network and
@@ -142,7 +142,7 @@ pub(super) fn pass(
     let bypass = lock(turn.settings).mode == Mode::BypassPermissions;
     let unreviewed = !found.is_empty() && !bypass;
     // (Plans run here, never in the client's terminal.)
-    let plannable = sandbox::status().usable();
+    let plannable = crate::child::sandbox().usable();
     if invocation.gate.terraform.is_some() && (unreviewed || !plannable) {
         let why = match unreviewed {
             true => found.describe(ctx.cwd),
@@ -210,7 +210,8 @@ fn unavailable(ctx: &ToolContext) -> String {
     if ctx.files.terminals() {
         return "it runs in the client's terminal, outside the sandbox".to_string();
     }
-    let why = sandbox::status().why_not().unwrap_or_else(|| "the sandbox is unavailable".into());
+    let why =
+        crate::child::sandbox().why_not().unwrap_or_else(|| "the sandbox is unavailable".into());
     format!("asked because {why}")
 }
 

@@ -67,6 +67,28 @@ pub fn spawn(command: &mut Command) -> std::io::Result<Child> {
     Ok(child)
 }
 
+/// Which layers of the OS sandbox this host offers, found once per process: a short-lived
+/// child tries the namespaces a sealed command needs (`sandbox::probe_flags`).
+pub fn sandbox() -> &'static crate::sandbox::Status {
+    static STATUS: OnceLock<crate::sandbox::Status> = OnceLock::new();
+    STATUS.get_or_init(|| crate::sandbox::Status::new(probe_sandbox()))
+}
+
+fn probe_sandbox() -> Result<(), String> {
+    let program = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .unwrap_or("/proc/self/exe");
+    let mut probe = command(program);
+    probe
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    sys::sandbox::can_unshare(&mut probe, crate::sandbox::probe_flags());
+    run_to_end(&mut probe).map(|_| ()).map_err(|err| err.to_string())
+}
+
 /// Runs `command` to its end, keeping the reaper (if one runs) off it. Starts no reaper
 /// itself: a short probe, which may run in a process that is not ours (a test, a library
 /// user) where nobody must reap children behind their owners' backs.

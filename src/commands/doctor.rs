@@ -110,7 +110,7 @@ pub fn run() -> Result<u8> {
         );
     }
     crate::child::init();
-    let sandbox = crate::sandbox::status();
+    let sandbox = crate::child::sandbox();
     let level = if sandbox.usable() { Level::Ok } else { Level::Warn };
     for line in super::sandbox::lines(sandbox) {
         report.say(level, &line);

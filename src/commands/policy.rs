@@ -40,7 +40,7 @@ fn eval(cwd: &Path, config_dir: &Path, input: &str, dir: Option<&str>, json: boo
     };
     let policies = match dir {
         Some(dir) => {
-            let listing = crate::policy::listing(cwd, config_dir, false);
+            let listing = crate::config::policy_sources::listing(cwd, config_dir, false);
             let (files, problems) = crate::policy::test_sources(Some(Path::new(dir)));
             if files.is_empty() && problems.is_empty() {
                 return Err(Error::Usage(format!("{dir}: no .rego files")));
@@ -53,7 +53,7 @@ fn eval(cwd: &Path, config_dir: &Path, input: &str, dir: Option<&str>, json: boo
                 None => policies,
             }
         }
-        None => crate::policy::in_force(cwd, config_dir),
+        None => crate::config::policy_sources::in_force(cwd, config_dir),
     };
     let mut findings = Findings::default();
     for document in &inputs {
@@ -105,7 +105,7 @@ fn test(dir: Option<&Path>) -> Result<u8> {
 }
 
 fn list(cwd: &Path, config_dir: &Path) -> Result<u8> {
-    let listing = crate::policy::listing(cwd, config_dir, false);
+    let listing = crate::config::policy_sources::listing(cwd, config_dir, false);
     let policies = Policies::compile(&listing.files, &listing.settings);
     let mut out = sys::stdout().lock();
     for file in &listing.files {

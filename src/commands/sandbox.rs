@@ -22,7 +22,7 @@ pub fn run(command: &SandboxCommand) -> Result<u8> {
 
 fn status(json: bool) -> Result<u8> {
     crate::child::init();
-    let status = sandbox::status();
+    let status = crate::child::sandbox();
     let mut out = sys::stdout().lock();
     if json {
         writeln!(out, "{}", status.meta()).map_err(Error::Stream)?;

@@ -91,6 +91,7 @@ pub mod login;
 pub mod manage;
 pub mod permissions;
 mod policy;
+pub mod policy_sources;
 mod presets;
 pub mod pricing;
 pub mod project;
@@ -390,7 +391,6 @@ fn seconds(env: &dyn Env, name: &str, default: f64) -> Result<Duration> {
         _ => Err(Error::Config(format!("{name}='{raw}': expected seconds, e.g. 90 or 0.5"))),
     }
 }
-
 #[cfg(test)]
 mod tests;
 

@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 
 use crate::shell::{self, Script};
 
-pub use state::{holds_state, terraform_owned};
+pub use path::holds_state;
+pub use state::terraform_owned;
 
 use judge::{Cmd, Out};
 use program::Program;

@@ -80,9 +80,16 @@ pub(super) fn build_output(path: &Path, root: &Path) -> bool {
     rel.components().next().is_some_and(|c| BUILD.split(' ').any(|b| c.as_os_str() == b))
 }
 
-/// Whether a file name is terraform state (`*.tfstate*`, `state.rs`).
+/// Whether a file name is terraform state (`*.tfstate`, `*.tfstate.backup`, the backend's
+/// `.terraform/terraform.tfstate`), in any case. The one predicate: the classifier, the
+/// file tools (`terraform_owned`) and the sandbox (`sandbox::is_state_file`) all ask it.
+pub fn holds_state(name: &str) -> bool {
+    name.to_ascii_lowercase().contains(".tfstate")
+}
+
+/// Whether a word names terraform state by its last component.
 pub(super) fn state_file(word: &str) -> bool {
-    super::state::holds_state(basename(word))
+    holds_state(basename(word))
 }
 
 /// Whether a path is a raw disk device.

@@ -1,4 +1,4 @@
-//! Terraform state on disk: the one notion of a state file (`holds_state`) and of what only
+//! Terraform state on disk: the one notion of a state file (`path::holds_state`) and of what only
 //! terraform writes (`terraform_owned`: state, `.terraform/`, its lock and saved plans), used
 //! by the classifier and the file tools alike; and whether a read given a pattern (`cat *`)
 //! or walking directories (`grep -r`, `rg`, a `find -exec` payload) reaches state. That look
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::glob::may_name_state;
 use super::judge::{Cmd, Out};
-use super::path::glob_dir;
+use super::path::{glob_dir, holds_state};
 use super::word::{is_option, listed};
 
 /// How many directory entries a recursive read's directories are searched through.
@@ -18,13 +18,6 @@ const MAX_ENTRIES: usize = 4_000;
 /// Readers that show names or sums, never contents.
 const NAMES_ONLY: &str = "ls stat file du df realpath readlink tree lsof wc md5sum sha1sum \
     sha256sum sha512sum shasum cksum b2sum sum";
-
-/// Whether a file name is terraform state (`*.tfstate`, `*.tfstate.backup`, the backend's
-/// `.terraform/terraform.tfstate`), in any case. The one predicate: the classifier, the
-/// file tools and the sandbox (`sandbox::is_state_file`) all ask it.
-pub fn holds_state(name: &str) -> bool {
-    name.to_ascii_lowercase().contains(".tfstate")
-}
 
 /// Why only terraform itself may write `path`, if so: state (`*.tfstate*`), what `init`
 /// keeps (`.terraform/`, `.terraform.lock.hcl`) and saved plans (`*.tfplan`). The file

@@ -16,7 +16,7 @@ pub mod manifests;
 mod sources;
 
 pub use bundled::{PACK, rules as bundled_rules};
-pub use sources::{Listing, in_force, listing, settings_of, test_sources};
+pub use sources::{bundled_files, read_dir, settings_of, test_sources};
 
 use regorus::{Engine, Value as Rego};
 use serde_json::Value;
@@ -148,6 +148,13 @@ impl Policies {
             broken.push(format!("policy data: {err}"));
         }
         Policies { engine, namespaces, broken, files: loaded, tests }
+    }
+
+    /// The same policies, also broken for `problems` (found before compiling: an
+    /// unreadable file, bad settings), which come first.
+    pub fn with_problems(mut self, problems: Vec<String>) -> Policies {
+        self.broken.splice(0..0, problems);
+        self
     }
 
     /// Why the policies cannot judge anything, if a file is broken.

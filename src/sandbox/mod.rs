@@ -15,8 +15,9 @@
 //! exec (`confine.rs`). Its environment loses the credential variables (`env.rs`). When
 //! the program ends, the kernel kills whatever it left in its process namespace.
 //!
-//! `status()` says, once per process, whether the kernel lets us build it; where it does
-//! not (or `IAC_CODE_SANDBOX=off`), the gate asks instead of relying on it.
+//! `child::sandbox()` says, once per process, whether the kernel lets us build it (a
+//! process of its own tries, with `probe_flags`); where it does not (or
+//! `IAC_CODE_SANDBOX=off`), the gate asks instead of relying on it.
 //! Invariant: nothing here decides whether a command may run; it only confines what runs.
 
 mod confine;
@@ -25,7 +26,6 @@ mod mounts;
 mod paths;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -256,10 +256,10 @@ impl Status {
     }
 }
 
-/// Which layers this host offers (probed on first use: a child tries the namespaces).
-pub fn status() -> &'static Status {
-    static STATUS: OnceLock<Status> = OnceLock::new();
-    STATUS.get_or_init(|| {
+impl Status {
+    /// What this host offers, given what the probe of the namespaces found (a process of
+    /// its own tries them: `child::sandbox`, which keeps the answer for the process).
+    pub fn new(namespaces: Result<(), String>) -> Status {
         let off = std::env::var("IAC_CODE_SANDBOX").is_ok_and(|v| v.eq_ignore_ascii_case("off"));
         if off {
             log::warn!(
@@ -267,12 +267,11 @@ pub fn status() -> &'static Status {
                  would have held is asked instead"
             );
         }
-        let namespaces = probe();
         if let Err(why) = &namespaces {
             log::warn!("sandbox unavailable: {why}; commands it would hold are asked instead");
         }
         Status { namespaces, landlock: crate::sys::sandbox::landlock_abi(), off }
-    })
+    }
 }
 
 /// Whether the test switch that makes setting the sandbox up fail is on.
@@ -280,33 +279,14 @@ fn test_failure() -> bool {
     std::env::var_os("IAC_CODE_SANDBOX_TEST_FAIL").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Tries the namespaces a sealed command needs, in a short-lived child.
-fn probe() -> Result<(), String> {
+/// The namespaces a sealed command needs, as the probe's process must make them (with
+/// the test switch on, a flag unshare(2) refuses: the kernel's own refusal, as on a host
+/// without them).
+pub fn probe_flags() -> i32 {
     use crate::sys::sandbox as raw;
-    let mut flags = raw::NEW_USER | raw::NEW_MOUNTS | raw::NEW_NETWORK | raw::NEW_PIDS;
-    flags |= raw::NEW_IPC;
-    if test_failure() {
-        // A flag unshare(2) refuses: the kernel's own refusal, as on a host without them.
-        flags |= libc_clone_parent();
-    }
-    let program = ["/bin/true", "/usr/bin/true"]
-        .into_iter()
-        .find(|p| Path::new(p).is_file())
-        .unwrap_or("/proc/self/exe");
-    let mut command = crate::child::command(program);
-    command
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    raw::can_unshare(&mut command, flags);
-    crate::child::run_to_end(&mut command).map_err(|err| err.to_string())?;
-    Ok(())
-}
-
-/// `CLONE_PARENT`, which unshare(2) refuses with EINVAL.
-fn libc_clone_parent() -> i32 {
-    0x0000_8000
+    let flags = raw::NEW_USER | raw::NEW_MOUNTS | raw::NEW_NETWORK | raw::NEW_PIDS | raw::NEW_IPC;
+    // CLONE_PARENT, which unshare(2) refuses with EINVAL.
+    if test_failure() { flags | 0x0000_8000 } else { flags }
 }
 
 #[cfg(test)]

@@ -139,7 +139,7 @@ fn rules_in(
                 Check::UrlPassword => check::url_password(value.as_str()),
                 Check::Base64Pem => check::base64_pem(value.as_str()),
             };
-            if !ok || value.as_str().contains(super::vault::OPEN) {
+            if !ok || value.as_str().contains(check::OPEN) {
                 continue;
             }
             let name = caps.name("n").map(|n| (start + n.start(), start + n.end()));

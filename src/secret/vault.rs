@@ -11,10 +11,9 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde_json::Value;
 
 use super::Policy;
+use super::check::OPEN;
 use super::shapes::{self, Found};
 
-/// How a placeholder starts: `__SECRET:` then the kind, `:`, the number and `__`.
-pub const OPEN: &str = "__SECRET:";
 const CLOSE: &str = "__";
 
 /// Shortest value matched exactly wherever it shows up (shorter ones only where a shape

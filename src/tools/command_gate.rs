@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::policy_gate::{self, Judged};
 use super::{Invocation, ToolContext, ToolError};
 use crate::infra::{self, PathUse, Tier};
 
@@ -148,7 +149,9 @@ pub(super) fn prepare(
         if !scope.is_empty() {
             gate.content.push(acts_on(&scope));
         }
-        super::policy_gate::judge_manifests(&script, gate, timeout, ctx);
+        let mut judged = Judged::default();
+        policy_gate::judge_manifests(&script, &mut judged, timeout, ctx);
+        lay(gate, judged);
         return Ok(());
     };
     if !tf.unknown.is_empty() {
@@ -159,7 +162,9 @@ pub(super) fn prepare(
         if !scope.is_empty() {
             gate.content.push(acts_on(&scope));
         }
-        super::policy_gate::unjudged(gate, ctx);
+        let mut judged = Judged::default();
+        policy_gate::unjudged(&mut judged, ctx);
+        lay(gate, judged);
         return Ok(());
     }
     let planned = super::plan::plan(&tf, timeout, ctx)?;
@@ -174,8 +179,20 @@ pub(super) fn prepare(
     // The plan file is ours: the model's own files are not what runs.
     gate.runs_code_in = vec![tf.dir];
     let json = String::from_utf8_lossy(&planned.json);
-    super::policy_gate::judge(&[json.into_owned()], "the plan", gate, ctx);
+    let mut judged = Judged::default();
+    policy_gate::judge(&[json.into_owned()], "the plan", &mut judged, ctx);
+    lay(gate, judged);
     Ok(())
+}
+
+/// What the policies said, into the gate: a refusal, what the question shows, what the
+/// result adds.
+fn lay(gate: &mut Gate, judged: Judged) {
+    if judged.refused.is_some() {
+        gate.refused = judged.refused;
+    }
+    gate.content.extend(judged.content);
+    gate.notes.extend(judged.notes);
 }
 
 /// Why a planned apply is at its tier, for the question's title.

@@ -118,7 +118,7 @@ fn run_planned(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<(), ToolError> {
-    if !crate::sandbox::status().usable() {
+    if !crate::child::sandbox().usable() {
         return run(tf, files, timeout, ctx, None);
     }
     let profile = crate::sandbox::Profile::Cloud(crate::sandbox::State::Scratch);

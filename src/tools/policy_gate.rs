@@ -3,36 +3,47 @@
 //! the manifests of `kubectl apply|create|replace -f FILE` (each YAML document alone, as
 //! conftest reads them) and the templates `helm template` renders for `helm
 //! install|upgrade` (when helm is installed, in the sandbox a plan gets). A `deny` or
-//! `violation` refuses the call in every mode (`Gate::refused`: no question, the messages
-//! to the model); a `warn` goes into the question and the result (`Gate::notes`). While a
+//! `violation` refuses the call in every mode (`Judged::refused`, laid into `Gate::refused`:
+//! no question, the messages to the model); a `warn` goes into the question and the result
+//! (`Judged::content`, `Judged::notes`). While a
 //! policy in force is broken, every command judged here is refused with why.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ToolContext;
-use super::command_gate::Gate;
 use crate::policy::Findings;
 use crate::shell::{Script, Simple};
+
+/// What the policies said of a call; `command_gate` lays it into the call's `Gate`.
+#[derive(Debug, Default)]
+pub(super) struct Judged {
+    /// Why the call is refused in every mode (no question; the messages to the model).
+    pub refused: Option<String>,
+    /// Shown with the question (Markdown).
+    pub content: Vec<String>,
+    /// Added to the call's result.
+    pub notes: Vec<String>,
+}
 
 /// Manifest bytes read for one command at most.
 const MAX_MANIFEST_BYTES: usize = 8 << 20;
 
 /// Judges `inputs` (JSON documents; `what` names them for the messages).
-pub(super) fn judge(inputs: &[String], what: &str, gate: &mut Gate, ctx: &ToolContext) {
-    let policies = crate::policy::in_force(ctx.cwd, ctx.config_dir);
+pub(super) fn judge(inputs: &[String], what: &str, out: &mut Judged, ctx: &ToolContext) {
+    let policies = crate::config::policy_sources::in_force(ctx.cwd, ctx.config_dir);
     if let Some(why) = policies.broken() {
-        return broken(gate, &why);
+        return broken(out, &why);
     }
     let mut findings = Findings::default();
     for input in inputs {
         match policies.evaluate(input) {
             Ok(found) => findings.extend(found),
-            Err(why) => return broken(gate, &why),
+            Err(why) => return broken(out, &why),
         }
     }
     if !findings.deny.is_empty() {
-        gate.refused = Some(format!(
+        out.refused = Some(format!(
             "Refused by policy: {what} breaks the team's policies (nothing was asked and \
              nothing ran):\n{}\nChange the code so that it complies; a person changes a \
              policy, an answer cannot.",
@@ -40,21 +51,21 @@ pub(super) fn judge(inputs: &[String], what: &str, gate: &mut Gate, ctx: &ToolCo
         ));
     }
     if !findings.warn.is_empty() {
-        gate.content.push(format!("**Policy warnings**\n{}", list(&findings.warn)));
-        gate.notes.push(format!("Policy warnings:\n{}", list(&findings.warn)));
+        out.content.push(format!("**Policy warnings**\n{}", list(&findings.warn)));
+        out.notes.push(format!("Policy warnings:\n{}", list(&findings.warn)));
     }
 }
 
 /// A terraform apply or destroy whose plan cannot be made first: refused while a policy in
 /// force is broken.
-pub(super) fn unjudged(gate: &mut Gate, ctx: &ToolContext) {
-    if let Some(why) = crate::policy::in_force(ctx.cwd, ctx.config_dir).broken() {
-        broken(gate, &why);
+pub(super) fn unjudged(out: &mut Judged, ctx: &ToolContext) {
+    if let Some(why) = crate::config::policy_sources::in_force(ctx.cwd, ctx.config_dir).broken() {
+        broken(out, &why);
     }
 }
 
-fn broken(gate: &mut Gate, why: &str) {
-    gate.refused = Some(format!(
+fn broken(out: &mut Judged, why: &str) {
+    out.refused = Some(format!(
         "Refused: a policy in force is broken, and applies are refused until it is fixed \
          (reads and plans go on):\n{why}"
     ));
@@ -68,7 +79,7 @@ fn list(messages: &[String]) -> String {
 /// `script` would send.
 pub(super) fn judge_manifests(
     script: &Script,
-    gate: &mut Gate,
+    out: &mut Judged,
     timeout: Duration,
     ctx: &ToolContext,
 ) {
@@ -79,11 +90,11 @@ pub(super) fn judge_manifests(
         match program {
             Some("kubectl") if subcommand(simple, &["apply", "create", "replace"]) => {
                 judged = true;
-                kubectl_files(simple, ctx.cwd, &mut texts, gate);
+                kubectl_files(simple, ctx.cwd, &mut texts, out);
             }
             Some("helm") if subcommand(simple, &["install", "upgrade"]) => {
                 judged = true;
-                helm_templates(simple, timeout, ctx, &mut texts, gate);
+                helm_templates(simple, timeout, ctx, &mut texts, out);
             }
             _ => {}
         }
@@ -95,14 +106,14 @@ pub(super) fn judge_manifests(
     for (name, text) in texts {
         match crate::policy::manifests::documents(&text) {
             Ok(docs) => inputs.extend(docs.iter().map(|d| d.to_string())),
-            Err(why) => gate.content.push(format!("Not judged by the policies: {name}: {why}")),
+            Err(why) => out.content.push(format!("Not judged by the policies: {name}: {why}")),
         }
     }
     // What could not be judged is said in the result as well as in the question.
     let unjudged: Vec<String> =
-        gate.content.iter().filter(|c| c.starts_with("Not judged")).cloned().collect();
-    gate.notes.extend(unjudged);
-    judge(&inputs, "the manifest", gate, ctx);
+        out.content.iter().filter(|c| c.starts_with("Not judged")).cloned().collect();
+    out.notes.extend(unjudged);
+    judge(&inputs, "the manifest", out, ctx);
 }
 
 /// Whether a word of `simple` is one of `names` (`kubectl -n prod apply`: global options
@@ -112,7 +123,7 @@ fn subcommand(simple: &Simple, names: &[&str]) -> bool {
 }
 
 /// The files `-f`/`--filename` name (a directory: its YAML and JSON files).
-fn kubectl_files(simple: &Simple, cwd: &Path, texts: &mut Vec<(String, String)>, gate: &mut Gate) {
+fn kubectl_files(simple: &Simple, cwd: &Path, texts: &mut Vec<(String, String)>, out: &mut Judged) {
     let mut named = Vec::new();
     let mut words = simple.argv.iter().skip(1);
     while let Some(word) = words.next() {
@@ -123,7 +134,7 @@ fn kubectl_files(simple: &Simple, cwd: &Path, texts: &mut Vec<(String, String)>,
                 Some(w[2..].to_string())
             }
             "-k" | "--kustomize" => {
-                gate.content.push("Not judged by the policies: a kustomization".to_string());
+                out.content.push("Not judged by the policies: a kustomization".to_string());
                 words.next();
                 None
             }
@@ -134,7 +145,7 @@ fn kubectl_files(simple: &Simple, cwd: &Path, texts: &mut Vec<(String, String)>,
     let mut bytes = 0;
     for name in named {
         if name == "-" || name.contains("://") {
-            gate.content.push(format!("Not judged by the policies: {name} (not a local file)"));
+            out.content.push(format!("Not judged by the policies: {name} (not a local file)"));
             continue;
         }
         let path = cwd.join(&name);
@@ -159,9 +170,9 @@ fn kubectl_files(simple: &Simple, cwd: &Path, texts: &mut Vec<(String, String)>,
                     texts.push((file.display().to_string(), text));
                 }
                 Ok(_) => {
-                    gate.content.push(format!("Not judged by the policies: {name} (over 8 MiB)"))
+                    out.content.push(format!("Not judged by the policies: {name} (over 8 MiB)"))
                 }
-                Err(err) => gate.content.push(format!("Not judged by the policies: {name}: {err}")),
+                Err(err) => out.content.push(format!("Not judged by the policies: {name}: {err}")),
             }
         }
     }
@@ -191,12 +202,12 @@ fn helm_templates(
     timeout: Duration,
     ctx: &ToolContext,
     texts: &mut Vec<(String, String)>,
-    gate: &mut Gate,
+    out: &mut Judged,
 ) {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("helm").is_file()));
-    if !on_path || !crate::sandbox::status().usable() {
-        gate.content.push(
+    if !on_path || !crate::child::sandbox().usable() {
+        out.content.push(
             "Not judged by the policies: the chart's templates (helm template needs helm \
              and the sandbox here)"
                 .to_string(),
@@ -230,12 +241,10 @@ fn helm_templates(
         Ok(captured) if captured.code == Ok(0) => {
             texts.push(("helm template".into(), captured.stdout))
         }
-        Ok(captured) => gate.content.push(format!(
+        Ok(captured) => out.content.push(format!(
             "Not judged by the policies: helm template failed: {}",
             crate::text::clip(captured.stderr.trim(), 2_000)
         )),
-        Err(err) => {
-            gate.content.push(format!("Not judged by the policies: helm template: {err:?}"))
-        }
+        Err(err) => out.content.push(format!("Not judged by the policies: helm template: {err:?}")),
     }
 }
