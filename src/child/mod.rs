@@ -256,7 +256,7 @@ pub fn process_table() -> Vec<Proc> {
 }
 
 /// State, parent and process group of `/proc/<pid>`.
-fn stat_of(dir: &std::path::Path) -> Option<(char, u32, u32)> {
+pub(crate) fn stat_of(dir: &std::path::Path) -> Option<(char, u32, u32)> {
     let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
     // The command name is in parentheses and may itself contain spaces or ')'.
     let rest = &stat[stat.rfind(')')? + 1..];

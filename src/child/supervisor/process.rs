@@ -126,11 +126,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
             Ok("list") => {
                 let mut out = String::new();
                 for pid in descendants(me) {
-                    // An empty command line is a process on its way out (its memory, and
-                    // argv with it, is gone before it is a zombie): a pipe holder just
-                    // killed, say. It is not left running.
-                    let command = command_line(pid);
-                    if !command.is_empty() {
+                    if let Some(command) = still_running(pid) {
                         out.push_str(&format!("proc {pid} {command}\n"));
                     }
                 }
@@ -202,6 +198,33 @@ fn descendants(root: u32) -> Vec<u32> {
     found.remove(0);
     found.retain(|pid| procs.iter().any(|p| p.pid == *pid && p.live));
     found
+}
+
+/// The command line of a process that is still running, or `None` for one on its way out.
+///
+/// An empty command line means one of two passing states: a process between the new
+/// program's memory and its arguments in `execve` (a daemon caught mid-exec, as
+/// `env -i setsid sleep` execs twice), or one whose memory is gone before it is a zombie (a
+/// pipe holder just killed). The first gets its arguments within microseconds, the second
+/// becomes a zombie: look again until one of them shows (bounded; past that it is named by
+/// its `comm`, as running).
+fn still_running(pid: u32) -> Option<String> {
+    let deadline = Instant::now() + Duration::from_millis(200);
+    loop {
+        let command = command_line(pid);
+        if !command.is_empty() {
+            return Some(command);
+        }
+        let dir = std::path::Path::new("/proc").join(pid.to_string());
+        match crate::child::stat_of(&dir) {
+            None | Some(('Z' | 'X', _, _)) => return None,
+            Some(_) if Instant::now() >= deadline => {
+                let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+                return Some(format!("[{}]", comm.trim()));
+            }
+            Some(_) => std::thread::yield_now(),
+        }
+    }
 }
 
 /// `/proc/<pid>/cmdline` with spaces for NULs, shortened.
