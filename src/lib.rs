@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod gate;
 pub mod history;
 pub mod hooks;
 pub mod infra;
@@ -18,7 +19,6 @@ pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;
 pub mod memory;
-pub mod permission;
 pub mod policy;
 pub mod provider;
 pub mod rules;

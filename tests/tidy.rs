@@ -66,7 +66,7 @@ const LAYERS: &[&[&str]] = &[
         "policy",
     ],
     &["tools", "provider", "mcp", "hooks", "skills"],
-    &["permission"],
+    &["gate"],
     &["agent"],
     &["session"],
     &["acp", "transport", "tui"],
@@ -78,7 +78,7 @@ const LAYERS: &[&[&str]] = &[
 const FORBIDDEN: &[(&str, &[&str])] = &[
     ("transport", &["acp", "session", "agent", "cli"]),
     // The terminal client reaches the agent through ACP frames only.
-    ("tui", &["acp", "session", "agent", "transport", "permission", "tools", "provider", "cli"]),
+    ("tui", &["acp", "session", "agent", "transport", "gate", "tools", "provider", "cli"]),
     ("agent", &["acp"]),
     ("provider", &["acp"]),
     ("tools", &["acp", "agent", "skills"]),
@@ -89,6 +89,9 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("rules", &["config"]),
     ("sandbox", &["config", "child"]),
     ("policy", &["tools", "agent", "acp", "session", "config"]),
+    // The gate reaches the session through its `Host` trait and a person through an
+    // `Asker`: never the turn, the session or the wire.
+    ("gate", &["agent", "acp", "session", "transport"]),
 ];
 
 /// A file's module path below `src` (`tools/grep.rs` → [tools, grep], `tools/mod.rs` →

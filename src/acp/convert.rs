@@ -14,9 +14,9 @@ use super::types::{
 };
 use crate::agent::event::AgentEvent;
 use crate::cancel::CancelToken;
+use crate::gate::{Answer, Asker, Mode, Question};
 use crate::infra::Tier;
 use crate::jsonrpc::Outbox;
-use crate::permission::{Answer, Asker, Mode, Question};
 use crate::text::Title;
 use crate::tools;
 

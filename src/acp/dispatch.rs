@@ -13,8 +13,8 @@ use super::error::{bad_params, rpc_error};
 use super::setup::{self, Reply, to_reply};
 use super::types::*;
 use crate::cancel::CancelToken;
+use crate::gate::Mode;
 use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
-use crate::permission::Mode;
 use crate::session::{Directories, Manager, Services, Session, SessionId};
 
 /// The ACP version we speak (and answer with, whatever the client asked for).

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::convert::AcpAsker;
 use super::types::{CreateElicitationRequest, CreateElicitationResponse};
 use crate::cancel::CancelToken;
-use crate::permission::{Answer, Asker, Question};
+use crate::gate::{Answer, Asker, Question};
 use crate::tools::{Elicitation, Elicited};
 
 /// A prompt's questions: permission ones through `AcpAsker`, forms through

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::types::*;
+use crate::gate::Mode;
 use crate::jsonrpc::{Outbox, Request, RpcError};
-use crate::permission::Mode;
 use crate::session::{Manager, Session, available};
 use crate::sync::lock;
 

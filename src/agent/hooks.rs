@@ -1,12 +1,10 @@
 //! The hooks of a turn (`Turn.hooks`): `PreToolUse` after a call is announced and before
-//! its permission decision (what the hooks say is one more input to `permission::decide`),
+//! its permission decision (what the hooks say is one more input to `gate::decide`),
 //! `PostToolUse` after it ran (what they say joins the result the model gets), and `Stop`
 //! when the model ends the turn (a block makes the turn go on with its reason as the next
 //! instruction, at most `MAX_STOP_CONTINUATIONS` times per prompt; never for a
 //! sub-agent). Each hook that ran is a line of the call's content; a hook that failed is
 //! a notice. Hooks run in every mode, bypass included.
-
-use std::path::Path;
 
 use serde_json::{Value, json};
 
@@ -15,32 +13,12 @@ use super::{CANCELLED_RESULT, Turn};
 use crate::history::ToolUse;
 use crate::hooks::wire::About;
 use crate::hooks::{Event, Report};
-use crate::rules::{Subject, Verdict};
+use crate::rules::Verdict;
 use crate::sync::lock;
-use crate::tools::{Invocation, Tool, paths};
+use crate::tools::{Invocation, Tool};
 
 /// How many times per prompt the `Stop` hooks may make the turn go on.
 pub(super) const MAX_STOP_CONTINUATIONS: u32 = 3;
-
-/// The call `invocation` of `tool` as the rules and the hooks' matchers see it: each
-/// command, the raw text when it was not parsed whole, the paths relative to `cwd`.
-pub(super) fn with_subject<R>(
-    tool: &str,
-    invocation: &Invocation,
-    cwd: &Path,
-    judge: impl FnOnce(&Subject) -> R,
-) -> R {
-    let paths: Vec<String> =
-        invocation.targets.iter().map(|t| paths::display_relative(&t.path, cwd)).collect();
-    judge(&Subject {
-        tool,
-        commands: &invocation.gate.lines,
-        opaque: invocation.gate.opaque.as_deref(),
-        patterns: &invocation.gate.patterns,
-        paths: &paths,
-        host: None,
-    })
-}
 
 /// The session's mode now, as a hook's input names it.
 fn mode(turn: &Turn) -> &'static str {
@@ -78,7 +56,7 @@ pub(super) fn pre_tool_use(
     }
     let about =
         About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
-    let report = with_subject(tool.name(), invocation, turn.cwd, |subject| {
+    let report = crate::gate::with_subject(tool.name(), invocation, turn.cwd, |subject| {
         turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
     });
     tell(turn, Some(id), &report, lines);
@@ -120,7 +98,7 @@ pub(super) fn post_tool_use(
         tool_response: &response,
         ok,
     };
-    let report = with_subject(tool.name(), invocation, turn.cwd, |subject| {
+    let report = crate::gate::with_subject(tool.name(), invocation, turn.cwd, |subject| {
         turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
     });
     tell(turn, Some(id), &report, lines);

@@ -1,14 +1,13 @@
 //! The turn loop: ask the LLM, stream its reply as events, run the tool calls it asks for
-//! (after the permission gate), repeat until it stops or a limit is hit. Plain blocking
+//! (after the gate, `crate::gate`), repeat until it stops or a limit is hit. Plain blocking
 //! code on the prompt thread. Never imports `acp`.
 
 pub mod compact;
 mod completion;
 mod estimate;
 pub mod event;
-mod gate;
 mod hooks;
-mod network;
+mod host;
 pub mod prompt;
 mod skills;
 mod steering;
@@ -22,8 +21,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::cancel::CancelToken;
 use crate::config::Limits;
+use crate::gate::{Always, Asker, Mode, Unreviewed};
 use crate::history::{self, ChatMessage, close_unanswered};
-use crate::permission::{Always, Asker, Mode, Unreviewed};
 use crate::provider::{ChatRequest, FailureKind, Finish, Provider, ToolDef};
 use crate::sync::lock;
 use crate::tools::{ExternalTools, Registry, Tool};
@@ -269,8 +268,7 @@ pub fn tool_defs(tools: &Registry) -> Vec<ToolDef> {
     tools.iter().map(def_of).collect()
 }
 
-/// What the model sees for a call that was cut short by a cancel.
-pub const CANCELLED_RESULT: &str = "Tool call cancelled by the user.";
+pub use crate::gate::CANCELLED_RESULT;
 
 /// Runs one prompt turn to its end. `history` gains the user message, the replies and the
 /// tool results; it is left well formed (every tool call answered) however the turn ends.

@@ -1,16 +1,14 @@
-//! One tool call: announce it, run its `PreToolUse` hooks, pass the permission gate, run
+//! One tool call: announce it, run its `PreToolUse` hooks, pass the gate (`crate::gate`), run
 //! it, run its `PostToolUse` hooks, report the result. Errors go back to the model; only
 //! a broken server aborts the turn.
 
 use serde_json::Value;
 
 use super::event::{AgentEvent, SettingsChange, ToolCallEnd, ToolCallStart};
-use super::gate::{self, Passed};
-use super::network::Network;
 use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn};
+use crate::gate::{self, Network, Passed};
 use crate::history::{ChatMessage, ToolUse};
-use crate::permission;
 use crate::sync::lock;
 use crate::tools::{
     Invocation, MAX_TOOL_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolKind, ToolOutput,
@@ -37,7 +35,7 @@ pub(super) fn run(
     let sub_agents = SubAgents { parent: turn, call_id: &id };
     let config_dir =
         crate::tools::paths::real(turn.config_dir).unwrap_or_else(|| turn.config_dir.to_path_buf());
-    let network = Network { turn, id: &id };
+    let network = Network { host: turn, id: &id };
     let approved = turn.hooks.covered();
     let ctx = ToolContext {
         cwd: turn.cwd,
@@ -103,7 +101,7 @@ pub(super) fn run(
             return Ok(fail(turn, &id, call, message, Vec::new()));
         }
     };
-    let mut invocation = tool.describe(&args, &ctx);
+    let mut invocation = gate::describe(tool, &args, &ctx);
     super::skills::reach(turn, tool, &mut invocation);
     announce(
         turn,
@@ -137,7 +135,7 @@ pub(super) fn run(
         }
         Err(message) => Ok(fail(turn, &id, call, message, hooks)),
     };
-    crate::tools::remove_scratch(&invocation.gate.scratch);
+    gate::remove_scratch(&invocation.gate.scratch);
     result
 }
 
@@ -328,7 +326,7 @@ fn succeed(
     if let Some(plan) = output.plan {
         turn.sink.emit(AgentEvent::Plan(plan));
     }
-    if let Some(mode) = output.mode.and_then(permission::Mode::from_id) {
+    if let Some(mode) = output.mode.and_then(gate::Mode::from_id) {
         let (model, thinking) = {
             let mut settings = lock(turn.settings);
             settings.mode = mode;

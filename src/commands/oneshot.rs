@@ -14,7 +14,7 @@ use crate::cancel::CancelToken;
 use crate::cli::{OutputFormat, PermissionMode, PromptArgs};
 use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
-use crate::permission::{Answer, Asker, Mode, Question};
+use crate::gate::{Answer, Asker, Mode, Question};
 use crate::session::{Manager, PromptFailure, PromptIo, Services, SessionId};
 use crate::sync::lock;
 use crate::{logging, sys};

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, Env, ProcessEnv};
 use crate::error::{Error, Result};
+use crate::gate::Mode;
 use crate::jsonrpc::{LineRead, read_capped_line};
-use crate::permission::Mode;
 use crate::session::SessionId;
 use crate::session::record::{Line, MAX_LINE, Record};
 use crate::session::store::{self, Meta, SessionStore};

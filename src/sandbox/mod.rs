@@ -1,6 +1,6 @@
 //! The OS sandbox: the second line of defence behind the permission gate. Every command
 //! that runs without a person's yes to that very command runs inside it; the gate decides
-//! which `Profile` (`agent::gate`), this room builds and enters it.
+//! which `Profile` (`gate::pass`), this room builds and enters it.
 //!
 //! A sandboxed command runs under its supervisor (`child::supervisor`), which before
 //! starting it moves itself into new user, mount, IPC and process namespaces (and a

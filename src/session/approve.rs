@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::PromptIo;
 use crate::agent::event::{AgentEvent, ToolCallEnd, ToolCallStart};
 use crate::cancel::CancelToken;
-use crate::permission::{Answer, Question};
+use crate::gate::{Answer, Question};
 use crate::tools::ToolKind;
 
 /// What is put to the user.

@@ -10,8 +10,8 @@ use super::store::{self, Journal, Meta};
 use super::{Manager, Session, State, validate_cwd};
 use crate::agent::Settings;
 use crate::error::{Error, Result};
+use crate::gate::{Always, Mode, Unreviewed};
 use crate::history::ChatMessage;
-use crate::permission::{Always, Mode, Unreviewed};
 
 impl Manager {
     /// Creates a session in `cwd` (absolute, an existing directory).

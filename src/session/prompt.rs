@@ -25,7 +25,7 @@ pub struct PromptIo {
     /// Receives the turn's events.
     pub sink: Arc<dyn crate::agent::event::EventSink>,
     /// Asks the user.
-    pub asker: Arc<dyn crate::permission::Asker>,
+    pub asker: Arc<dyn crate::gate::Asker>,
     /// Called once with the result, after the last event.
     pub done: Box<dyn FnOnce(std::result::Result<Outcome, PromptFailure>) + Send>,
     /// The client's file system, when it offers one (else `NoClientTools`).

@@ -378,7 +378,7 @@ pub fn message_id(index: usize) -> String {
 
 /// Whether `mode` lets more run unasked than `default` (an unknown one counts as if it did).
 fn widens(mode: &str) -> bool {
-    use crate::permission::Mode;
+    use crate::gate::Mode;
     !matches!(Mode::from_id(mode), Some(Mode::Default | Mode::Plan))
 }
 

@@ -69,7 +69,7 @@ pub fn events(
                         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
                     let (title, kind, locations, tier) = match tools.get(&call.name) {
                         Some(tool) => {
-                            let invocation = tool.describe(&input, &ctx);
+                            let invocation = crate::gate::describe(tool, &input, &ctx);
                             let tier = invocation.gate.tier;
                             (invocation.title, tool.kind(), invocation.locations, tier)
                         }

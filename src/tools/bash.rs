@@ -1,7 +1,7 @@
 //! `bash`: runs `bash -c` in its own process group with stdin closed and its output
 //! piped, capped (head and tail kept) and streamed to the client while it runs (`run.rs`).
 //! A cancel or a timeout kills the whole process tree. Whether it may run is the
-//! infrastructure gate's question (`command_gate.rs`).
+//! gate's question (`crate::gate`, which judges the command `Tool::command` names).
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use super::limits::{KEEP_HEAD, KEEP_TAIL};
 use super::run::{End, IO_DRAIN, Run, execute};
-use super::{Access, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args};
+use super::{
+    Access, Command, Invocation, Tool, ToolContext, ToolError, ToolKind, ToolOutput, parse_args,
+};
 
 /// Timeout when the call gives none.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -54,23 +56,21 @@ impl Tool for Bash {
     fn access(&self) -> Access {
         Access::Execute
     }
-    fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
+    fn describe(&self, args: &Value, _ctx: &ToolContext) -> Invocation {
         let command = args.get("command").and_then(Value::as_str).unwrap_or("").trim();
         // The command itself, so that a client showing only the title shows what runs: one
         // printable line, a long one as its head and its tail (`text::Title`).
         let title = crate::text::Title::new(None, command).into_string();
-        let title = if title.is_empty() { "bash".to_string() } else { title };
-        super::command_gate::describe(title, command, ctx)
+        Invocation::plain(if title.is_empty() { "bash".to_string() } else { title })
     }
-    fn prepare(
-        &self,
-        args: &Value,
-        invocation: &mut Invocation,
-        ctx: &ToolContext,
-    ) -> Result<(), ToolError> {
-        let args: Args = parse_args(self.name(), args)?;
-        let (timeout, _) = timeout_of(args.timeout)?;
-        super::command_gate::prepare(&args.command, invocation, timeout, ctx)
+    fn command<'a>(&self, args: &'a Value) -> Option<Command<'a>> {
+        let text = args.get("command").and_then(Value::as_str).unwrap_or("");
+        let parsed = parse_args::<Args>(self.name(), args);
+        let timeout = parsed.and_then(|a| timeout_of(a.timeout)).map(|(t, _)| t);
+        let timeout = timeout.map_err(|err| match err {
+            ToolError::Model(message) | ToolError::Fatal(message) => message,
+        });
+        Some(Command { text, timeout })
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(self.name(), args)?;

@@ -31,7 +31,7 @@ pub fn truncate_middle(text: &str, max_chars: usize) -> String {
 /// What one stream produced: the head and the tail, and how much was dropped between,
 /// in bounded memory however long the stream.
 #[derive(Default)]
-pub(super) struct Capture {
+pub(crate) struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     /// Bytes seen in all.

@@ -5,7 +5,6 @@ pub mod address;
 mod agent;
 mod ask_user;
 mod bash;
-mod command_gate;
 mod edit_file;
 mod exit_plan_mode;
 mod external;
@@ -14,16 +13,15 @@ mod gate;
 mod glob;
 mod grep;
 mod html;
-mod limits;
+mod invocation;
+pub(crate) mod limits;
 mod list_files;
 mod open;
 pub mod paths;
-mod plan;
-mod policy_gate;
 mod process;
 mod read_file;
 mod read_memory;
-mod run;
+pub(crate) mod run;
 mod skill;
 mod state_files;
 mod target;
@@ -44,15 +42,14 @@ use crate::cancel::CancelToken;
 
 pub use address::internal_reason;
 pub use agent::{Delegate, SubAgentReport, SubAgentRequest, SubAgentType};
-pub use command_gate::Gate;
 pub use external::{ExternalTools, NoExternalTools, ReadOnlyTools};
 pub use gate::{
     Choice, ChoiceKind, ClientTools, Elicitation, Elicited, HostReach, NetworkGate, NoClientTools,
     NoNetwork, TerminalCommand, TerminalRun,
 };
+pub use invocation::{Command, Gate, Invocation};
 pub use limits::{MAX_TOOL_OUTPUT_CHARS, truncate_middle};
-pub use plan::remove_scratch;
-pub use process::{shell, shell_args};
+pub use process::{is_bash, shell, shell_args};
 pub use skill::{NoSkills, SkillBook};
 pub use target::{Target, judge, judge_within};
 pub use update_plan::plan_of;
@@ -133,7 +130,7 @@ pub struct ToolContext<'a> {
     /// Whether the model accepts images (a tool may then return some).
     pub images: bool,
     /// What the gate approved in place of the call's own command (`apply <saved plan>`,
-    /// from `prepare`): the call runs exactly this, or nothing.
+    /// made before the question): the call runs exactly this, or nothing.
     pub prepared: Option<&'a str>,
     /// The skills the turn may load (`skill`).
     pub skills: &'a dyn SkillBook,
@@ -146,46 +143,6 @@ pub struct ToolContext<'a> {
     /// The saved plan the gate showed, which `prepared` applies: readable inside the
     /// sandbox although it lies in our (hidden) configuration directory.
     pub plan_file: Option<&'a Path>,
-}
-
-/// How a particular call will be presented before it runs.
-#[derive(Debug, Clone)]
-pub struct Invocation {
-    /// Human title, e.g. "Read main.tf".
-    pub title: String,
-    /// Absolute paths the call touches, with an optional line.
-    pub locations: Vec<(PathBuf, Option<u32>)>,
-    /// Whether a touched path lies outside the session cwd (judged on the real path), or
-    /// could not be judged.
-    pub outside_cwd: bool,
-    /// Why a touched path is sensitive (credentials, `.git` internals, ...), if it is.
-    pub sensitive: Option<String>,
-    /// The touched paths as judged; the call opens exactly these.
-    pub targets: Vec<Target>,
-    /// What the infrastructure gate knows of it besides its paths.
-    pub gate: Gate,
-}
-
-impl Invocation {
-    /// A call that touches no path.
-    pub fn plain(title: impl Into<String>) -> Invocation {
-        Invocation {
-            title: title.into(),
-            locations: Vec::new(),
-            outside_cwd: false,
-            sensitive: None,
-            targets: Vec::new(),
-            gate: Gate::default(),
-        }
-    }
-
-    /// The invocation of a call that writes its targets: one that an approved program
-    /// runs asks like a sensitive file (`Target::writing`).
-    pub(crate) fn writing(mut self) -> Invocation {
-        self.targets = self.targets.into_iter().map(Target::writing).collect();
-        self.sensitive = self.targets.iter().find_map(|t| t.sensitive.clone());
-        self
-    }
 }
 
 /// One entry of a plan.
@@ -261,15 +218,11 @@ pub trait Tool: Send + Sync {
     }
     /// Title and locations of a call, computed before it runs (never fails).
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation;
-    /// Work the gate needs before it can ask (a terraform apply's plan), between the
-    /// announcement and the decision; an error fails the call and nothing is asked.
-    fn prepare(
-        &self,
-        _args: &Value,
-        _invocation: &mut Invocation,
-        _ctx: &ToolContext,
-    ) -> Result<(), ToolError> {
-        Ok(())
+    /// The shell command a call runs (`bash`), which the gate judges (`gate::describe`)
+    /// and, for a terraform apply or destroy, plans before it asks; `None` for a tool
+    /// whose call is judged by its paths alone.
+    fn command<'a>(&self, _args: &'a Value) -> Option<Command<'a>> {
+        None
     }
     /// Runs the call.
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;

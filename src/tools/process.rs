@@ -27,7 +27,7 @@ pub(super) fn command_env(marker: &str) -> [(&'static str, &str); 5] {
 
 /// The shell a command runs in: bash, whose syntax the gate's parser reads (`shell/`), so
 /// what is judged is what runs; `/bin/sh` only on a host without bash, where the gate then
-/// trusts no bash-only syntax (`command_gate::describe`). Found once.
+/// trusts no bash-only syntax (`gate::judge`). Found once.
 pub fn shell() -> &'static str {
     static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     SHELL.get_or_init(|| {

@@ -21,27 +21,27 @@ use crate::sandbox;
 use crate::sys::Ended;
 
 /// After the shell exits, how long to wait for background processes to close the pipes.
-pub(super) const IO_DRAIN: Duration = Duration::from_secs(2);
+pub(crate) const IO_DRAIN: Duration = Duration::from_secs(2);
 /// How often live output is sent to the client at most.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// Bytes of recent output shown live.
 const LIVE_TAIL: usize = 4 * 1024;
 
-pub(super) enum End {
+pub(crate) enum End {
     Exited(ExitStatus),
     TimedOut,
     Cancelled,
 }
 
-pub(super) struct Run {
-    pub(super) end: End,
-    pub(super) stdout: Capture,
-    pub(super) stderr: Capture,
+pub(crate) struct Run {
+    pub(crate) end: End,
+    pub(crate) stdout: Capture,
+    pub(crate) stderr: Capture,
     /// Background processes that kept the pipes open after the shell exited, and were
     /// stopped.
-    pub(super) pipe_holders: usize,
+    pub(crate) pipe_holders: usize,
     /// Processes the command left running (killed when the session ends).
-    pub(super) left_running: Vec<LeftRunning>,
+    pub(crate) left_running: Vec<LeftRunning>,
 }
 
 #[derive(Clone, Copy)]
@@ -51,7 +51,7 @@ enum Stream {
 }
 
 /// Runs `command` in the sandbox the gate chose for the call (`ctx.sandbox`).
-pub(super) fn execute(
+pub(crate) fn execute(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,
@@ -68,7 +68,7 @@ pub(super) fn execute(
 }
 
 /// Lays out the sandbox `profile` for a command of the call.
-pub(super) fn sandbox_spec(
+pub(crate) fn sandbox_spec(
     profile: sandbox::Profile,
     ctx: &ToolContext,
 ) -> Result<sandbox::Spec, ToolError> {
@@ -87,7 +87,7 @@ pub(super) fn sandbox_spec(
 
 /// Runs `command` inside `spec` (none: as the user); a sandbox that cannot be entered is
 /// an error and nothing runs.
-pub(super) fn execute_in(
+pub(crate) fn execute_in(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,

@@ -1,23 +1,110 @@
-//! Permission policy: the session mode, the "always" answers (`always.rs`), the files
-//! written without review (`unreviewed.rs`) and the decision for one call (`decide.rs`).
-//! The question itself travels through an `Asker`, which the ACP layer implements; this
-//! module never blocks a connection thread and knows no wire types.
+//! The gate: everything that decides whether a tool call runs, and how. One call's way
+//! through it (`pass.rs`): what a shell command is (`judge.rs`: tier, paths, what it acts
+//! on), the team's rules and hooks' verdicts, the decision for the session's mode
+//! (`decide.rs`, with the "always" answers of `always.rs` and the files written without
+//! review of `unreviewed.rs`), a terraform apply's plan made before anyone is asked
+//! (`plan.rs`) and judged by the team's policies (`policy.rs`), the question and its
+//! wording (`question.rs`), then the sandbox the command runs in. Network targets met
+//! while a call runs, `exit_plan_mode`'s choice and `ask_user`'s form pass `network.rs`.
+//!
+//! The gate fails closed: what it cannot judge asks, what the sandbox cannot hold asks, a
+//! broken policy refuses. It reaches the session through `Host` (the agent's turn
+//! implements it) and a person through an `Asker` (the ACP layer implements it); it never
+//! blocks a connection thread and knows no wire types.
 
 mod always;
 mod decide;
+mod judge;
+mod network;
+mod pass;
+mod plan;
+mod policy;
+mod question;
 mod unreviewed;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::cancel::CancelToken;
 use crate::config::WebFetch;
-use crate::tools::ToolKind;
+use crate::rules::{RuleSet, Subject};
+use crate::tools::{Invocation, Tool, ToolContext, ToolKind};
 
 pub use always::Always;
 pub use decide::{Call, decide};
+pub use network::{DENY_ALL, Network, decide_network, network_refused};
+pub use pass::{Passed, pass, ran_unasked, written};
+pub use plan::remove_scratch;
 pub use unreviewed::{Found, Unreviewed};
+
+/// A rule's or a hook's verdict on a call, with the rule or hook as shown to the model.
+pub type Rule = Option<(crate::rules::Verdict, String)>;
+
+/// What the model sees for a call that was cut short by a cancel.
+pub const CANCELLED_RESULT: &str = "Tool call cancelled by the user.";
+
+/// What the gate needs of the session it serves (the agent's turn implements it).
+pub trait Host {
+    /// Runs `f` on the session's standing permissions, held for its duration.
+    fn standing<R>(&self, f: impl FnOnce(Standing<'_>) -> R) -> R;
+    /// The team's permission rules.
+    fn rules(&self) -> &RuleSet;
+    /// Puts questions to a person.
+    fn asker(&self) -> &dyn Asker;
+    /// The turn's cancellation.
+    fn cancel(&self) -> &CancelToken;
+    /// The session's `webFetch` policy.
+    fn web_fetch(&self) -> WebFetch;
+    /// `text` with the session's secrets as placeholders (what a question shows).
+    fn redact(&self, text: &str) -> String;
+    /// The call `id`'s tier changed once its plan was made (the client is told).
+    fn retiered(&self, id: &str, tier: crate::infra::Tier);
+}
+
+/// The session's standing permissions, as the gate reads and records them.
+pub struct Standing<'s> {
+    /// The session's mode.
+    pub mode: &'s mut Mode,
+    /// "Always" answers given so far.
+    pub always: &'s mut Always,
+    /// Files written without a person's answer.
+    pub unreviewed: &'s mut Unreviewed,
+}
+
+/// How a call is presented before it runs: the tool's own description, and for a call
+/// that runs a shell command, what the gate judges that command to be (its tier, the
+/// paths it names, what it writes and runs).
+pub fn describe(tool: &dyn Tool, args: &Value, ctx: &ToolContext) -> Invocation {
+    let mut invocation = tool.describe(args, ctx);
+    if let Some(command) = tool.command(args) {
+        judge::judge(&mut invocation, command.text.trim(), ctx);
+    }
+    invocation
+}
+
+/// The call `invocation` of `tool` as the rules and the hooks' matchers see it: each
+/// command, the raw text when it was not parsed whole, the paths relative to `cwd`.
+pub fn with_subject<R>(
+    tool: &str,
+    invocation: &Invocation,
+    cwd: &Path,
+    judge: impl FnOnce(&Subject) -> R,
+) -> R {
+    let paths: Vec<String> = invocation
+        .targets
+        .iter()
+        .map(|t| crate::tools::paths::display_relative(&t.path, cwd))
+        .collect();
+    judge(&Subject {
+        tool,
+        commands: &invocation.gate.lines,
+        opaque: invocation.gate.opaque.as_deref(),
+        patterns: &invocation.gate.patterns,
+        paths: &paths,
+        host: None,
+    })
+}
 
 /// Session modes, as offered to clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,48 +188,6 @@ pub struct Reach {
     pub outside_cwd: bool,
     /// A touched path is sensitive (credentials, `.git` internals, the config dir).
     pub sensitive: bool,
-}
-
-/// Why every fetch is refused under `webFetch = deny`.
-pub const DENY_ALL: &str = "web_fetch is turned off here (webFetch = deny); do without the page.";
-
-/// Whether the `webFetch` policy refuses every fetch, before any name is even resolved.
-pub fn network_refused(policy: WebFetch) -> Option<&'static str> {
-    (policy == WebFetch::Deny).then_some(DENY_ALL)
-}
-
-/// Decides whether `web_fetch` may reach `host` now. Internal targets (loopback, private,
-/// link-local, metadata …) ask every time, never "always", and are refused in plan mode;
-/// public ones follow the `webFetch` policy, where "always" remembers the host.
-pub fn decide_network(
-    mode: Mode,
-    always: &Always,
-    policy: WebFetch,
-    host: &str,
-    internal: Option<&str>,
-) -> Decision {
-    let host = host.to_ascii_lowercase();
-    if policy == WebFetch::Deny {
-        return Decision::Deny(DENY_ALL.to_string());
-    }
-    if let Some(why) = internal {
-        return match mode {
-            Mode::Plan => Decision::Deny(format!(
-                "Plan mode does not reach internal addresses: {host} is {why}. Ask the user \
-                 to switch modes if this fetch is meant."
-            )),
-            Mode::BypassPermissions => Decision::Allow,
-            Mode::Default | Mode::AcceptEdits => Decision::Ask { offer_always: false },
-        };
-    }
-    match policy {
-        WebFetch::Deny => Decision::Deny(DENY_ALL.to_string()),
-        WebFetch::Allow => Decision::Allow,
-        WebFetch::Ask if always.rejects_host(&host) => Decision::Deny(DENIED.to_string()),
-        WebFetch::Ask if always.allows_host(&host) => Decision::Allow,
-        WebFetch::Ask if mode == Mode::BypassPermissions => Decision::Allow,
-        WebFetch::Ask => Decision::Ask { offer_always: true },
-    }
 }
 
 /// The user's answer.

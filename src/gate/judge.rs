@@ -1,73 +1,14 @@
-//! What the permission gate knows of a `bash` command: its tier, prefixes, lines for the
-//! rules and the paths it names (judged like the file tools' paths) from `infra::classify`;
-//! then, before asking, what it acts on (`infra::scope`) and, for a lone terraform apply or
-//! destroy, the plan itself (`plan.rs`), judged with a manifest applied by kubectl or
-//! helm by the team's policies (`policy_gate.rs`).
+//! What a shell command is, as the gate judges it: its tier, prefixes, lines for the rules
+//! and the paths it names (judged like the file tools' paths) from `infra::classify`; then,
+//! before a question about a mutation, what it acts on (`infra::scope`) and, for a lone
+//! terraform apply or destroy, the plan itself (`plan.rs`), judged with a manifest applied
+//! by kubectl or helm by the team's policies (`policy.rs`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use super::policy_gate::{self, Judged};
-use super::{Invocation, ToolContext, ToolError};
+use super::policy::{self, Judged};
 use crate::infra::{self, PathUse, Tier};
-
-/// What the permission gate knows of a call besides its paths: a command's tier and
-/// prefixes, what it writes and runs, what the question shows.
-#[derive(Debug, Clone, Default)]
-pub struct Gate {
-    /// A command's tier (`bash`); `None` for other tools.
-    pub tier: Option<crate::infra::Tier>,
-    /// Why the tier is what it is (for the question's title).
-    pub reasons: Vec<String>,
-    /// What an "always" answer remembers (`terraform fmt`); `None`: not offered.
-    pub prefixes: Option<Vec<String>>,
-    /// Each command as one line, for the team's rules.
-    pub lines: Vec<String>,
-    /// The commands with hidden parts as patterns, for the team's deny and ask rules.
-    pub patterns: Vec<String>,
-    /// The raw command when it was not understood whole, for the team's deny rules.
-    pub opaque: Option<String>,
-    /// Its mutations only write files (accept_edits may run it inside the project).
-    pub file_only: bool,
-    /// Files it writes (remembered as unreviewed when no person answered).
-    pub written: Vec<PathBuf>,
-    /// Directories whose files it runs as code.
-    pub runs_code_in: Vec<PathBuf>,
-    /// Why the tool refuses the call in every mode.
-    pub refused: Option<String>,
-    /// Shown with the question (Markdown): a plan's summary, what the command acts on.
-    pub content: Vec<String>,
-    /// What runs if the call is allowed, in place of its own command (`prepare`).
-    pub prepared: Option<String>,
-    /// Scratch files of the call (a saved plan), removed when it ends.
-    pub scratch: Vec<PathBuf>,
-    /// A lone terraform apply or destroy, planned by `prepare`.
-    pub terraform: Option<crate::infra::TfCall>,
-    /// The saved plan shown in the question, byte for byte (`verify`).
-    pub shown_plan: Option<(PathBuf, Vec<u8>)>,
-    /// The highest tier of the infrastructure clients of a command understood whole whose
-    /// other commands only read (`infra::Classified::cloud`): what the sandbox may give
-    /// the network and the credentials.
-    pub cloud: Option<Tier>,
-    /// The command was understood whole (nothing opaque, no hidden program).
-    pub whole: bool,
-    /// Added to the call's result (the team's policies' warnings).
-    pub notes: Vec<String>,
-}
-
-impl Gate {
-    /// Before the call runs: the saved plan on disk is still, byte for byte, the one the
-    /// question showed (a process of the session could have replaced it meanwhile).
-    pub fn verify(&self) -> Result<(), String> {
-        let Some((path, shown)) = &self.shown_plan else { return Ok(()) };
-        match std::fs::read(path) {
-            Ok(now) if now == *shown => Ok(()),
-            _ => Err("The saved plan changed on disk after it was shown: nothing was applied. \
-                      Run the command again to see a new plan."
-                .to_string()),
-        }
-    }
-}
+use crate::tools::{Gate, Invocation, ToolContext, ToolError};
 
 /// Paths of a command shown as locations at most (all are judged).
 const MAX_LOCATIONS: usize = 20;
@@ -77,20 +18,20 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Classifies `command` and judges the paths it names.
-pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invocation {
+/// Classifies `command` and judges the paths it names, into `invocation` (which has the
+/// tool's title).
+pub(super) fn judge(invocation: &mut Invocation, command: &str, ctx: &ToolContext) {
     let mut c = infra::classify(command, ctx.cwd, &env);
-    if !super::process::is_bash() && bash_only(command) {
+    if !crate::tools::is_bash() && bash_only(command) {
         // The parser reads bash; /bin/sh (dash) would read this differently.
         c.tier = c.tier.max(Tier::Mutate);
         c.prefixes = None;
         c.opaque = true;
         c.reasons.push("bash-only syntax run by /bin/sh (no bash on this host)".into());
     }
-    let mut invocation = Invocation::plain(title);
     let mut written = Vec::new();
     for (path, how) in &c.paths {
-        let mut target = super::judge_within(path, ctx.cwd, ctx.extra, ctx.config_dir);
+        let mut target = crate::tools::judge_within(path, ctx.cwd, ctx.extra, ctx.config_dir);
         if *how == PathUse::Write {
             target = target.writing();
             written.push(target.real.clone().unwrap_or_else(|| path.clone()));
@@ -120,7 +61,6 @@ pub(super) fn describe(title: String, command: &str, ctx: &ToolContext) -> Invoc
         whole: !c.opaque,
         ..Gate::default()
     };
-    invocation
 }
 
 /// Whether `command` holds syntax bash and `/bin/sh` (dash) read differently.
@@ -150,7 +90,7 @@ pub(super) fn prepare(
             gate.content.push(acts_on(&scope));
         }
         let mut judged = Judged::default();
-        policy_gate::judge_manifests(&script, &mut judged, timeout, ctx);
+        policy::judge_manifests(&script, &mut judged, timeout, ctx);
         lay(gate, judged);
         return Ok(());
     };
@@ -163,7 +103,7 @@ pub(super) fn prepare(
             gate.content.push(acts_on(&scope));
         }
         let mut judged = Judged::default();
-        policy_gate::unjudged(&mut judged, ctx);
+        policy::unjudged(&mut judged, ctx);
         lay(gate, judged);
         return Ok(());
     }
@@ -180,7 +120,7 @@ pub(super) fn prepare(
     gate.runs_code_in = vec![tf.dir];
     let json = String::from_utf8_lossy(&planned.json);
     let mut judged = Judged::default();
-    policy_gate::judge(&[json.into_owned()], "the plan", &mut judged, ctx);
+    policy::judge(&[json.into_owned()], "the plan", &mut judged, ctx);
     lay(gate, judged);
     Ok(())
 }

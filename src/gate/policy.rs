@@ -1,5 +1,5 @@
 //! The team's policies on what a mutation would change, before anyone is asked
-//! (`crate::policy`): a terraform apply's or destroy's plan JSON (`command_gate::prepare`),
+//! (`crate::policy`): a terraform apply's or destroy's plan JSON (`judge::prepare`),
 //! the manifests of `kubectl apply|create|replace -f FILE` (each YAML document alone, as
 //! conftest reads them) and the templates `helm template` renders for `helm
 //! install|upgrade` (when helm is installed, in the sandbox a plan gets). A `deny` or
@@ -11,11 +11,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::ToolContext;
 use crate::policy::Findings;
 use crate::shell::{Script, Simple};
+use crate::tools::ToolContext;
+use crate::tools::run::sandbox_spec;
 
-/// What the policies said of a call; `command_gate` lays it into the call's `Gate`.
+/// What the policies said of a call; `judge` lays it into the call's `Gate`.
 #[derive(Debug, Default)]
 pub(super) struct Judged {
     /// Why the call is refused in every mode (no question; the messages to the model).
@@ -232,7 +233,7 @@ fn helm_templates(
     }
     let command: Vec<String> = args.iter().map(|a| super::plan::quote(a)).collect();
     let profile = crate::sandbox::Profile::Cloud(crate::sandbox::State::Scratch);
-    let rendered = super::run::sandbox_spec(profile, ctx).and_then(|spec| {
+    let rendered = sandbox_spec(profile, ctx).and_then(|spec| {
         let captured = super::plan::capture(&command.join(" "), timeout, ctx, Some(&spec));
         spec.clean();
         captured

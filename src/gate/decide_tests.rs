@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::config::WebFetch;
-use crate::permission::{Answer, decide_network};
+use crate::gate::{Answer, decide_network};
 
 const IN: Reach = Reach { outside_cwd: false, sensitive: false };
 const OUT: Reach = Reach { outside_cwd: true, sensitive: false };

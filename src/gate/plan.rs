@@ -10,9 +10,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{ToolContext, ToolError};
 use crate::infra::TfCall;
 use crate::infra::plan::{PlanSummary, summarise};
+use crate::tools::run::{End, execute_in, sandbox_spec};
+use crate::tools::{ToolContext, ToolError};
 
 /// The scratch directory's name in the config dir.
 const PLANS: &str = "plans";
@@ -122,7 +123,7 @@ fn run_planned(
         return run(tf, files, timeout, ctx, None);
     }
     let profile = crate::sandbox::Profile::Cloud(crate::sandbox::State::Scratch);
-    let spec = super::run::sandbox_spec(profile, ctx)?;
+    let spec = sandbox_spec(profile, ctx)?;
     let inside = |path: &Path| spec.tmp.join(path.file_name().unwrap_or_default());
     let (plan_in, json_in) = (inside(files.0), inside(files.1));
     let mut result = run(tf, (&plan_in, &json_in), timeout, ctx, Some(&spec));
@@ -182,7 +183,7 @@ fn run(
     }
 }
 
-/// How a command run for the gate ended (`plan.rs`): its exit code (`None`: cancelled or
+/// How a command run for the gate ended: its exit code (`None`: cancelled or
 /// timed out, and why), and its output.
 pub(super) struct Captured {
     pub code: Result<i32, String>,
@@ -198,13 +199,11 @@ pub(super) fn capture(
     ctx: &ToolContext,
     spec: Option<&crate::sandbox::Spec>,
 ) -> Result<Captured, ToolError> {
-    let run = super::run::execute_in(command, timeout, ctx, spec)?;
+    let run = execute_in(command, timeout, ctx, spec)?;
     let code = match run.end {
-        super::run::End::Exited(status) => {
-            Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)))
-        }
-        super::run::End::TimedOut => Err(format!("timed out after {} s", timeout.as_secs_f64())),
-        super::run::End::Cancelled => Err("cancelled by the user".to_string()),
+        End::Exited(status) => Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0))),
+        End::TimedOut => Err(format!("timed out after {} s", timeout.as_secs_f64())),
+        End::Cancelled => Err("cancelled by the user".to_string()),
     };
     Ok(Captured { code, stdout: run.stdout.text(), stderr: run.stderr.text() })
 }
