@@ -83,9 +83,13 @@ pub(super) fn build_output(path: &Path, root: &Path) -> bool {
 /// Whether a file name is terraform state (`*.tfstate`, `*.tfstate.backup`, the backend's
 /// `.terraform/terraform.tfstate`), in any case. The one predicate: the classifier, the
 /// file tools (`terraform_owned`) and the sandbox (`sandbox::is_state_file`) all ask it.
+/// Allocates nothing: walks ask it of every name.
 pub fn holds_state(name: &str) -> bool {
-    name.to_ascii_lowercase().contains(".tfstate")
+    name.as_bytes().windows(STATE.len()).any(|w| w.eq_ignore_ascii_case(STATE))
 }
+
+/// What every state file's name holds.
+const STATE: &[u8] = b".tfstate";
 
 /// Whether a word names terraform state by its last component.
 pub(super) fn state_file(word: &str) -> bool {

@@ -137,7 +137,7 @@ fn sensitive_name(name: &str) -> Option<&'static str> {
         name.len() >= suffix.len()
             && name.as_bytes()[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
     };
-    if ends(".tfstate") || ends(".tfstate.backup") {
+    if crate::infra::holds_state(name) {
         return Some(
             "Terraform state holds every resource attribute in plain text, secrets included",
         );
