@@ -83,7 +83,7 @@ pub fn compact(
         cache_key: None,
         thinking: lock(turn.settings).thinking,
     };
-    let completion = match turn.provider.stream(&request, turn.cancel, &mut |_| {}) {
+    let completion = match turn.model.provider.stream(&request, turn.cancel, &mut |_| {}) {
         Ok(completion) => completion,
         Err(ProviderError::Cancelled) => {
             return Err(Failure::new(FailureKind::Internal, "cancelled"));
@@ -102,10 +102,10 @@ pub fn compact(
             (crate::provider::Usage { input, output, ..Default::default() }, true)
         }
     };
-    let call = super::TurnUsage::of_call(&reported, estimated, turn.pricing.price(&model));
-    let spent = turn.recorder.usage(&model, &call);
+    let call = super::TurnUsage::of_call(&reported, estimated, turn.model.pricing.price(&model));
+    let spent = turn.record.recorder.usage(&model, &call);
     // And the turn's (or the `/compact` command's) usage counts it too.
-    crate::sync::lock(turn.sub_usage).add(call);
+    crate::sync::lock(turn.record.sub_usage).add(call);
     let mut summary = format!("{SUMMARY_HEADER}\n{}", completion.text.trim());
     // Skills loaded in the summarised part stay loaded: their content follows the summary.
     let part = &history[..split];
@@ -139,10 +139,10 @@ pub fn compact(
     history.drain(..split);
     history.insert(0, ChatMessage::User { text: summary.clone(), images: Vec::new() });
     let after = estimate(turn, history);
-    turn.recorder.compacted(&summary, keep, before, after);
+    turn.record.recorder.compacted(&summary, keep, before, after);
     // The system prompt and the tools stay as they were: their cached prefix survives.
     let saved = before.saturating_sub(after);
-    turn.sink.emit(AgentEvent::Notice(format!(
+    turn.client.sink.emit(AgentEvent::Notice(format!(
         "[Context compacted: {before} -> {after} tokens, {saved} saved]\n\n"
     )));
     log::info!(
@@ -150,7 +150,7 @@ pub fn compact(
     );
     let size = turn.limits.context_window;
     let used = ContextUsage { used: after, size, estimated: true, cost: spent.cost };
-    turn.sink.emit(AgentEvent::Usage(used));
+    turn.client.sink.emit(AgentEvent::Usage(used));
     Ok(Some(Compacted { before, after, split }))
 }
 

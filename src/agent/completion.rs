@@ -23,7 +23,7 @@ pub(super) fn request_completion(
 ) -> Result<Completion, Step> {
     let model = lock(turn.settings).model.clone();
     let tools = turn.offered();
-    turn.recorder.offered(&tools);
+    turn.record.recorder.offered(&tools);
     // Only the most recent images go again with every request.
     let messages = crate::history::recent_images(history);
     let request = turn.request(&model, &messages, &tools);
@@ -31,8 +31,8 @@ pub(super) fn request_completion(
     let mut partial_thinking = String::new();
     // Pieces that arrive together leave together: one hand-off to the client per burst.
     let mut held = Pieces::default();
-    turn.sink.emit(AgentEvent::MessageStart(message_id.to_string()));
-    let result = turn.provider.stream(&request, turn.cancel, &mut |delta| match delta {
+    turn.client.sink.emit(AgentEvent::MessageStart(message_id.to_string()));
+    let result = turn.model.provider.stream(&request, turn.cancel, &mut |delta| match delta {
         Delta::Text(text) => {
             partial_text.push_str(&text);
             held.push(PieceKind::Text, &text);
@@ -43,13 +43,13 @@ pub(super) fn request_completion(
         }
         Delta::Flush => {
             if !held.is_empty() {
-                turn.sink.emit_pieces(&held);
+                turn.client.sink.emit_pieces(&held);
                 held.clear();
             }
         }
     });
     if !held.is_empty() {
-        turn.sink.emit_pieces(&held);
+        turn.client.sink.emit_pieces(&held);
     }
     let request_tokens = estimate::request(&request);
     let completion = match result {
@@ -90,7 +90,7 @@ pub(super) fn request_completion(
         }
     };
     let session = account(turn, &model, usage, &reported, estimated);
-    turn.sink.emit(AgentEvent::Usage(ContextUsage {
+    turn.client.sink.emit(AgentEvent::Usage(ContextUsage {
         used: reported.input + reported.output,
         size: turn.limits.context_window,
         estimated,
@@ -108,9 +108,9 @@ fn account(
     reported: &Usage,
     estimated: bool,
 ) -> TurnUsage {
-    let call = TurnUsage::of_call(reported, estimated, turn.pricing.price(model));
+    let call = TurnUsage::of_call(reported, estimated, turn.model.pricing.price(model));
     usage.add(call);
-    turn.recorder.usage(model, &call)
+    turn.record.recorder.usage(model, &call)
 }
 
 /// Some local models send empty or repeated tool-call ids; every call needs its own.

@@ -33,10 +33,10 @@ fn tell(turn: &Turn, id: Option<&str>, report: &Report, lines: &mut Vec<String>)
     }
     lines.extend(report.lines());
     if let Some(id) = id {
-        turn.sink.emit(AgentEvent::ToolHooks { id: id.to_string(), lines: lines.clone() });
+        turn.client.sink.emit(AgentEvent::ToolHooks { id: id.to_string(), lines: lines.clone() });
     }
     for warning in report.warnings() {
-        turn.sink.emit(AgentEvent::Notice(format!("{warning}\n\n")));
+        turn.client.sink.emit(AgentEvent::Notice(format!("{warning}\n\n")));
     }
 }
 
@@ -51,13 +51,18 @@ pub(super) fn pre_tool_use(
     invocation: &Invocation,
     lines: &mut Vec<String>,
 ) -> Result<Option<(Verdict, String)>, String> {
-    if !turn.hooks.any(Event::PreToolUse) {
+    if !turn.team.hooks.any(Event::PreToolUse) {
         return Ok(None);
     }
     let about =
         About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
-    let report = crate::gate::with_subject(tool.name(), invocation, turn.cwd, |subject| {
-        turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
+    let report = crate::gate::with_subject(tool.name(), invocation, turn.place.cwd, |subject| {
+        turn.team.hooks.run(
+            &about,
+            Some(mode(turn)),
+            |spec| spec.matches_call(subject),
+            turn.cancel,
+        )
     });
     tell(turn, Some(id), &report, lines);
     if report.cancelled() {
@@ -80,7 +85,7 @@ pub(super) fn post_tool_use(
     (ok, text, raw): (bool, &str, &Value),
     lines: &mut Vec<String>,
 ) -> Option<String> {
-    if !turn.hooks.any(Event::PostToolUse) {
+    if !turn.team.hooks.any(Event::PostToolUse) {
         return None;
     }
     let mut response = match raw {
@@ -98,8 +103,13 @@ pub(super) fn post_tool_use(
         tool_response: &response,
         ok,
     };
-    let report = crate::gate::with_subject(tool.name(), invocation, turn.cwd, |subject| {
-        turn.hooks.run(&about, Some(mode(turn)), |spec| spec.matches_call(subject), turn.cancel)
+    let report = crate::gate::with_subject(tool.name(), invocation, turn.place.cwd, |subject| {
+        turn.team.hooks.run(
+            &about,
+            Some(mode(turn)),
+            |spec| spec.matches_call(subject),
+            turn.cancel,
+        )
     });
     tell(turn, Some(id), &report, lines);
     report.context().map(|feedback| format!("\n\n{feedback}"))
@@ -108,19 +118,19 @@ pub(super) fn post_tool_use(
 /// Runs the `Stop` hooks when the model ended the turn; the next instruction when one
 /// blocked and the turn may still go on (`continued`: how often it already did).
 pub(super) fn stop(turn: &Turn, continued: &mut u32) -> Option<String> {
-    if turn.nested || !turn.hooks.any(Event::Stop) || turn.cancel.is_cancelled() {
+    if turn.nested || !turn.team.hooks.any(Event::Stop) || turn.cancel.is_cancelled() {
         return None;
     }
     let about = About::Stop { stop_hook_active: *continued > 0 };
-    let report = turn.hooks.run(&about, Some(mode(turn)), |_| true, turn.cancel);
+    let report = turn.team.hooks.run(&about, Some(mode(turn)), |_| true, turn.cancel);
     let mut lines = Vec::new();
     tell(turn, None, &report, &mut lines);
     for line in &lines {
-        turn.sink.emit(AgentEvent::Notice(format!("[{line}]\n\n")));
+        turn.client.sink.emit(AgentEvent::Notice(format!("[{line}]\n\n")));
     }
     let block = report.block()?;
     if *continued >= MAX_STOP_CONTINUATIONS {
-        turn.sink.emit(AgentEvent::Notice(format!(
+        turn.client.sink.emit(AgentEvent::Notice(format!(
             "[The Stop hooks asked to go on {MAX_STOP_CONTINUATIONS} times already: the \
              turn ends here.]\n\n"
         )));

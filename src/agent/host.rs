@@ -22,10 +22,10 @@ impl Host for Turn<'_> {
         })
     }
     fn rules(&self) -> &RuleSet {
-        self.rules
+        self.team.rules
     }
     fn asker(&self) -> &dyn Asker {
-        self.asker
+        self.client.asker
     }
     fn cancel(&self) -> &CancelToken {
         self.cancel
@@ -34,9 +34,9 @@ impl Host for Turn<'_> {
         self.limits.web_fetch
     }
     fn redact(&self, text: &str) -> String {
-        self.vault.redact(text).0
+        self.record.vault.redact(text).0
     }
     fn retiered(&self, id: &str, tier: Tier) {
-        self.sink.emit(AgentEvent::ToolTier { id: id.to_string(), tier });
+        self.client.sink.emit(AgentEvent::ToolTier { id: id.to_string(), tier });
     }
 }

@@ -13,22 +13,20 @@ mod skills;
 mod steering;
 mod sub_agent;
 mod tool_call;
+mod turn;
 pub mod usage;
 
 use std::borrow::Cow;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crate::cancel::CancelToken;
-use crate::config::Limits;
-use crate::gate::{Always, Asker, Mode, Unreviewed};
+use crate::gate::{Always, Mode, Unreviewed};
 use crate::history::{self, ChatMessage, close_unanswered};
-use crate::provider::{ChatRequest, FailureKind, Finish, Provider, ToolDef};
+use crate::provider::{ChatRequest, FailureKind, Finish, ToolDef};
 use crate::sync::lock;
-use crate::tools::{ExternalTools, Registry, Tool};
+use crate::tools::{Registry, Tool};
 use completion::{Step, request_completion};
-use event::EventSink;
 pub use steering::{NoSteering, Steering};
+pub use turn::{Calls, Client, Model, Place, Record, Team, Turn};
 pub use usage::{Cost, TurnUsage};
 
 /// Keeps a durable copy of the history as it grows; the session journal implements it.
@@ -85,15 +83,15 @@ fn cancelled(mut usage: TurnUsage) -> Outcome {
 /// Adds a message to the history and the record.
 fn push(turn: &Turn, history: &mut Vec<ChatMessage>, mut message: ChatMessage) {
     if let ChatMessage::User { text, .. } = &mut message {
-        *text = turn.vault.redact(text).0; // a prompt and its resources, steering, hooks
+        *text = turn.record.vault.redact(text).0; // a prompt and its resources, steering, hooks
     }
-    turn.recorder.message(&message);
+    turn.record.recorder.message(&message);
     history.push(message);
 }
 
 /// Adds a message that streamed as the message `id` to the history and the record.
 fn push_as(turn: &Turn, history: &mut Vec<ChatMessage>, message: ChatMessage, id: &str) {
-    turn.recorder.message_as(&message, id);
+    turn.record.recorder.message_as(&message, id);
     history.push(message);
 }
 
@@ -154,60 +152,6 @@ pub struct TurnFailure {
     pub usage: TurnUsage,
 }
 
-/// Everything a turn works with.
-pub struct Turn<'a> {
-    /// Session cwd (canonical).
-    pub cwd: &'a Path,
-    /// The session's additional directories (canonical): judged as inside the cwd.
-    pub extra: &'a [std::path::PathBuf],
-    pub system_prompt: &'a str,
-    /// The LLM.
-    pub provider: &'a dyn Provider,
-    pub tools: &'a Registry,
-    /// Tool definitions sent to the model.
-    pub tool_defs: &'a [ToolDef],
-    /// Mode, model, "always" answers and unreviewed files.
-    pub settings: &'a Mutex<Settings>,
-    /// The team's permission rules.
-    pub rules: &'a crate::rules::RuleSet,
-    /// The team's hooks in force (`PreToolUse`, `PostToolUse` and `Stop` run here).
-    pub hooks: &'a crate::hooks::Hooks,
-    /// Asks the user for permission.
-    pub asker: &'a dyn Asker,
-    /// Receives events.
-    pub sink: &'a dyn EventSink,
-    /// Cancellation.
-    pub cancel: &'a CancelToken,
-    pub limits: Limits,
-    /// The configuration directory (sensitive for tools).
-    pub config_dir: &'a Path,
-    /// Whether this is a sub-agent's turn (which may not start another).
-    pub nested: bool,
-    /// Tokens spent by sub-agents during this turn, added to the turn's usage at its end.
-    pub sub_usage: &'a Mutex<TurnUsage>,
-    /// Keeps the history durable.
-    pub recorder: &'a dyn Recorder,
-    /// Processes the session's tool calls left running.
-    pub jobs: &'a crate::child::Jobs,
-    /// The client's file system, when it offers one.
-    pub files: &'a dyn crate::tools::ClientTools,
-    /// Tools that come and go (the session's MCP servers'), looked at for every request.
-    pub external: &'a dyn ExternalTools,
-    /// Whether the model accepts images (tool results may then carry them).
-    pub images: bool,
-    /// The skills this turn may load, and what the loaded ones allow.
-    pub skills: &'a dyn crate::tools::SkillBook,
-    /// What tokens cost.
-    pub pricing: &'a crate::config::pricing::Pricing,
-    /// Names the conversation to providers that route a prompt cache by it (the session
-    /// id).
-    pub cache_key: Option<&'a str>,
-    /// What the user sends while the turn runs (`_session/steering`).
-    pub steering: &'a dyn Steering,
-    /// The session's secrets (`secret::Vault`): what reaches the model is redacted.
-    pub vault: &'a crate::secret::Vault,
-}
-
 impl<'a> Turn<'a> {
     /// The request this turn sends for `messages`, with `model` (the session's model now)
     /// and `tools` (from `offered`).
@@ -219,11 +163,11 @@ impl<'a> Turn<'a> {
     ) -> ChatRequest<'r> {
         ChatRequest {
             model,
-            system: self.system_prompt,
+            system: self.model.system_prompt,
             messages,
             tools,
             max_tokens: self.limits.max_tokens,
-            cache_key: self.cache_key,
+            cache_key: self.model.cache_key,
             thinking: lock(self.settings).thinking,
         }
     }
@@ -232,8 +176,8 @@ impl<'a> Turn<'a> {
     /// external ones before `exit_plan_mode` (which must stay last).
     fn offered(&self) -> Cow<'_, [ToolDef]> {
         let mode = lock(self.settings).mode;
-        let builtin = offered_tools(self.tool_defs, mode);
-        let external = self.external.current();
+        let builtin = offered_tools(self.model.tool_defs, mode);
+        let external = self.calls.external.current();
         if external.is_empty() {
             return Cow::Borrowed(builtin);
         }
@@ -249,9 +193,10 @@ impl<'a> Turn<'a> {
 
     /// A tool by the name the model used: built-in, else external (as offered now).
     fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools
+        self.calls
+            .tools
             .get_arc(name)
-            .or_else(|| self.external.current().into_iter().find(|t| t.name() == name))
+            .or_else(|| self.calls.external.current().into_iter().find(|t| t.name() == name))
     }
 }
 
@@ -279,7 +224,7 @@ pub fn run_turn(
     images: Vec<history::Image>,
 ) -> Result<Outcome, TurnFailure> {
     let result = run_steps(turn, history, user_text, images);
-    let spent = std::mem::take(&mut *lock(turn.sub_usage));
+    let spent = std::mem::take(&mut *lock(turn.record.sub_usage));
     match result {
         Ok(mut outcome) => {
             outcome.usage.add(spent);
@@ -335,7 +280,7 @@ fn run_steps(
         };
         push_as(turn, history, reply, &message_id);
         if turn.cancel.is_cancelled() {
-            close(turn.recorder, history, CANCELLED_RESULT);
+            close(turn.record.recorder, history, CANCELLED_RESULT);
             return Ok(cancelled(usage));
         }
         let stop = match finish {
@@ -346,11 +291,11 @@ fn run_steps(
         if stop == Some(StopReason::Refusal) {
             // ACP: after a refusal the prompt and what follows leave the next context.
             history.truncate(turn_start);
-            turn.recorder.rewind(turn_start);
+            turn.record.recorder.rewind(turn_start);
         }
         if let Some(stop) = stop {
             close(
-                turn.recorder,
+                turn.record.recorder,
                 history,
                 "Not run: the reply was cut off before the call was complete.",
             );
@@ -385,7 +330,7 @@ fn run_steps(
             history.push(result);
         }
         if turn.cancel.is_cancelled() {
-            close(turn.recorder, history, CANCELLED_RESULT);
+            close(turn.record.recorder, history, CANCELLED_RESULT);
             return Ok(cancelled(usage));
         }
         if !asked.is_empty() {

@@ -12,7 +12,8 @@ use crate::tools::{Access, Invocation, Tool, paths};
 
 /// The real folders of the skills loaded so far.
 fn roots(turn: &Turn) -> Vec<PathBuf> {
-    turn.skills
+    turn.calls
+        .skills
         .readable()
         .iter()
         .map(|dir| paths::real(dir).unwrap_or_else(|| dir.clone()))
@@ -58,8 +59,11 @@ pub(super) fn refused(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) -> 
     if reads_own_folder(tool, invocation, &roots(turn)) {
         return None;
     }
-    let paths: Vec<String> =
-        invocation.targets.iter().map(|t| paths::display_relative(&t.path, turn.cwd)).collect();
+    let paths: Vec<String> = invocation
+        .targets
+        .iter()
+        .map(|t| paths::display_relative(&t.path, turn.place.cwd))
+        .collect();
     let subject = Subject {
         tool: tool.name(),
         commands: &invocation.gate.lines,
@@ -68,5 +72,5 @@ pub(super) fn refused(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) -> 
         paths: &paths,
         host: None,
     };
-    turn.skills.refuses(&subject)
+    turn.calls.skills.refuses(&subject)
 }

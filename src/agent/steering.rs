@@ -26,7 +26,7 @@ impl Steering for NoSteering {
 /// Adds what the user sent to the history (recorded, so journalled and replayed);
 /// whether there was anything.
 pub(super) fn inject(turn: &Turn, history: &mut Vec<ChatMessage>, ending: bool) -> bool {
-    let sent = turn.steering.steered(ending);
+    let sent = turn.client.steering.steered(ending);
     let any = !sent.is_empty();
     for message in sent {
         log::info!("steering: a message joins the running turn");

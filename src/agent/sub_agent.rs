@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::event::{AgentEvent, EventSink};
-use super::{StopReason, Turn, run_turn, tool_defs};
+use super::{Calls, Client, Model, Record, StopReason, Turn, run_turn, tool_defs};
 use crate::config::Limits;
 use crate::history::ChatMessage;
 use crate::tools::{
@@ -34,12 +34,12 @@ pub(super) struct SubAgents<'a> {
 impl Delegate for SubAgents<'_> {
     fn run(&self, request: SubAgentRequest) -> Result<SubAgentReport, ToolError> {
         let parent = self.parent;
-        let tools = parent.tools.for_sub_agent(request.kind);
+        let tools = parent.calls.tools.for_sub_agent(request.kind);
         let defs = tool_defs(&tools);
         // The parent's MCP tools under the parent's gate; read-only kinds get read-only ones.
-        let read_only = ReadOnlyTools(parent.external);
+        let read_only = ReadOnlyTools(parent.calls.external);
         let external: &dyn ExternalTools = match request.kind {
-            SubAgentType::GeneralPurpose => parent.external,
+            SubAgentType::GeneralPurpose => parent.calls.external,
             SubAgentType::Explore | SubAgentType::Plan => &read_only,
         };
         let mcp = external.current();
@@ -50,12 +50,12 @@ impl Delegate for SubAgents<'_> {
              and cannot talk to the user: work autonomously, then end with a final answer \
              that gives the calling agent everything it needs (findings, file paths, what \
              you changed). In this task you only have these tools: {}.",
-            parent.system_prompt,
+            parent.model.system_prompt,
             role(request.kind),
             names.join(", ")
         );
         let sink = SubSink {
-            parent: parent.sink,
+            parent: parent.client.sink,
             call_id: self.call_id.to_string(),
             label: request.description.clone(),
             live: Mutex::new(Live { text: String::new(), last: None }),
@@ -66,27 +66,27 @@ impl Delegate for SubAgents<'_> {
         };
         let own_sub_usage = Mutex::new(super::TurnUsage::default());
         let turn = Turn {
-            system_prompt: &system,
-            sub_usage: &own_sub_usage,
-            recorder: &UsageOnly(parent.recorder),
-            tools: &tools,
-            tool_defs: &defs,
-            external,
-            sink: &sink,
+            model: Model { system_prompt: &system, tool_defs: &defs, ..parent.model },
+            calls: Calls { tools: &tools, external, ..parent.calls },
+            client: Client { sink: &sink, steering: &super::NoSteering, ..parent.client },
+            record: Record {
+                recorder: &UsageOnly(parent.record.recorder),
+                sub_usage: &own_sub_usage,
+                ..parent.record
+            },
             limits,
             nested: true,
-            steering: &super::NoSteering,
             ..*parent
         };
         let mut history = Vec::new();
         let outcome = match run_turn(&turn, &mut history, request.prompt, Vec::new()) {
             Ok(outcome) => outcome,
             Err(failure) => {
-                crate::sync::lock(parent.sub_usage).add(failure.usage);
+                crate::sync::lock(parent.record.sub_usage).add(failure.usage);
                 return Err(ToolError::Model(format!("the sub-agent failed: {}", failure.message)));
             }
         };
-        crate::sync::lock(parent.sub_usage).add(outcome.usage);
+        crate::sync::lock(parent.record.sub_usage).add(outcome.usage);
         if outcome.stop == StopReason::Cancelled {
             return Err(ToolError::Model(super::CANCELLED_RESULT.to_string()));
         }

@@ -25,33 +25,33 @@ pub(super) fn run(
 ) -> Result<ChatMessage, String> {
     let id = format!("tc_{}", uuid::Uuid::new_v4().simple());
     let progress = |text: String| {
-        let (text, _) = turn.vault.redact(&text);
-        turn.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
+        let (text, _) = turn.record.vault.redact(&text);
+        turn.client.sink.emit(AgentEvent::ToolProgress { id: id.clone(), text });
     };
     let terminal = |terminal: &str| {
         let terminal = terminal.to_string();
-        turn.sink.emit(AgentEvent::ToolTerminal { id: id.clone(), terminal });
+        turn.client.sink.emit(AgentEvent::ToolTerminal { id: id.clone(), terminal });
     };
     let sub_agents = SubAgents { parent: turn, call_id: &id };
-    let config_dir =
-        crate::tools::paths::real(turn.config_dir).unwrap_or_else(|| turn.config_dir.to_path_buf());
+    let config_dir = crate::tools::paths::real(turn.place.config_dir)
+        .unwrap_or_else(|| turn.place.config_dir.to_path_buf());
     let network = Network { host: turn, id: &id };
-    let approved = turn.hooks.covered();
+    let approved = turn.team.hooks.covered();
     let ctx = ToolContext {
-        cwd: turn.cwd,
-        extra: turn.extra,
+        cwd: turn.place.cwd,
+        extra: turn.place.extra,
         cancel: turn.cancel,
         config_dir: &config_dir,
         progress: &progress,
         delegate: if turn.nested { None } else { Some(&sub_agents) },
         targets: &[],
         network: &network,
-        jobs: turn.jobs,
-        files: turn.files,
+        jobs: turn.calls.jobs,
+        files: turn.calls.files,
         terminal: &terminal,
-        images: turn.images,
+        images: turn.model.images,
         prepared: None,
-        skills: turn.skills,
+        skills: turn.calls.skills,
         // Until the gate says otherwise, a command is sealed in (fail closed).
         sandbox: crate::sandbox::Run::Confined(crate::sandbox::Profile::Sealed),
         approved: &approved,
@@ -60,9 +60,14 @@ pub(super) fn run(
     let args = parse_arguments(&call.arguments);
     let found = turn.tool(&call.name);
     let Some(tool) = found.as_deref() else {
-        let external = turn.external.current();
-        let names: Vec<&str> =
-            turn.tools.iter().map(|t| t.name()).chain(external.iter().map(|t| t.name())).collect();
+        let external = turn.calls.external.current();
+        let names: Vec<&str> = turn
+            .calls
+            .tools
+            .iter()
+            .map(|t| t.name())
+            .chain(external.iter().map(|t| t.name()))
+            .collect();
         announce(
             turn,
             &id,
@@ -147,7 +152,7 @@ fn restore(turn: &Turn, tool: &dyn Tool, args: &Value) -> Result<Value, String> 
             "Refused: memory never holds secrets, and a placeholder stands for one.".to_string()
         );
     }
-    turn.vault.restore_value(args)
+    turn.record.vault.restore_value(args)
 }
 
 /// A call that passed the gate, and the lines of the hooks that ran for it so far.
@@ -178,7 +183,7 @@ fn execute(
         return Ok(fail(turn, id, call, message, hooks));
     }
     let sandbox = invocation.gate.tier.map(|_| ctx.sandbox);
-    turn.sink.emit(AgentEvent::ToolRunning { id: id.to_string(), sandbox });
+    turn.client.sink.emit(AgentEvent::ToolRunning { id: id.to_string(), sandbox });
     log::debug!("tool {} running", tool.name());
     // The call opens exactly what the gate judged, and runs exactly what it approved.
     let ctx = ToolContext {
@@ -244,7 +249,7 @@ fn announce(
     locations: Vec<(std::path::PathBuf, Option<u32>)>,
     tier: Option<crate::infra::Tier>,
 ) {
-    turn.sink.emit(AgentEvent::ToolCall(ToolCallStart {
+    turn.client.sink.emit(AgentEvent::ToolCall(ToolCallStart {
         id: id.to_string(),
         title,
         kind,
@@ -258,7 +263,7 @@ fn announce(
 /// The result is recorded before the client hears of it, so that a crash never loses a
 /// result the client saw.
 fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String, hooks: Vec<String>) -> ChatMessage {
-    let (message, mut redacted) = turn.vault.redact(&message);
+    let (message, mut redacted) = turn.record.vault.redact(&message);
     let message = truncate_middle(&message, MAX_TOOL_OUTPUT_CHARS);
     let hooks = redact_lines(turn, hooks, &mut redacted);
     let result = ChatMessage::ToolResult {
@@ -267,9 +272,9 @@ fn fail(turn: &Turn, id: &str, call: &ToolUse, message: String, hooks: Vec<Strin
         is_error: true,
         images: Vec::new(),
     };
-    turn.recorder.message(&result);
+    turn.record.recorder.message(&result);
     let raw = serde_json::json!({ "error": message });
-    turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
+    turn.client.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
         id: id.to_string(),
         ok: false,
         text: message,
@@ -290,16 +295,16 @@ fn succeed(
     hooks: Vec<String>,
 ) -> ChatMessage {
     // What the model, the journal and the client get: secrets as placeholders.
-    turn.vault.refresh(turn.cwd);
-    let (text, mut redacted) = turn.vault.redact(&output.text);
+    turn.record.vault.refresh(turn.place.cwd);
+    let (text, mut redacted) = turn.record.vault.redact(&output.text);
     let text = truncate_middle(&text, MAX_TOOL_OUTPUT_CHARS);
     // The raw output, the diff and the hooks' lines are other views of the same secrets:
     // their kinds count, and their number only where the text shows fewer.
     let mut views = crate::secret::Tally::default();
-    turn.vault.redact_value(&mut output.raw, &mut views);
+    turn.record.vault.redact_value(&mut output.raw, &mut views);
     if let Some(diff) = &mut output.diff {
         for side in [diff.old_text.as_mut(), Some(&mut diff.new_text)].into_iter().flatten() {
-            let (safe, tally) = turn.vault.redact(side);
+            let (safe, tally) = turn.record.vault.redact(side);
             *side = safe;
             views.merge(tally);
         }
@@ -312,8 +317,8 @@ fn succeed(
         is_error: false,
         images: output.images,
     };
-    turn.recorder.message(&result);
-    turn.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
+    turn.record.recorder.message(&result);
+    turn.client.sink.emit(AgentEvent::ToolDone(ToolCallEnd {
         id: id.to_string(),
         ok: true,
         text,
@@ -324,7 +329,7 @@ fn succeed(
         redacted,
     }));
     if let Some(plan) = output.plan {
-        turn.sink.emit(AgentEvent::Plan(plan));
+        turn.client.sink.emit(AgentEvent::Plan(plan));
     }
     if let Some(mode) = output.mode.and_then(gate::Mode::from_id) {
         let (model, thinking) = {
@@ -332,10 +337,10 @@ fn succeed(
             settings.mode = mode;
             (settings.model.clone(), settings.thinking)
         };
-        turn.recorder.mode(mode.id());
+        turn.record.recorder.mode(mode.id());
         let mode = mode.id().to_string();
         let change = SettingsChange { mode, mode_changed: true, model, thinking };
-        turn.sink.emit(AgentEvent::Settings(change));
+        turn.client.sink.emit(AgentEvent::Settings(change));
     }
     result
 }
@@ -345,7 +350,7 @@ fn redact_lines(turn: &Turn, lines: Vec<String>, tally: &mut crate::secret::Tall
     lines
         .into_iter()
         .map(|line| {
-            let (line, more) = turn.vault.redact(&line);
+            let (line, more) = turn.record.vault.redact(&line);
             tally.merge(more);
             line
         })
@@ -356,7 +361,7 @@ fn redact_lines(turn: &Turn, lines: Vec<String>, tally: &mut crate::secret::Tall
 /// renders forms) as the agent's message, recorded like a reply, which ends the turn.
 pub(super) fn show_questions(turn: &Turn, history: &mut Vec<ChatMessage>, asked: Vec<String>) {
     let text = asked.join("\n\n");
-    turn.sink.emit(AgentEvent::Text(text.clone()));
+    turn.client.sink.emit(AgentEvent::Text(text.clone()));
     let message = ChatMessage::Assistant {
         text,
         thinking: String::new(),

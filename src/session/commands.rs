@@ -111,7 +111,7 @@ pub(super) fn run(
             match compact::compact(turn, history, 0) {
                 Ok(Some(_)) => {
                     // The summary's call is what the command used.
-                    let usage = std::mem::take(&mut *crate::sync::lock(turn.sub_usage));
+                    let usage = std::mem::take(&mut *crate::sync::lock(turn.record.sub_usage));
                     return Ok(Outcome { stop: StopReason::EndTurn, usage });
                 }
                 Ok(None) => say("Nothing to compact yet: the conversation is short.".to_string()),

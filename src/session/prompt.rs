@@ -9,7 +9,9 @@ use std::thread;
 use super::commands::{self, Command};
 use super::{Manager, Services, Session, SessionId};
 use crate::agent::event::AgentEvent;
-use crate::agent::{self, Outcome, Turn, TurnFailure, TurnUsage};
+use crate::agent::{
+    self, Calls, Client, Model, Outcome, Place, Record, Team, Turn, TurnFailure, TurnUsage,
+};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -275,32 +277,33 @@ impl<'a> TurnParts<'a> {
         io: &'t PromptIo,
     ) -> Turn<'t> {
         Turn {
-            cwd: &session.root,
-            extra: &self.extra,
-            system_prompt: &self.system,
-            provider: self.provider,
-            tools: &services.tools,
-            tool_defs: services.tool_defs(),
+            place: Place {
+                cwd: &session.root,
+                extra: &self.extra,
+                config_dir: &services.config.config_dir,
+            },
+            model: Model {
+                provider: self.provider,
+                system_prompt: &self.system,
+                tool_defs: services.tool_defs(),
+                pricing: &services.config.pricing,
+                cache_key: Some(session.id.as_str()),
+                images: services.config.provider.as_ref().is_ok_and(|p| p.images),
+            },
+            calls: Calls {
+                tools: &services.tools,
+                external: &session.mcp,
+                files: io.files.as_ref(),
+                jobs: &session.jobs,
+                skills: &self.skills,
+            },
+            team: Team { rules: &self.rules, hooks: &self.hooks },
+            client: Client { asker: io.asker.as_ref(), sink: io.sink.as_ref(), steering: session },
+            record: Record { recorder: session, vault: &session.vault, sub_usage: &self.sub_usage },
             settings: &session.settings,
-            rules: &self.rules,
-            hooks: &self.hooks,
-            asker: io.asker.as_ref(),
-            sink: io.sink.as_ref(),
-            cancel,
             limits: services.config.limits,
-            config_dir: &services.config.config_dir,
+            cancel,
             nested: false,
-            sub_usage: &self.sub_usage,
-            recorder: session,
-            jobs: &session.jobs,
-            files: io.files.as_ref(),
-            external: &session.mcp,
-            images: services.config.provider.as_ref().is_ok_and(|p| p.images),
-            skills: &self.skills,
-            pricing: &services.config.pricing,
-            cache_key: Some(session.id.as_str()),
-            steering: session,
-            vault: &session.vault,
         }
     }
 }
