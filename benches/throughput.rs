@@ -1,7 +1,7 @@
 //! Start-up, memory and streaming benchmarks of the real binary against the fake LLM.
 //! Run with `cargo bench`. Prints one line per figure, then a summary table against the
-//! targets (also in the README); a miss never fails the run, so a slow machine never fails
-//! a build.
+//! targets (also in benches/README.md); a miss never fails the run, so a slow machine never
+//! fails a build.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "support/agent.rs"]

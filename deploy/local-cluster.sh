@@ -71,7 +71,7 @@ wait_port() {
 }
 
 redis_port=$((base + 50))
-# Durable as the README asks: every write reaches the AOF before Redis answers.
+# Durable as the man page asks (SEVERAL NODES, Durability): every write reaches the AOF before Redis answers.
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir" --save "" \
     --appendonly yes --appendfsync always --daemonize no >"$dir/redis.log" 2>&1 &
 redis_pid=$!

@@ -385,7 +385,7 @@ fn a_chart_rendering_a_privileged_pod_is_refused_before_helm_installs_it() {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("helm").is_file()));
     if !on_path {
-        // Not a required test: helm is optional on this machine kind (see README).
+        // Not a required test: helm is optional on this machine kind (see ARCHITECTURE.md).
         eprintln!("SKIPPED helm: helm is not on PATH; helm install is judged only with helm");
         return;
     }

@@ -11,7 +11,7 @@ use crate::support::fake_llm::{FakeLlm, text_reply, tool_replies};
 use crate::support::fake_mcp::{Behaviour, FakeTool, Script, mcp_json, stdio_entry};
 use crate::support::workspace::Workspace;
 
-/// Characters of a title at most (the bound the README promises).
+/// Characters of a title at most (the bound the man page promises, TITLES).
 const MAX_TITLE: usize = 500;
 
 /// Every title the client got: of `tool_call` updates and of permission questions.

@@ -1,5 +1,6 @@
 //! The table every benchmark prints at its end: each figure with its target and whether it
-//! was met, so a reader sees the state at a glance. Targets are the and README's.
+//! was met, so a reader sees the state at a glance. Targets are the issue's
+//! (benches/README.md lists them).
 
 use std::sync::Mutex;
 
