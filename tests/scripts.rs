@@ -555,6 +555,10 @@ fn one_shot_stops_on_a_closed_stdout_and_on_sigterm() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario: each `config` subcommand, then a script that uses what it wrote"
+)]
 fn config_writes_a_settings_file_that_scripts_then_use() {
     use std::os::unix::fs::PermissionsExt;
     let ws = Workspace::new("config-cmd");

@@ -57,55 +57,11 @@ pub(super) fn run(
         approved: &approved,
         plan_file: None,
     };
-    let args = parse_arguments(&call.arguments);
-    let found = turn.tool(&call.name);
-    let Some(tool) = found.as_deref() else {
-        let external = turn.calls.external.current();
-        let names: Vec<&str> = turn
-            .calls
-            .tools
-            .iter()
-            .map(|t| t.name())
-            .chain(external.iter().map(|t| t.name()))
-            .collect();
-        announce(
-            turn,
-            &id,
-            call.name.clone(),
-            ToolKind::Other,
-            args.clone().unwrap_or(Value::Null),
-            Vec::new(),
-            None,
-        );
-        let message =
-            format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
-        return Ok(fail(turn, &id, call, message, Vec::new()));
+    let (found, args, restored) = match resolve(turn, &id, call) {
+        Ok(resolved) => resolved,
+        Err(failed) => return Ok(failed),
     };
-    let args = match args {
-        Ok(args) => args,
-        Err(message) => {
-            announce(
-                turn,
-                &id,
-                call.name.clone(),
-                tool.kind(),
-                Value::String(call.arguments.clone()),
-                Vec::new(),
-                None,
-            );
-            return Ok(fail(turn, &id, call, message, Vec::new()));
-        }
-    };
-    // The model's placeholders stand for the session's secrets: the tool gets the values,
-    // the question and the hooks see the placeholders; one the session never gave is an
-    // error, never passed on as text.
-    let restored = match restore(turn, tool, &args) {
-        Ok(restored) => restored,
-        Err(message) => {
-            announce(turn, &id, call.name.clone(), tool.kind(), args, Vec::new(), None);
-            return Ok(fail(turn, &id, call, message, Vec::new()));
-        }
-    };
+    let tool = found.as_ref();
     let mut invocation = gate::describe(tool, &args, &ctx);
     super::skills::reach(turn, tool, &mut invocation);
     announce(
@@ -369,4 +325,43 @@ pub(super) fn show_questions(turn: &Turn, history: &mut Vec<ChatMessage>, asked:
         tool_calls: Vec::new(),
     };
     super::push(turn, history, message);
+}
+
+/// The tool a call names, its arguments, and the arguments with the session's secrets
+/// restored; `Err`: the call failed (unknown tool, arguments that are no JSON object, a
+/// placeholder the session never gave), announced and answered.
+fn resolve(
+    turn: &Turn,
+    id: &str,
+    call: &ToolUse,
+) -> Result<(std::sync::Arc<dyn Tool>, Value, Value), ChatMessage> {
+    let args = parse_arguments(&call.arguments);
+    let Some(tool) = turn.tool(&call.name) else {
+        let external = turn.calls.external.current();
+        let builtin = turn.calls.tools.iter().map(|t| t.name());
+        let names: Vec<&str> = builtin.chain(external.iter().map(|t| t.name())).collect();
+        let input = args.unwrap_or(Value::Null);
+        announce(turn, id, call.name.clone(), ToolKind::Other, input, Vec::new(), None);
+        let message =
+            format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
+        return Err(fail(turn, id, call, message, Vec::new()));
+    };
+    let args = match args {
+        Ok(args) => args,
+        Err(message) => {
+            let raw = Value::String(call.arguments.clone());
+            announce(turn, id, call.name.clone(), tool.kind(), raw, Vec::new(), None);
+            return Err(fail(turn, id, call, message, Vec::new()));
+        }
+    };
+    // The model's placeholders stand for the session's secrets: the tool gets the values,
+    // the question and the hooks see the placeholders; one the session never gave is an
+    // error, never passed on as text.
+    match restore(turn, tool.as_ref(), &args) {
+        Ok(restored) => Ok((tool, args, restored)),
+        Err(message) => {
+            announce(turn, id, call.name.clone(), tool.kind(), args, Vec::new(), None);
+            Err(fail(turn, id, call, message, Vec::new()))
+        }
+    }
 }

@@ -24,6 +24,7 @@ pub fn run(command: &ConfigCommand) -> Result<u8> {
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "one arm per `config` subcommand")]
 fn run_inner(command: &ConfigCommand) -> Result<u8> {
     let env = ProcessEnv;
     let mut out = sys::stdout().lock();

@@ -58,6 +58,7 @@ fn found(
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "one arm per `mcp` subcommand")]
 fn run_inner(command: &McpCommand) -> Result<u8> {
     let env = ProcessEnv;
     let mut out = sys::stdout().lock();

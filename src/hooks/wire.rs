@@ -1,4 +1,4 @@
-//! The JSON document a hook reads on stdin, with Claude Code's field names so that hook
+//! The JSON document a hook reads on stdin. Its field names are Claude Code's, so that hook
 //! scripts teams already have keep working: `session_id`, `transcript_path` (when the
 //! session's journal is a file), `cwd`, `permission_mode`, `hook_event_name`, and per
 //! event `tool_name`, `tool_input` and `tool_use_id` (`PreToolUse`), with `tool_response`

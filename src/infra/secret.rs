@@ -1,8 +1,8 @@
-//! Commands whose output holds secrets, for the programs without a family of their own here
-//! (vault, gh, sops, 1Password's op, pass, ansible-vault view), and any command whose own
-//! words hold a secret (`secret::find`, the one notion of what a secret is: `curl -H
-//! 'Authorization: Bearer ghp_…'`, `echo AKIA…`). The families judge their own (terraform
-//! state and outputs, kubectl secrets, cloud tokens). The tier is not touched.
+//! The secrets a command prints or carries: the output of the programs without a family of
+//! their own here (vault, gh, sops, 1Password's op, pass, ansible-vault view), and any
+//! command whose own words hold a secret (`secret::find`, the one notion of what a secret
+//! is: `curl -H 'Authorization: Bearer ghp_…'`, `echo AKIA…`). The families judge their
+//! own (terraform state and outputs, kubectl secrets, cloud tokens). The tier is not touched.
 
 use super::judge::{Cmd, Out};
 

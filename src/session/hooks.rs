@@ -50,7 +50,7 @@ pub(super) fn hooks_for(services: &Services, session: &Session) -> Result<Hooks>
 /// The session's journal, when it is a file (the file store): a hook's `transcript_path`.
 fn transcript(config: &Config, session: &Session) -> Option<PathBuf> {
     let path = config.config_dir.join("sessions").join(session.id.as_str());
-    let path = path.join(super::files::JOURNAL);
+    let path = path.join(super::store::JOURNAL);
     (matches!(config.store, StoreConfig::File) && path.is_file()).then_some(path)
 }
 

@@ -6,15 +6,12 @@
 mod approve;
 mod commands;
 mod directories;
-mod files;
 mod hooks;
 mod id;
 mod lifecycle;
 mod mcp;
-mod meta;
 mod prompt;
 mod rebuild;
-mod record_parts;
 mod recorder;
 mod redact;
 mod seal;
@@ -23,7 +20,6 @@ mod steering;
 mod vault_file;
 pub use steering::Steered;
 mod system;
-pub mod usage;
 pub use prompt::{PromptFailure, PromptIo, RunningGuard};
 pub mod record;
 pub mod replay;
@@ -134,7 +130,7 @@ pub struct Session {
     skills_asked: Mutex<Option<(String, bool)>>,
     /// The frozen system prompt and the tools last offered (`session/system.rs`).
     prefix: Mutex<system::Prefix>,
-    /// What its model calls used and cost so far (`session/usage.rs`).
+    /// What its model calls used and cost so far (`session/recorder.rs`).
     spent: Mutex<agent::TurnUsage>,
     /// Its additional directories (`session/directories.rs`).
     extra: Mutex<Directories>,
@@ -163,47 +159,6 @@ impl Session {
     pub fn set_model(&self, model: &str) {
         lock(&self.settings).model = model.to_string();
         self.record(&Record::Model { model: model.to_string() });
-    }
-
-    fn record(&self, record: &Record) {
-        if let Err(err) = self.journal.append(record) {
-            log::error!("session {}: journal write failed: {err}", self.id);
-            self.broke(err);
-        }
-    }
-
-    /// A record was not kept because the lease is gone or the store is down: nothing more
-    /// may happen in this session here, so its running turn stops.
-    fn broke(&self, err: Error) {
-        let err = match err {
-            Error::Busy(why) => Error::Busy(format!(
-                "{why}; session {} stopped here: load it again to go on",
-                self.id
-            )),
-            Error::Store(why) => Error::Store(why),
-            // A file that cannot be written is logged; the turn goes on (as before).
-            _ => return,
-        };
-        let mut state = lock(&self.state);
-        if let Some(token) = &state.running {
-            token.cancel();
-        }
-        state.broken.get_or_insert(err);
-    }
-
-    /// Why the store stopped keeping this session's records, if it did.
-    fn broken(&self) -> Option<Error> {
-        lock(&self.state).broken.as_ref().map(|err| match err {
-            Error::Busy(why) => Error::Busy(why.clone()),
-            Error::Store(why) => Error::Store(why.clone()),
-            other => Error::Internal(other.to_string()),
-        })
-    }
-
-    fn touch(&self, change: impl FnOnce(&mut store::Meta)) {
-        if let Err(err) = store::update_meta(self.journal.as_ref(), change) {
-            log::error!("session {}: metadata write failed: {err}", self.id);
-        }
     }
 }
 

@@ -191,7 +191,7 @@ fn run(
         state.history = history;
         state.running = None;
     }
-    let spent = super::usage::UsageRecord::totals(&session.spent());
+    let spent = super::record::UsageRecord::totals(&session.spent());
     session.touch(|m| m.usage = spent);
     super::vault_file::save(&services.config.config_dir, &session.id, &session.vault);
     if let Err(err) = session.journal.sync() {

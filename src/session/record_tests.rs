@@ -148,3 +148,16 @@ fn message_ids_are_kept_and_a_record_without_one_gets_its_place() {
     assert!(line.contains(r#""id":"x""#), "{line}");
     assert!(!serde_json::to_string(&user(None)).unwrap_or_default().contains("\"id\""));
 }
+
+#[test]
+fn a_usage_record_reads_back_as_the_usage_it_was_made_of() {
+    let price = crate::config::pricing::Price::FREE;
+    let usage =
+        crate::provider::Usage { input: 9, output: 4, cached_read: 5, cached_write: 2, thought: 1 };
+    for price in [Some(price), None] {
+        let call = TurnUsage::of_call(&usage, false, price);
+        let line = serde_json::to_string(&UsageRecord::of(&call)).unwrap_or_default();
+        let back = serde_json::from_str::<UsageRecord>(&line).ok();
+        assert_eq!(back.map(|back| back.read()), Some(call), "{line}");
+    }
+}

@@ -1,7 +1,9 @@
 //! The file store: `<config>/sessions/<uuid>/` holds `journal.jsonl` (append-only, one
 //! record per line), `meta.json` (replaced atomically: temp file, rename; fsynced with its
 //! directory when the session is created) and `lock` (an advisory lock held while a
-//! process drives the session).
+//! process drives the session). When `meta.json` is lost or damaged it is rebuilt from the
+//! journal's `Start` record, so the journal alone is the truth. A session's directory and
+//! files are used only when they are our own, real and not writable by others.
 //!
 //! Durability: every record is written with one `write_all` on an `O_APPEND` file as soon as
 //! it exists, so a killed process loses nothing that was reported; the journal is
@@ -14,14 +16,18 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::owned::check_owned;
 use super::{Journal, Meta, SessionStore};
 use crate::error::{Error, IoContext, Result};
-use crate::session::files::{JOURNAL, LOCK, META};
 use crate::session::id::SessionId;
-use crate::session::meta::{meta_or_rebuilt, read_meta, write_meta_file};
-use crate::session::record::{Line, Rebuilt, Record};
+use crate::session::record::{Line, Rebuilt, Record, UsageRecord};
 use crate::session::seal::Seal;
+
+/// The journal: one record per line, append-only.
+pub(in crate::session) const JOURNAL: &str = "journal.jsonl";
+/// The metadata, replaced atomically.
+pub(in crate::session) const META: &str = "meta.json";
+/// The advisory lock held by the process that drives the session.
+pub(in crate::session) const LOCK: &str = "lock";
 
 /// The sessions directory.
 #[derive(Debug, Clone)]
@@ -390,4 +396,125 @@ fn read_journal(dir: &Path, repair: bool, rebuilt: Rebuilt) -> Result<Rebuilt> {
         }
     }
     Ok(rebuilt.with_journal(&bytes, &path.display()))
+}
+
+/// Writes the metadata file.
+fn write_meta_file(dir: &Path, meta: &Meta, durable: bool) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(meta)
+        .map_err(|err| Error::Internal(format!("cannot encode session metadata: {err}")))?;
+    write_atomic(&dir.join(META), &bytes, durable)
+}
+
+/// The metadata file, or, when it is missing or damaged, metadata rebuilt from the
+/// journal's `Start` record. `None` if neither exists.
+fn meta_or_rebuilt(dir: &Path, id: &str, rebuilt: &Rebuilt) -> Option<Meta> {
+    match read_meta(dir) {
+        Ok(Some(meta)) => return Some(meta),
+        Ok(None) => {}
+        Err(err) => log::warn!("{err}; rebuilding it from the journal"),
+    }
+    let (cwd, created_at, forked_from) = rebuilt.start.clone()?;
+    let updated_at = fs::metadata(dir.join(JOURNAL))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or_else(
+            || created_at.clone(),
+            |d| crate::time::rfc3339(d.as_secs() as i64, d.subsec_millis()),
+        );
+    Some(Meta {
+        v: 1,
+        session_id: id.to_string(),
+        cwd,
+        title: rebuilt.title.clone(),
+        created_at,
+        updated_at,
+        forked_from,
+        messages: rebuilt.all.len() as u64,
+        usage: UsageRecord::totals(&rebuilt.usage),
+        additional_directories: rebuilt.directories.clone().unwrap_or_default(),
+    })
+}
+
+fn read_meta(dir: &Path) -> Result<Option<Meta>> {
+    let path = dir.join(META);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).at(&path),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|err| Error::Internal(format!("{}: unreadable metadata: {err}", path.display())))
+}
+
+/// Writes `bytes` to `path` atomically (temp file, rename); with `durable`, also fsyncs the
+/// file and the directory.
+fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp.{}.{n}", std::process::id()));
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .at(&tmp)?;
+    file.write_all(bytes).at(&tmp)?;
+    if durable {
+        file.sync_all().at(&tmp)?;
+    }
+    fs::rename(&tmp, path).at(path)?;
+    if durable && let Some(dir) = path.parent() {
+        let _ = File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+/// A session directory, and each of its files that exists, must be a real directory or
+/// file (not a symlink) owned by the user we run as: another user must not be able to plant
+/// a journal or point us at files elsewhere.
+fn check_owned(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = crate::sys::effective_uid();
+    for (path, want_dir) in [
+        (dir.to_path_buf(), true),
+        (dir.join(JOURNAL), false),
+        (dir.join(META), false),
+        (dir.join(LOCK), false),
+    ] {
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !want_dir => continue,
+            Err(err) => return Err(err).at(&path),
+        };
+        let kind_ok = if want_dir { meta.is_dir() } else { meta.is_file() };
+        if meta.file_type().is_symlink() || !kind_ok {
+            return Err(Error::Internal(format!(
+                "{} is {}; refusing to use it (a session's files must be its own)",
+                path.display(),
+                if meta.file_type().is_symlink() {
+                    "a symlink"
+                } else {
+                    "not a plain file or directory"
+                }
+            )));
+        }
+        if want_dir && meta.mode() & 0o022 != 0 {
+            return Err(Error::Internal(format!(
+                "{} can be written by other users (mode {:o}); refusing to use it",
+                path.display(),
+                meta.mode() & 0o777
+            )));
+        }
+        if meta.uid() != uid {
+            return Err(Error::Internal(format!(
+                "{} belongs to uid {}, not to uid {uid} (this server's user); refusing to use it",
+                path.display(),
+                meta.uid()
+            )));
+        }
+    }
+    Ok(())
 }

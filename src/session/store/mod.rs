@@ -1,23 +1,57 @@
 //! Where sessions live: the `SessionStore` and `Journal` traits that every session operation
-//! goes through, and their two implementations: the file store (`file.rs`, the default) and
-//! the Redis store that several nodes share (`redis.rs`, on `redis_db.rs` and
-//! `redis_journal.rs`). `open` picks the one the configuration names.
+//! goes through, the metadata (`Meta`) each store keeps beside a journal, and their two
+//! implementations: the file store (`file.rs`, the default) and the Redis store that several
+//! nodes share (`redis.rs`, on `redis_db.rs` and `redis_journal.rs`). `open` picks the one
+//! the configuration names.
 
 mod file;
-mod owned;
 mod redis;
 mod redis_db;
 mod redis_journal;
 mod redis_reply;
 mod redis_scripts;
 
-pub use super::meta::Meta;
 pub use file::FileStore;
+pub(super) use file::JOURNAL;
 pub use redis::RedisStore;
+
+use serde::{Deserialize, Serialize};
 
 use super::id::SessionId;
 use super::record::{Line, Rebuilt, Record};
 use crate::error::{Error, Result};
+
+/// The metadata of a session (`meta.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// Format version.
+    pub v: u32,
+    pub session_id: String,
+    /// Working directory as the client gave it.
+    pub cwd: String,
+    /// Title: the first prompt or a `/rename`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Creation time (RFC 3339).
+    pub created_at: String,
+    /// Last change (RFC 3339).
+    pub updated_at: String,
+    /// The session this one was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    /// Messages in the journal.
+    #[serde(default)]
+    pub messages: u64,
+    /// What the session's model calls used and cost, all told (as of its last turn; the
+    /// journal's `usage` records are the truth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::record::UsageRecord>,
+    /// Its additional directories, as the client gave them (the journal's last
+    /// `directories` record is the truth).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
+}
 
 /// A journal opened for writing and the session's metadata, held (locked) by this process
 /// while it drives the session.

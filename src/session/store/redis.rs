@@ -18,9 +18,9 @@ use super::redis_reply::{int, pairs, strings, text, texts};
 use super::{Finding, Journal, Meta, SessionStore};
 use crate::error::{Error, Result};
 use crate::session::id::SessionId;
+use crate::session::record::UsageRecord;
 use crate::session::record::{Rebuilt, Record};
 use crate::session::seal::Seal;
-use crate::session::usage::UsageRecord;
 
 /// The shared store.
 pub struct RedisStore {

@@ -1,5 +1,5 @@
-//! Writing HTTP/1.1 responses and SSE chunks, each write bounded by a deadline so a client
-//! that stops reading cannot pin a thread.
+//! Writing HTTP/1.1 responses and SSE chunks: each write is bounded by a deadline, so a
+//! client that stops reading cannot pin a thread.
 
 use std::io::{self, Write};
 use std::net::TcpStream;
