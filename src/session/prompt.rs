@@ -28,7 +28,8 @@ pub struct PromptIo {
     pub sink: Arc<dyn crate::agent::event::EventSink>,
     /// Asks the user.
     pub asker: Arc<dyn crate::gate::Asker>,
-    /// Called once with the result, after the last event.
+    /// Called once with the result, after the last event, at the moment the session turns
+    /// idle (its state locked): it hands the answer over and never calls the manager.
     pub done: Box<dyn FnOnce(std::result::Result<Outcome, PromptFailure>) + Send>,
     /// The client's file system, when it offers one (else `NoClientTools`).
     pub files: Arc<dyn crate::tools::ClientTools>,
@@ -186,11 +187,7 @@ fn run(
         );
     }
     session.close_inbox(&mut history);
-    {
-        let mut state = lock(&session.state);
-        state.history = history;
-        state.running = None;
-    }
+    lock(&session.state).history = history;
     let spent = super::record::UsageRecord::totals(&session.spent());
     session.touch(|m| m.usage = spent);
     super::vault_file::save(&services.config.config_dir, &session.id, &session.vault);
@@ -200,6 +197,11 @@ fn run(
     // Before the answer: the client's list shows the session's new last change.
     let updated_at = Some(session.journal.meta().updated_at);
     io.sink.emit(AgentEvent::SessionInfo { title: None, updated_at });
+    // Idle and answered in one step: a prompt or a steering message that finds the
+    // session idle starts a turn whose updates follow this answer on the wire, never
+    // precede it (the outbox never blocks: its channels are unbounded).
+    let mut state = lock(&session.state);
+    state.running = None;
     (io.done)(result);
 }
 

@@ -158,7 +158,7 @@ impl App {
             let message = error["message"].as_str().unwrap_or("error").to_string();
             self.say(Role::Removed, format!("✗ {message}"));
             match call {
-                Call::Prompt | Call::Steer => self.turn_ended(None),
+                Call::Prompt | Call::Steer(_) => self.turn_ended(None),
                 Call::Initialize | Call::NewSession | Call::Load(_) | Call::ListContinue
                     if self.session.is_none() =>
                 {
@@ -203,7 +203,19 @@ impl App {
                 let reason = result["stopReason"].as_str().map(str::to_string);
                 self.turn_ended(reason.as_deref());
             }
-            Call::Steer => {}
+            Call::Steer(text) => match result["outcome"].as_str().unwrap_or("") {
+                // The turn was finishing and took nothing more: the message is the next
+                // prompt (now, if that turn has already ended).
+                "failed" => {
+                    self.notice = Some("The turn was ending: sent as the next prompt.".into());
+                    if self.turn {
+                        self.queued.insert(0, text);
+                    } else {
+                        self.prompt(&text);
+                    }
+                }
+                _ => {}
+            },
             Call::ListContinue => {
                 let first = result["sessions"][0]["sessionId"].as_str().map(str::to_string);
                 match first {
@@ -305,7 +317,7 @@ impl App {
         self.end_flow();
         self.echo_user(&text);
         let params = json!({"sessionId": session, "prompt": text});
-        self.rpc.request("_session/steering", params, Call::Steer);
+        self.rpc.request("_session/steering", params, Call::Steer(text));
     }
 
     /// Interrupts the running turn: `session/cancel`, and the open question answered

@@ -16,7 +16,8 @@ pub enum Call {
     Load(String),
     SetMode(String),
     Prompt,
-    Steer,
+    /// `_session/steering` with the text sent.
+    Steer(String),
     /// `session/list` for `--continue`.
     ListContinue,
     /// `session/list` for the `/resume` picker.
