@@ -203,19 +203,17 @@ impl App {
                 let reason = result["stopReason"].as_str().map(str::to_string);
                 self.turn_ended(reason.as_deref());
             }
-            Call::Steer(text) => match result["outcome"].as_str().unwrap_or("") {
-                // The turn was finishing and took nothing more: the message is the next
-                // prompt (now, if that turn has already ended).
-                "failed" => {
-                    self.notice = Some("The turn was ending: sent as the next prompt.".into());
-                    if self.turn {
-                        self.queued.insert(0, text);
-                    } else {
-                        self.prompt(&text);
-                    }
+            // The turn was finishing and took nothing more: the message is the next prompt
+            // (now, if that turn has already ended).
+            Call::Steer(text) if result["outcome"] == "failed" => {
+                self.notice = Some("The turn was ending: sent as the next prompt.".into());
+                if self.turn {
+                    self.queued.insert(0, text);
+                } else {
+                    self.prompt(&text);
                 }
-                _ => {}
-            },
+            }
+            Call::Steer(_) => {}
             Call::ListContinue => {
                 let first = result["sessions"][0]["sessionId"].as_str().map(str::to_string);
                 match first {
