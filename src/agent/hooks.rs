@@ -40,6 +40,23 @@ fn tell(turn: &Turn, id: Option<&str>, report: &Report, lines: &mut Vec<String>)
     }
 }
 
+/// Runs the hooks of `about` whose matchers match the call, and tells the client.
+fn run_for_call(
+    turn: &Turn,
+    id: &str,
+    tool: &dyn Tool,
+    invocation: &Invocation,
+    about: &About,
+    lines: &mut Vec<String>,
+) -> Report {
+    let report = crate::gate::with_subject(tool.name(), invocation, turn.place.cwd, |subject| {
+        let matches = |spec: &crate::hooks::HookSpec| spec.matches_call(subject);
+        turn.team.hooks.run(about, Some(mode(turn)), matches, turn.cancel)
+    });
+    tell(turn, Some(id), &report, lines);
+    report
+}
+
 /// Runs the `PreToolUse` hooks that match the call; what they say for the permission
 /// gate. `Err`: the turn was cancelled while they ran.
 pub(super) fn pre_tool_use(
@@ -56,15 +73,7 @@ pub(super) fn pre_tool_use(
     }
     let about =
         About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
-    let report = crate::gate::with_subject(tool.name(), invocation, turn.place.cwd, |subject| {
-        turn.team.hooks.run(
-            &about,
-            Some(mode(turn)),
-            |spec| spec.matches_call(subject),
-            turn.cancel,
-        )
-    });
-    tell(turn, Some(id), &report, lines);
+    let report = run_for_call(turn, id, tool, invocation, &about, lines);
     if report.cancelled() {
         return Err(CANCELLED_RESULT.to_string());
     }
@@ -103,15 +112,7 @@ pub(super) fn post_tool_use(
         tool_response: &response,
         ok,
     };
-    let report = crate::gate::with_subject(tool.name(), invocation, turn.place.cwd, |subject| {
-        turn.team.hooks.run(
-            &about,
-            Some(mode(turn)),
-            |spec| spec.matches_call(subject),
-            turn.cancel,
-        )
-    });
-    tell(turn, Some(id), &report, lines);
+    let report = run_for_call(turn, id, tool, invocation, &about, lines);
     report.context().map(|feedback| format!("\n\n{feedback}"))
 }
 
