@@ -578,9 +578,10 @@ fn a_sealed_command_cannot_reach_a_unix_socket_in_tmp() {
     );
 }
 
+/// Read-only binds cover what exists: what a sealed command creates where a protected name
+/// was missing is removed after it (a link as a link, never followed), and the model is
+/// told.
 #[test]
-#[ignore = "the read-only binds protect names that exist when the run starts: a sealed \
-            command creates .iac-code/, .mcp.json or .git/hooks where there were none"]
 fn a_sealed_command_cannot_create_the_protected_names() {
     let (ws, result) = sealed(
         "sandbox-absent",
@@ -591,4 +592,13 @@ fn a_sealed_command_cannot_create_the_protected_names() {
     for rel in [".iac-code", ".mcp.json", ".git", ".agents"] {
         assert!(!ws.exists(rel), "{rel} was created: {result}");
     }
+    assert!(result.contains("the sandbox removed what this command created"), "{result}");
+    // A link planted in place of a protected name goes; what it points at stays.
+    let (ws, result) = sealed(
+        "sandbox-absent-link",
+        |ws| ws.write("keep/file.txt", "kept"),
+        "ln -s keep .git; ln -s keep/file.txt .mcp.json",
+    );
+    assert!(!ws.exists(".git") && !ws.exists(".mcp.json"), "{result}");
+    assert_eq!(ws.read("keep/file.txt"), "kept", "{result}");
 }

@@ -153,6 +153,10 @@ pub struct Spec {
     pub whole_read_only: bool,
     /// Variables removed from the command's environment.
     pub unset: Vec<String>,
+    /// Protected names missing at the top of a writable root when the run was laid out: a
+    /// read-only bind can only cover what exists, so what the command creates there is
+    /// removed after it (`undo_created`).
+    pub absent: Vec<PathBuf>,
     /// The test switch (`IAC_CODE_SANDBOX_TEST_FAIL`): setting the sandbox up fails.
     pub fail: bool,
 }
@@ -174,6 +178,7 @@ impl Spec {
         spec.hidden = layout.hidden;
         spec.reveal = roots.reveal.map(Path::to_path_buf).into_iter().collect();
         spec.whole_read_only = layout.too_large;
+        spec.absent = layout.absent;
         if let Profile::Cloud(State::Scratch) = profile {
             for (i, state) in layout.states.iter().enumerate() {
                 let copy = spec.tmp.join(format!("state-{i}"));
@@ -184,6 +189,26 @@ impl Spec {
         spec.network = matches!(profile, Profile::Cloud(_));
         spec.unset = env::removed(profile);
         Ok(spec)
+    }
+
+    /// After the run (every process of it gone): removes the protected names it created
+    /// where there were none (`.git`, `.iac-code`, `.mcp.json`, `.agents` at the top of a
+    /// writable root) and returns them. They did not exist before, so nothing on disk is
+    /// lost; a link is removed, never followed.
+    pub fn undo_created(&self) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        for path in &self.absent {
+            let Ok(meta) = path.symlink_metadata() else { continue };
+            let gone = match meta.is_dir() {
+                true => std::fs::remove_dir_all(path),
+                false => std::fs::remove_file(path),
+            };
+            match gone {
+                Ok(()) => removed.push(path.clone()),
+                Err(err) => log::warn!("sandbox: cannot remove {}: {err}", path.display()),
+            }
+        }
+        removed
     }
 
     /// Removes the private temporary directory (after the run).

@@ -95,6 +95,8 @@ pub(super) struct Layout {
     pub states: Vec<PathBuf>,
     /// The walk gave up: the workspace is read-only whole.
     pub too_large: bool,
+    /// Protected names missing at the top of a writable root (`Spec::absent`).
+    pub absent: Vec<PathBuf>,
 }
 
 /// Lays out `profile`'s sandbox at `roots`.
@@ -111,6 +113,9 @@ pub(super) fn layout(
             continue;
         }
         out.too_large |= !walk(&root, &mut out.read_only, &mut out.states);
+        out.absent.extend(
+            PROTECTED.iter().map(|name| root.join(name)).filter(|p| p.symlink_metadata().is_err()),
+        );
         out.writable.push(root);
     }
     if out.too_large {

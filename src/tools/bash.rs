@@ -153,6 +153,14 @@ fn report(run: Run, timeout: Duration, note: Option<String>) -> Result<ToolOutpu
             named.join(", ")
         ));
     }
+    if !run.undone.is_empty() {
+        let named: Vec<String> = run.undone.iter().map(|p| format!("`{}`", p.display())).collect();
+        text.push_str(&format!(
+            "the sandbox removed what this command created where only a person may: {} \
+             (ask the user to run it if it is meant)\n",
+            named.join(", ")
+        ));
+    }
     text.push_str(&format!("Exit code: {code}"));
     let truncated = run.stdout.total > (KEEP_HEAD + KEEP_TAIL) as u64
         || run.stderr.total > (KEEP_HEAD + KEEP_TAIL) as u64;

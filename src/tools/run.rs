@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -42,6 +43,8 @@ pub(crate) struct Run {
     pub(crate) pipe_holders: usize,
     /// Processes the command left running (killed when the session ends).
     pub(crate) left_running: Vec<LeftRunning>,
+    /// Protected names the sandboxed command created, removed after it (`Spec::undo_created`).
+    pub(crate) undone: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy)]
@@ -86,7 +89,8 @@ pub(crate) fn sandbox_spec(
 }
 
 /// Runs `command` inside `spec` (none: as the user); a sandbox that cannot be entered is
-/// an error and nothing runs.
+/// an error and nothing runs. After a sandboxed run, the protected names it created are
+/// removed (`Run::undone`).
 pub(crate) fn execute_in(
     command: &str,
     timeout: Duration,
@@ -147,6 +151,9 @@ pub(crate) fn execute_in(
             ctx.jobs.keep(supervised);
         }
     }
+    if let Some(spec) = spec {
+        run.undone = spec.undo_created();
+    }
     Ok(run)
 }
 
@@ -165,6 +172,7 @@ fn supervise(
         stderr: Capture::default(),
         pipe_holders: 0,
         left_running: Vec::new(),
+        undone: Vec::new(),
     };
     let mut live = VecDeque::new();
     let mut dirty = false;
