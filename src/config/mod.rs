@@ -1,5 +1,8 @@
-//! Turns the environment (over the settings file) into a validated `Config`. The only module that
-//! reads `IAC_CODE_*` variables.
+//! Turns the environment (over the settings file) into a validated `Config`. It reads every
+//! `IAC_CODE_*` variable but four, which their owners read because they act before (or
+//! below) a `Config`: `IAC_CODE_LOG` (`logging.rs`, set up first), `IAC_CODE_SANDBOX` and
+//! its test switch `IAC_CODE_SANDBOX_TEST_FAIL` (`sandbox/`, read by the supervisor too),
+//! and `IAC_CODE_REDACT` (`secret/`, below `config`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
