@@ -353,3 +353,23 @@ fn a_loaded_session_restores_what_this_node_sealed_and_another_key_cannot() {
     assert!(!ws.exists("elsewhere.txt"), "nothing ran");
     assert!(elsewhere.stderr().contains("cannot be restored"), "the log says so");
 }
+
+#[test]
+fn a_fork_keeps_the_placeholders_of_the_session_it_copies() {
+    let ws = Workspace::new("redact-fork");
+    let value = marker(24);
+    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
+    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
+    acp.prompt(&session, "read .env");
+    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    let (_, forked) = acp.open_session("session/fork", &session, &ws.project());
+    let fork = forked["result"]["sessionId"].as_str().expect("a fork").to_string();
+    assert_ne!(fork, session);
+    // Kept under the fork's own id at once (a later load of the fork restores it too).
+    assert!(ws.config().join("vaults").join(&fork).is_file(), "the fork's vault is kept");
+    llm.push(bash("c2", &format!("printf '%s' {placeholder} > forked.txt")));
+    llm.push(text_reply("written"));
+    acp.prompt(&fork, "write it");
+    assert_eq!(ws.read("forked.txt"), value, "{}", crate::tools::tool_result(&llm, 3));
+}

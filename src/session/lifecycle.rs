@@ -31,7 +31,7 @@ impl Manager {
             additional_directories: Vec::new(),
         };
         let journal = self.services.store.create(meta)?;
-        let session = self.build(journal, root, Rebuilt::default());
+        let session = self.build(journal, root, Rebuilt::default(), None);
         super::hooks::session_start(&self.services, &session, "startup");
         log::info!("session {} created in {cwd}", session.id);
         Ok(session)
@@ -62,7 +62,7 @@ impl Manager {
             store::update_meta(journal.as_ref(), |m| m.cwd = cwd.to_string())?;
         }
         let (all, ids) = (rebuilt.all.clone(), rebuilt.ids.clone());
-        let session = self.build(journal, root, rebuilt);
+        let session = self.build(journal, root, rebuilt, None);
         super::hooks::session_start(&self.services, &session, "resume");
         log::info!("session {id} loaded ({} messages)", all.len());
         Ok((session, all, ids))
@@ -88,7 +88,11 @@ impl Manager {
             .fork(source, &new_id, cwd)?
             .ok_or_else(|| Error::UnknownSession(source.to_string()))?;
         let rebuilt = repair(journal.as_ref(), rebuilt)?;
-        let session = self.build(journal, root, rebuilt);
+        // The fork's history holds the source's placeholders: it starts with its vault,
+        // kept under its own id at once.
+        let session = self.build(journal, root, rebuilt, Some(source));
+        let config_dir = &self.services.config.config_dir;
+        super::vault_file::save(config_dir, &session.id, &session.vault);
         super::hooks::session_start(&self.services, &session, "resume");
         log::info!("session {source} forked as {new_id}");
         Ok(session)
@@ -107,11 +111,14 @@ impl Manager {
         Ok(())
     }
 
+    /// A session over `journal`; its vault is the one kept for `vault_of` (a fork's
+    /// source), else for itself.
     fn build(
         &self,
         journal: Box<dyn Journal>,
         root: std::path::PathBuf,
         rebuilt: Rebuilt,
+        vault_of: Option<&SessionId>,
     ) -> Arc<Session> {
         let models = self.services.models();
         let default_model = models.first().cloned().unwrap_or_default();
@@ -120,7 +127,8 @@ impl Manager {
         let meta = journal.meta();
         let id = SessionId::parse(&meta.session_id).unwrap_or_else(|_| SessionId::random());
         let extra = super::Directories::restored(rebuilt.directories.as_deref().unwrap_or(&[]));
-        let vault = super::redact::vault(&self.services.config, &id, &rebuilt.context);
+        let vault =
+            super::redact::vault(&self.services.config, vault_of.unwrap_or(&id), &rebuilt.context);
         let session = Arc::new(Session {
             id,
             cwd: meta.cwd,
