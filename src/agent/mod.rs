@@ -9,7 +9,6 @@ pub mod event;
 mod hooks;
 mod host;
 pub mod prompt;
-mod skills;
 mod steering;
 mod sub_agent;
 mod tool_call;

@@ -63,7 +63,7 @@ pub(super) fn run(
     };
     let tool = found.as_ref();
     let mut invocation = gate::describe(tool, &args, &ctx);
-    super::skills::reach(turn, tool, &mut invocation);
+    crate::skills::calls::reach(turn.calls.skills, tool, &mut invocation);
     announce(
         turn,
         &id,
@@ -75,10 +75,13 @@ pub(super) fn run(
     );
     let mut hooks = Vec::new();
     // A call the active skill does not allow is refused before any hook runs for it.
-    let said = match super::skills::refused(turn, tool, &invocation) {
-        Some(why) => Err(why),
-        None => super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks),
-    };
+    let said =
+        match crate::skills::calls::refused(turn.calls.skills, turn.place.cwd, tool, &invocation) {
+            Some(why) => Err(why),
+            None => {
+                super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks)
+            }
+        };
     let passed =
         said.and_then(|said| gate::pass(turn, &id, tool, &args, &mut invocation, &ctx, said));
     let result = match passed {

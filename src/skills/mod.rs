@@ -8,11 +8,13 @@
 //! `front.rs` parses (pure), `discover.rs` reads the directories (bounded, no links),
 //! `catalog.rs` decides precedence and renders (pure), `bundled.rs` holds ours,
 //! `approval.rs` keeps the user's approval of a project's skills, `active.rs` is one
-//! turn's book. Never imports `agent`, `session` or `acp`; `tools` never imports this.
+//! turn's book, `calls.rs` what the loaded skills change for a tool call. Never imports
+//! `agent`, `session` or `acp`; `tools` never imports this.
 
 mod active;
 pub mod approval;
 pub mod bundled;
+pub mod calls;
 pub mod catalog;
 pub mod discover;
 pub mod front;

@@ -6,18 +6,12 @@
 
 use std::path::PathBuf;
 
-use super::Turn;
 use crate::rules::Subject;
-use crate::tools::{Access, Invocation, Tool, paths};
+use crate::tools::{Access, Invocation, SkillBook, Tool, paths};
 
 /// The real folders of the skills loaded so far.
-fn roots(turn: &Turn) -> Vec<PathBuf> {
-    turn.calls
-        .skills
-        .readable()
-        .iter()
-        .map(|dir| paths::real(dir).unwrap_or_else(|| dir.clone()))
-        .collect()
+fn roots(book: &dyn SkillBook) -> Vec<PathBuf> {
+    book.readable().iter().map(|dir| paths::real(dir).unwrap_or_else(|| dir.clone())).collect()
 }
 
 /// Whether the call only reads inside loaded skills' folders, touching nothing sensitive
@@ -43,8 +37,8 @@ fn reads_own_folder(tool: &dyn Tool, invocation: &Invocation, roots: &[PathBuf])
 
 /// A read of a loaded skill's folder is no reach outside the project, and nothing there
 /// is sensitive for being below `.iac-code/` or the configuration directory.
-pub(super) fn reach(turn: &Turn, tool: &dyn Tool, invocation: &mut Invocation) {
-    if reads_own_folder(tool, invocation, &roots(turn)) {
+pub fn reach(book: &dyn SkillBook, tool: &dyn Tool, invocation: &mut Invocation) {
+    if reads_own_folder(tool, invocation, &roots(book)) {
         invocation.outside_cwd = false;
         invocation.sensitive = None;
         for target in &mut invocation.targets {
@@ -55,15 +49,17 @@ pub(super) fn reach(turn: &Turn, tool: &dyn Tool, invocation: &mut Invocation) {
 
 /// Why the active skills refuse the call, if they do (`allowed-tools`); reading their
 /// own folders is always theirs.
-pub(super) fn refused(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) -> Option<String> {
-    if reads_own_folder(tool, invocation, &roots(turn)) {
+pub fn refused(
+    book: &dyn SkillBook,
+    cwd: &std::path::Path,
+    tool: &dyn Tool,
+    invocation: &Invocation,
+) -> Option<String> {
+    if reads_own_folder(tool, invocation, &roots(book)) {
         return None;
     }
-    let paths: Vec<String> = invocation
-        .targets
-        .iter()
-        .map(|t| paths::display_relative(&t.path, turn.place.cwd))
-        .collect();
+    let paths: Vec<String> =
+        invocation.targets.iter().map(|t| paths::display_relative(&t.path, cwd)).collect();
     let subject = Subject {
         tool: tool.name(),
         commands: &invocation.gate.lines,
@@ -72,5 +68,5 @@ pub(super) fn refused(turn: &Turn, tool: &dyn Tool, invocation: &Invocation) -> 
         paths: &paths,
         host: None,
     };
-    turn.calls.skills.refuses(&subject)
+    book.refuses(&subject)
 }
