@@ -5,16 +5,20 @@
 
 use super::judge::{Cmd, Out};
 use super::path::state_file;
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 use super::{PathUse, Tier};
 
 /// aws options that take the next word when written apart.
-const AWS_VALUES: &str = "--profile --region --output --endpoint-url --query --cli-read-timeout \
-    --cli-connect-timeout --ca-bundle --color --cli-binary-format";
+const AWS_VALUES: Words = words!(
+    "--profile --region --output --endpoint-url --query --cli-read-timeout \
+    --cli-connect-timeout --ca-bundle --color --cli-binary-format"
+);
 
 /// aws options that stand alone.
-const AWS_FLAGS: &str = "--debug --no-verify-ssl --no-paginate --no-sign-request --no-cli-pager \
-    --cli-auto-prompt --no-cli-auto-prompt --version --help";
+const AWS_FLAGS: Words = words!(
+    "--debug --no-verify-ssl --no-paginate --no-sign-request --no-cli-pager \
+    --cli-auto-prompt --no-cli-auto-prompt --version --help"
+);
 
 /// `aws [options] SERVICE [options] OPERATION`: the operation decides.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) {
@@ -107,7 +111,7 @@ fn outfile(service: &str, op: &str) -> bool {
 fn written(rest: &Cmd, op_at: usize, out: &mut Out) {
     for i in op_at + 1..rest.args.len() {
         let (word, before) = (rest.args[i].as_str(), rest.args[i - 1].as_str());
-        let value = is_option(before) && !before.contains('=') && !listed(AWS_FLAGS, before);
+        let value = is_option(before) && !before.contains('=') && !AWS_FLAGS.has(before);
         if is_option(word) || value && i - 1 != op_at {
             continue;
         }
