@@ -11,10 +11,12 @@
 //! alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-#[allow(dead_code)]
+// Two modules of the shared harness (tests/support/); the integration binary includes all of
+// it and checks it for dead code, this one uses a part of each.
+#[allow(dead_code, reason = "this binary uses a part of the shared module")]
 #[path = "support/registry.rs"]
 mod registry;
-#[allow(dead_code)]
+#[allow(dead_code, reason = "this binary uses a part of the shared module")]
 #[path = "support/schema.rs"]
 mod schema;
 
