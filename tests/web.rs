@@ -26,11 +26,14 @@ mod http_fixture;
 #[path = "support/schema.rs"]
 mod schema;
 #[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/skip.rs"]
+mod skip;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
 #[path = "support/workspace.rs"]
 mod workspace;
 /// Where the shared modules look for each other (`crate::support::…`).
 mod support {
-    pub(crate) use crate::{fake_llm, http_client, http_fixture, workspace};
+    pub(crate) use crate::{fake_llm, http_client, http_fixture, skip, workspace};
 }
 
 #[path = "support/browser/mod.rs"]

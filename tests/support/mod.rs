@@ -16,5 +16,6 @@ pub mod redis;
 pub mod registry;
 pub mod schema;
 pub mod screen;
+pub mod skip;
 pub mod workspace;
 pub mod ws_client;
