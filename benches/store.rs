@@ -18,6 +18,9 @@ mod builds;
 #[path = "../tests/support/redis.rs"]
 mod redis;
 #[allow(dead_code)]
+#[path = "../tests/support/skip.rs"]
+mod skip;
+#[allow(dead_code)]
 #[path = "support/summary.rs"]
 mod summary;
 

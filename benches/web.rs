@@ -16,6 +16,13 @@
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/browser/mod.rs"]
 mod browser;
+#[allow(dead_code)]
+#[path = "../tests/support/skip.rs"]
+mod skip;
+/// Where the browser harness finds its skip helper (`crate::support::skip`).
+mod support {
+    pub(crate) use crate::skip;
+}
 #[path = "support/builds.rs"]
 mod builds;
 #[allow(dead_code)]

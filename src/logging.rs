@@ -1,7 +1,6 @@
 //! Logger set-up: env_logger to stderr or to `--log-file`, never stdout. The filter comes
 //! from `IAC_CODE_LOG` (RUST_LOG syntax), else `--debug`, else `info`.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -33,11 +32,10 @@ fn init_at(default: &str, log_file: Option<&Path>) -> Result<()> {
         Some(path) => {
             // At trace level it holds prompts and file contents: ours alone, never through a
             // symlink, never a file someone else owns.
-            let file = OpenOptions::new()
+            let file = crate::sys::own_file::options()
                 .create(true)
                 .append(true)
                 .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
                 .open(path)
                 .at(path)?;
             own_private(&file, path)?;

@@ -93,7 +93,7 @@ fn every_chunk_names_its_message_and_load_replays_the_same_ids() {
 
 #[test]
 fn an_old_journal_without_ids_gets_the_same_ids_on_every_load() {
-    if !on_file_store("an_old_journal_without_ids_gets_the_same_ids_on_every_load") {
+    if !on_file_store() {
         return;
     }
     let ws = Workspace::new("acp-message-ids-old");

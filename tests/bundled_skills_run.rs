@@ -12,17 +12,15 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::bundled_skills::{ROOT, files};
+use crate::support::skip::Ci;
 use crate::support::workspace::Workspace;
 
-/// `program` on PATH, or `None` after saying which test skips what.
-#[allow(clippy::print_stderr)]
-fn program(name: &str, test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file());
-    if found.is_none() {
-        eprintln!("SKIPPED {test}: {name} is not on PATH");
-    }
-    found
+/// `name` on PATH, or `None` after saying the test skips it: terraform fails under CI
+/// (`.ci/run` requires it), the other programs are optional there.
+#[track_caller]
+fn program(name: &str) -> Option<PathBuf> {
+    let ci = if name == "terraform" { Ci::Fails } else { Ci::Skips };
+    crate::support::skip::program(name, ci)
 }
 
 fn skill_file(skill: &str, rel: &str) -> PathBuf {
@@ -61,8 +59,8 @@ fn tf(ws: &Workspace, dir: &Path, args: &[&str]) -> String {
 }
 
 /// `jq ARGS` over `input`: exit status and stdout, or `None` without jq.
-fn jq(args: &[&str], input: &str, test: &str) -> Option<(bool, String)> {
-    program("jq", test)?;
+fn jq(args: &[&str], input: &str) -> Option<(bool, String)> {
+    program("jq")?;
     let mut child = Command::new("jq")
         .args(args)
         .stdin(std::process::Stdio::piped())
@@ -91,8 +89,7 @@ fn changes(plan: &str) -> BTreeMap<String, (Vec<String>, Value, Value, Value)> {
 
 #[test]
 fn plan_review_example_plans_what_the_skill_shows() {
-    let test = "plan_review_example_plans_what_the_skill_shows";
-    let Some(_) = program("terraform", test) else { return };
+    let Some(_) = program("terraform") else { return };
     let ws = Workspace::new("skill-plan-review");
     let dir = ws.project();
     copy_dir(&skill_file("terraform-plan-review", "references/example"), &dir);
@@ -116,7 +113,7 @@ fn plan_review_example_plans_what_the_skill_shows() {
 
     let skill = std::fs::read_to_string(skill_file("terraform-plan-review", "SKILL.md")).unwrap();
     let filter = skill_file("terraform-plan-review", "scripts/plan-summary.jq");
-    if let Some((ok, summary)) = jq(&["-r", "-f", filter.to_str().unwrap()], &json, test) {
+    if let Some((ok, summary)) = jq(&["-r", "-f", filter.to_str().unwrap()], &json) {
         assert!(ok, "the summary filter fails: {summary}");
         assert!(!summary.contains(secret), "the summary prints the secret:\n{summary}");
         let lines: Vec<&str> = summary.lines().collect();
@@ -155,8 +152,7 @@ fn without_moved(text: &str) -> String {
 
 #[test]
 fn safe_refactor_example_plans_zero_destroys() {
-    let test = "safe_refactor_example_plans_zero_destroys";
-    let Some(_) = program("terraform", test) else { return };
+    let Some(_) = program("terraform") else { return };
     let ws = Workspace::new("skill-safe-refactor");
     let dir = ws.project();
     let example = skill_file("terraform-safe-refactor", "references/example");
@@ -189,7 +185,7 @@ fn safe_refactor_example_plans_zero_destroys() {
 
     let filter = skill_file("terraform-safe-refactor", "scripts/zero-destroy.jq");
     let args = ["-e", "-r", "-f", filter.to_str().unwrap()];
-    if let Some((ok, said)) = jq(&args, &json, test) {
+    if let Some((ok, said)) = jq(&args, &json) {
         assert!(ok && said.ends_with("true\n") && !said.contains("DESTROYS"), "{said}");
         assert_eq!(said.matches("moves ").count(), 3, "{said}");
     }
@@ -201,15 +197,14 @@ fn safe_refactor_example_plans_zero_destroys() {
     let json = tf(&ws, &dir, &["show", "-json", "bare"]);
     let lost = changes(&json).values().filter(|(a, ..)| a.iter().any(|a| a == "delete")).count();
     assert_eq!(lost, 3, "without moved blocks the web and worker objects are destroyed");
-    if let Some((ok, said)) = jq(&args, &json, test) {
+    if let Some((ok, said)) = jq(&args, &json) {
         assert!(!ok && said.matches("DESTROYS").count() == 3, "{said}");
     }
 }
 
 #[test]
 fn module_example_passes_terraform_test() {
-    let test = "module_example_passes_terraform_test";
-    let Some(_) = program("terraform", test) else { return };
+    let Some(_) = program("terraform") else { return };
     let ws = Workspace::new("skill-module");
     let dir = ws.project();
     copy_dir(&skill_file("terraform-module", "references/example"), &dir);
@@ -238,7 +233,7 @@ fn module_example_passes_terraform_test() {
 
 #[test]
 fn shipped_terraform_files_are_formatted() {
-    let Some(_) = program("terraform", "shipped_terraform_files_are_formatted") else { return };
+    let Some(_) = program("terraform") else { return };
     let ws = Workspace::new("skill-fmt");
     copy_dir(Path::new(ROOT), &ws.project());
     let hcl = files(&ws.project())
@@ -253,7 +248,7 @@ fn shipped_terraform_files_are_formatted() {
 #[test]
 fn kubernetes_example_renders_offline_and_meets_the_checklist() {
     let example = skill_file("kubernetes-review", "references/example");
-    let rendered = match program("kubectl", "kubernetes example rendering") {
+    let rendered = match program("kubectl") {
         Some(_) => {
             let out = Command::new("kubectl")
                 .args(["kustomize", example.to_str().unwrap()])
@@ -293,7 +288,7 @@ fn kubernetes_example_renders_offline_and_meets_the_checklist() {
 
 /// `values.yaml` as JSON through yq (either kind), or `None`.
 fn yaml_as_json(file: &Path) -> Option<Value> {
-    program("yq", "values.yaml against its schema")?;
+    program("yq")?;
     for args in [&["-o=json", "."][..], &["."][..]] {
         let out = Command::new("yq").args(args).arg(file).output().ok()?;
         if let Ok(value) = serde_json::from_slice(&out.stdout) {
@@ -334,7 +329,7 @@ fn chart_values_schema_rejects_bad_values() {
         let errors: Vec<String> = schema.iter_errors(&values).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "values.yaml breaks its schema: {errors:?}");
     }
-    let Some(_) = program("helm", "helm lint and template of the example chart") else { return };
+    let Some(_) = program("helm") else { return };
     let helm = |args: &[&str]| Command::new("helm").args(args).arg(&chart).output().unwrap();
     let lint = helm(&["lint", "--strict"]);
     assert!(lint.status.success(), "{}{}", text(&lint.stdout), text(&lint.stderr));
@@ -370,8 +365,7 @@ fn playbook(ws: &Workspace, app: &Path, extra: &[&str], env: &[(&str, &str)]) ->
 
 #[test]
 fn ansible_example_checks_cleanly_and_is_idempotent() {
-    let test = "ansible_example_checks_cleanly_and_is_idempotent";
-    let Some(_) = program("ansible-playbook", test) else { return };
+    let Some(_) = program("ansible-playbook") else { return };
     let ws = Workspace::new("skill-ansible");
     let app = ws.root().join("app");
     playbook(&ws, &app, &["--syntax-check"], &[]);
@@ -385,7 +379,7 @@ fn ansible_example_checks_cleanly_and_is_idempotent() {
     let (changed, said) = playbook(&ws, &app, &["--check", "--diff"], &rotated);
     assert_eq!(changed, 1, "{said}");
     assert!(!said.contains("rotated-example-value"), "the secret is in the diff: {said}");
-    if program("ansible-lint", test).is_some() {
+    if program("ansible-lint").is_some() {
         copy_dir(&skill_file("ansible-check", "references/example"), &ws.project());
         let out = Command::new("ansible-lint")
             .args(["--offline", "site.yml"])

@@ -17,6 +17,7 @@ use crate::support::fake_llm::{FakeLlm, text_reply};
 use crate::support::http_client::{Endpoint, Event, Sse};
 use crate::support::procs::alive;
 use crate::support::redis::Redis;
+use crate::support::skip::{Ci, skip};
 use crate::support::workspace::Workspace;
 
 /// A running local cluster.
@@ -41,7 +42,7 @@ impl Cluster {
                 .status()
                 .is_ok_and(|s| s.success());
             if !found {
-                eprintln!("SKIPPED: {program} is not installed (apt-get install {program})");
+                skip(&format!("{program} is not installed (apt-get install {program})"), Ci::Fails);
                 return None;
             }
         }

@@ -61,7 +61,7 @@ fn rejected(ws: &Workspace, n: usize, command: &str, mode: &str) {
 
 #[test]
 fn every_hidden_evaluation_asks_in_default_and_bypass_mode() {
-    let Some(_) = terraform("gate_holes_evaluation") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("gate-holes");
     for (n, template) in FORMS.iter().enumerate() {
         let command = form(template);
@@ -82,7 +82,7 @@ fn denied_by_rule(ws: &Workspace, command: &str, mode: &str) -> (String, Vec<Val
 
 #[test]
 fn a_deny_rule_holds_when_the_program_is_hidden() {
-    let Some(_) = terraform("gate_holes_deny") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("gate-holes-deny");
     settings(&ws, json!({"deny": ["bash(touch *)"]}));
     let commands = [
@@ -113,7 +113,7 @@ fn a_deny_rule_holds_when_the_program_is_hidden() {
 
 #[test]
 fn an_allow_rule_does_not_allow_a_hidden_evaluation() {
-    let Some(_) = terraform("gate_holes_allow") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("gate-holes-allow");
     settings(&ws, json!({"allow": ["bash(git *)", "bash(mkdir *)"]}));
     let commands = [
@@ -127,7 +127,7 @@ fn an_allow_rule_does_not_allow_a_hidden_evaluation() {
 
 #[test]
 fn an_always_answer_does_not_cover_a_hidden_evaluation() {
-    let Some(_) = terraform("gate_holes_always") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("gate-holes-always");
     let script = vec![
         bash("m1", "mkdir made"),
@@ -159,7 +159,7 @@ fn outcome(ws: &Workspace, command: &str, mode: &str) -> (bool, String) {
 
 #[test]
 fn reads_that_reach_state_without_naming_it_ask_as_naming_it_does() {
-    let Some(_) = terraform("gate_holes_reads") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("gate-holes-reads");
     let reads = ["grep -r VALUE .", "cat *.tfstat?", "tail -n 50 *", "rg -n VALUE ."];
     for mode in ["default", "plan", "bypass_permissions"] {
@@ -185,7 +185,7 @@ fn reads_that_reach_state_without_naming_it_ask_as_naming_it_does() {
 /// hides fails and the state keeps its three resources; or it asks, and is rejected.
 #[test]
 fn what_the_parser_cannot_see_into_asks_or_runs_sealed_and_destroys_nothing() {
-    let Some(_) = terraform("gate_holes_sealed") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("gate-holes-sealed");
     let destroy = "terraform destroy -auto-approve -input=false";
     ws.write("d.sh", &format!("{destroy}\n"));

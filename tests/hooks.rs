@@ -121,7 +121,7 @@ fn hooks_hold_in_one_shot_mode_and_for_a_sub_agents_calls() {
 
 #[test]
 fn a_post_tool_use_hook_runs_terraform_fmt_after_a_tf_write() {
-    let Some(_) = terraform("post_tool_use_fmt") else { return };
+    let Some(_) = terraform() else { return };
     let ws = Workspace::new("hook-fmt");
     let matcher = "write_file(*.tf)|edit_file(*.tf)";
     let command = "terraform fmt -list=false . && echo formatted";

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission, updates_of};
 use crate::support::fake_llm::{FakeLlm, Reply, text_reply, tool_reply};
+use crate::support::skip::{Ci, program};
 use crate::support::workspace::Workspace;
 use crate::tools::tool_result;
 
@@ -33,15 +34,11 @@ resource "terraform_data" "b" {
 resource "terraform_data" "d" { input = "four" }
 "#;
 
-/// The terraform on PATH, or `None` after saying why the test is skipped.
-#[allow(clippy::print_stderr)]
-pub fn terraform(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path).map(|d| d.join("terraform")).find(|p| p.is_file());
-    if found.is_none() {
-        eprintln!("SKIPPED {test}: terraform is not on PATH (CI on this machine kind has it)");
-    }
-    found
+/// The terraform on PATH, or `None` after [`skip`](crate::support::skip::skip) (a failure
+/// under CI: `.ci/run` requires it).
+#[track_caller]
+pub fn terraform() -> Option<PathBuf> {
+    program("terraform", Ci::Fails)
 }
 
 pub(crate) fn tf(dir: &Path, args: &[&str]) -> String {
@@ -157,7 +154,7 @@ fn commands_that_print_secrets_ask_every_time_even_in_plan_mode() {
 
 #[test]
 fn terraform_plan_runs_in_plan_mode() {
-    let Some(_) = terraform("terraform_plan_runs_in_plan_mode") else { return };
+    let Some(_) = terraform() else { return };
     let ws = Workspace::new("plan-in-plan-mode");
     ws.write("main.tf", CONFIG);
     let command = "terraform init -input=false && terraform plan -input=false -no-color";
@@ -173,7 +170,7 @@ fn terraform_plan_runs_in_plan_mode() {
 
 #[test]
 fn every_obfuscated_destroy_asks_even_in_bypass_mode_and_nothing_is_destroyed() {
-    let Some(tf_path) = terraform("obfuscated_destroys") else { return };
+    let Some(tf_path) = terraform() else { return };
     let ws = applied("obfuscated");
     std::fs::create_dir_all(ws.path("infra")).unwrap();
     std::fs::create_dir_all(ws.path("modules/net")).unwrap();
@@ -215,7 +212,7 @@ fn every_obfuscated_destroy_asks_even_in_bypass_mode_and_nothing_is_destroyed() 
 
 #[test]
 fn the_apply_question_shows_the_plan_and_approval_applies_exactly_it() {
-    let Some(_) = terraform("apply_question") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("apply-question");
     ws.write("main.tf", CHANGED);
     let script = vec![bash("a1", "terraform apply -auto-approve -input=false"), text_reply("ok")];
@@ -263,7 +260,7 @@ fn the_apply_question_shows_the_plan_and_approval_applies_exactly_it() {
 
 #[test]
 fn an_apply_that_deletes_nothing_is_a_mutation_and_a_failed_plan_asks_nothing() {
-    let Some(_) = terraform("apply_mutation") else { return };
+    let Some(_) = terraform() else { return };
     let ws = Workspace::new("apply-mutation");
     ws.write("main.tf", CONFIG);
     tf(&ws.project(), &["init", "-input=false"]);
@@ -445,7 +442,7 @@ fn an_allow_rule_never_allows_what_follows_the_allowed_command() {
 
 #[test]
 fn one_shot_refuses_a_destroy_unless_a_rule_allows_it_by_name() {
-    let Some(_) = terraform("one_shot_destroy") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("oneshot-destroy");
     let run = |extra: &[&str]| {
         let llm =

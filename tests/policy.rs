@@ -14,6 +14,7 @@ use crate::infra::{asked, bash, session, state, terraform};
 use crate::support::acp_client::{AcpProcess, Permission, updates_of};
 use crate::support::command::iac_code;
 use crate::support::fake_llm::{FakeLlm, text_reply};
+use crate::support::skip::{Ci, program};
 use crate::support::workspace::Workspace;
 use crate::tools::tool_result;
 
@@ -83,7 +84,7 @@ fn question_text(request: &Value) -> String {
 
 #[test]
 fn a_project_policy_refuses_a_destroy_in_bypass_mode_without_a_question() {
-    let Some(_) = terraform("policy_refuses_destroy") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("policy-destroy");
     ws.write(".iac-code/settings.json", "{}");
     ws.write(".iac-code/policies/protect.rego", PROTECT);
@@ -121,7 +122,7 @@ fn a_project_policy_refuses_a_destroy_in_bypass_mode_without_a_question() {
 
 #[test]
 fn a_warning_shows_in_the_question_and_makes_no_question_where_none_was_due() {
-    let Some(_) = terraform("policy_warns") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("policy-warn");
     // The user's policy (older syntax) is in force without any approval.
     std::fs::create_dir_all(ws.config().join("policies")).unwrap();
@@ -152,7 +153,7 @@ fn a_warning_shows_in_the_question_and_makes_no_question_where_none_was_due() {
 
 #[test]
 fn an_edited_project_policy_holds_nothing_new_until_approved() {
-    let Some(_) = terraform("policy_edit") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("policy-edit");
     ws.write(".iac-code/settings.json", "{}");
     ws.write(".iac-code/policies/protect.rego", PROTECT);
@@ -191,7 +192,7 @@ fn an_edited_project_policy_holds_nothing_new_until_approved() {
 
 #[test]
 fn a_broken_policy_refuses_applies_while_reads_and_plans_go_on() {
-    let Some(_) = terraform("policy_broken") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("policy-broken");
     std::fs::create_dir_all(ws.config().join("policies")).unwrap();
     let broken = "package main\n\ndeny contains msg if {\n  msg := \n}\n";
@@ -380,15 +381,9 @@ fn policy_eval_with_a_directory_test_and_list() {
 }
 
 #[test]
-#[allow(clippy::print_stderr)]
 fn a_chart_rendering_a_privileged_pod_is_refused_before_helm_installs_it() {
-    let on_path = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("helm").is_file()));
-    if !on_path {
-        // Not a required test: helm is optional on this machine kind (see ARCHITECTURE.md).
-        eprintln!("SKIPPED helm: helm is not on PATH; helm install is judged only with helm");
-        return;
-    }
+    // Not a required test: helm is optional on this machine kind (see ARCHITECTURE.md).
+    let Some(_) = program("helm", Ci::Skips) else { return };
     let ws = Workspace::new("policy-helm");
     ws.write("chart/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n");
     let pod = std::fs::read_to_string(fixture("privileged-pod.yaml")).unwrap();

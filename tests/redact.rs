@@ -104,7 +104,7 @@ output "pw" {
     reason = "one scenario followed through every place a secret could land"
 )]
 fn no_marker_reaches_the_model_the_journal_the_export_or_the_log() {
-    let Some(_) = terraform("redact_markers") else { return };
+    let Some(_) = terraform() else { return };
     let ws = Workspace::new("redact-markers");
     let tf_marker = marker(24);
     ws.write("main.tf", MAIN_TF);

@@ -480,7 +480,7 @@ fn state_file(ws: &Workspace) -> (Vec<u8>, SystemTime) {
 
 #[test]
 fn terraform_plans_fmt_validate_and_make_run_unasked_in_bypass_on_a_copy_of_state() {
-    let Some(_) = terraform("sandbox_cloud") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("sandbox-cloud");
     // A change, so that the plan has something to say; and a file fmt rewrites.
     ws.write("extra.tf", "resource \"terraform_data\" \"e\" {\ninput=\"x\"\n}\n");
@@ -526,7 +526,7 @@ fn terraform_plans_fmt_validate_and_make_run_unasked_in_bypass_on_a_copy_of_stat
 
 #[test]
 fn a_destroy_asks_in_bypass_and_only_a_yes_runs_it_outside() {
-    let Some(_) = terraform("sandbox_destroy") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("sandbox-destroy");
     for (permission, left) in [(Permission::RejectOnce, 3), (Permission::AllowOnce, 0)] {
         let destroy = bash("d1", "terraform destroy -auto-approve -input=false -no-color");

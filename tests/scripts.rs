@@ -506,7 +506,7 @@ fn one_shot_separates_steps_and_keeps_the_mode_out_of_the_session() {
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["text"], "Checking.\n\nDone.");
     let id = result["sessionId"].as_str().unwrap().to_string();
-    if on_file_store("the journal's mode records") {
+    if on_file_store() {
         let journal =
             std::fs::read_to_string(ws.config().join("sessions").join(&id).join("journal.jsonl"))
                 .unwrap();

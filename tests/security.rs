@@ -16,14 +16,9 @@ use crate::support::fake_llm::{FakeLlm, text_reply, tool_replies, tool_reply};
 use crate::support::http_client::HttpServer;
 use crate::support::http_fixture::{HttpFixture, Route};
 use crate::support::procs::{alive, parent_of};
+use crate::support::skip::{Ci, skip};
 use crate::support::workspace::Workspace;
 use crate::tools::{run_tool, tool_result};
-
-/// Says why a test cannot run here (it passes without checking anything).
-#[allow(clippy::print_stderr)]
-fn skip(why: &str) {
-    eprintln!("skipped: {why}");
-}
 
 /// Runs `script` with bash as uid/gid 65534, returning what it printed; `None` (with the
 /// reason printed) when this machine cannot do that.
@@ -35,7 +30,7 @@ fn as_other_user(script: &str) -> Option<String> {
         .find(|l| l.starts_with("Uid:"))
         .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"));
     if !root {
-        skip("the tests do not run as root, so no client can run as another user");
+        skip("the tests do not run as root, so no client can run as another user", Ci::Skips);
         return None;
     }
     let output = Command::new("setpriv")
@@ -46,11 +41,14 @@ fn as_other_user(script: &str) -> Option<String> {
             Some(String::from_utf8_lossy(&out.stdout).into_owned())
         }
         Ok(out) => {
-            skip(&format!("setpriv/bash failed: {}", String::from_utf8_lossy(&out.stderr)));
+            skip(
+                &format!("setpriv/bash failed: {}", String::from_utf8_lossy(&out.stderr)),
+                Ci::Skips,
+            );
             None
         }
         Err(err) => {
-            skip(&format!("setpriv is not available ({err})"));
+            skip(&format!("setpriv is not available ({err})"), Ci::Skips);
             None
         }
     }
@@ -121,10 +119,10 @@ fn another_local_user_is_refused_without_a_token_and_served_with_one() {
                 Some(reply) if reply.starts_with("HTTP/1.1") => {
                     assert!(reply.starts_with("HTTP/1.1 403"), "from {source}: {reply}");
                 }
-                _ => skip("python3 cannot connect from another local address here"),
+                _ => skip("python3 cannot connect from another local address here", Ci::Skips),
             }
         }
-        _ => skip("this host has no non-loopback address to connect from"),
+        _ => skip("this host has no non-loopback address to connect from", Ci::Skips),
     }
 
     let token = "a-long-random-token-for-tests";
@@ -245,9 +243,12 @@ fn a_name_that_resolves_to_an_internal_address_is_internal() {
         || resolved.is_empty()
         || !resolved.iter().all(internal)
     {
-        skip(&format!(
-            "the host name {name:?} does not resolve to internal addresses only ({resolved:?})"
-        ));
+        skip(
+            &format!(
+                "the host name {name:?} does not resolve to internal addresses only ({resolved:?})"
+            ),
+            Ci::Skips,
+        );
         return;
     }
     let (result, asked) = fetch(&ws, &format!("http://{name}:9/x"), "plan", Permission::AllowOnce);
@@ -578,7 +579,7 @@ fn content_length_and_chunk_sizes_are_digits_only() {
 
 #[test]
 fn the_log_file_is_private_and_a_planted_session_is_refused() {
-    if !crate::support::command::on_file_store("a planted session directory") {
+    if !crate::support::command::on_file_store() {
         return;
     }
     use std::os::unix::fs::PermissionsExt;

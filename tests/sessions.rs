@@ -122,7 +122,7 @@ fn resume_restores_without_replay_and_fork_copies_everything() {
     assert!(before.is_empty(), "fork does not replay");
     let fork = forked["result"]["sessionId"].as_str().unwrap().to_string();
     assert_ne!(fork, id);
-    if on_file_store("the fork's meta.json") {
+    if on_file_store() {
         let meta: Value = serde_json::from_slice(
             &std::fs::read(session_dir(&ws, &fork).join("meta.json")).unwrap(),
         )
@@ -146,7 +146,7 @@ fn resume_restores_without_replay_and_fork_copies_everything() {
 
 #[test]
 fn delete_removes_the_files_and_unknown_ids_are_fine() {
-    if !on_file_store("delete_removes_the_files_and_unknown_ids_are_fine") {
+    if !on_file_store() {
         return;
     }
     let ws = Workspace::new("sessions-delete");
@@ -220,7 +220,7 @@ fn two_processes_never_drive_one_session() {
 
 #[test]
 fn a_lost_meta_file_is_rebuilt_from_the_journal() {
-    if !on_file_store("a_lost_meta_file_is_rebuilt_from_the_journal") {
+    if !on_file_store() {
         return;
     }
     let ws = Workspace::new("sessions-lost-meta");
@@ -259,7 +259,7 @@ fn write_session(ws: &Workspace, id: &str, cwd: &str, updated: &str, journal: &s
 
 #[test]
 fn torn_and_garbage_lines_are_survived_and_interrupted_calls_repaired_once() {
-    if !on_file_store("torn_and_garbage_lines_are_survived_and_interrupted_calls_repaired_once") {
+    if !on_file_store() {
         return;
     }
     let ws = Workspace::new("sessions-repair");
@@ -300,7 +300,7 @@ fn torn_and_garbage_lines_are_survived_and_interrupted_calls_repaired_once() {
 
 #[test]
 fn list_pages_through_a_thousand_sessions_newest_first() {
-    if !on_file_store("list_pages_through_a_thousand_sessions_newest_first") {
+    if !on_file_store() {
         return;
     }
     let ws = Workspace::new("sessions-list");

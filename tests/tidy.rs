@@ -225,6 +225,62 @@ fn long_functions_are_the_named_exceptions_and_give_a_reason() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Unit tests out of their file, with the reason.
+const TESTS_ELSEWHERE: &[(&str, &str)] = &[];
+
+/// A file and its unit tests together up to this many lines keep the tests inside (past it
+/// they read better beside it); the backstop for a file alone is `BACKSTOP`.
+const INLINE_TESTS_UP_TO: usize = 400;
+
+/// One layout for unit tests: `#[cfg(test)] mod tests { … }` at the bottom of the file; only
+/// where that would pass `INLINE_TESTS_UP_TO` lines, the same module in a file of its own beside it:
+/// `#[cfg(test)] #[path = "<stem>_tests.rs"] mod tests;` (for a `mod.rs`, `mod tests;` in
+/// the folder's `tests.rs`).
+#[test]
+fn unit_tests_have_one_layout() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut problems = Vec::new();
+    for file in walk(Path::new(root)) {
+        let rel = file.strip_prefix(root).unwrap().display().to_string();
+        if TESTS_ELSEWHERE.iter().any(|(f, _)| *f == rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (n, line) in lines.iter().enumerate() {
+            if *line != "#[cfg(test)]" {
+                continue;
+            }
+            let path = lines.get(n + 1).and_then(|l| l.strip_prefix("#[path = \""));
+            let decl = lines.get(n + 1 + usize::from(path.is_some())).copied().unwrap_or("");
+            let Some(name) = decl.strip_prefix("mod ").and_then(|d| d.strip_suffix(';')) else {
+                continue;
+            };
+            let at = format!("{rel}:{}", n + 1);
+            let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+            let (want_path, want_file) = match stem.as_str() {
+                "mod" => (None, "tests.rs".to_string()),
+                _ => (Some(format!("{stem}_tests.rs\"]")), format!("{stem}_tests.rs")),
+            };
+            if name != "tests" || path.map(str::to_string) != want_path {
+                problems.push(format!(
+                    "{at}: unit tests out of the file are `mod tests;` in {want_file}"
+                ));
+                continue;
+            }
+            let tests = file.with_file_name(&want_file);
+            let together =
+                text.lines().count() + std::fs::read_to_string(&tests).unwrap().lines().count();
+            if together <= INLINE_TESTS_UP_TO {
+                problems.push(format!(
+                    "{at}: {want_file} fits in the file ({together} lines together): `mod tests {{ … }}`"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// The layers, from the ground up: a module may import its own layer and the ones below,
 /// never one above.
 const LAYERS: &[&[&str]] = &[

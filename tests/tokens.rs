@@ -272,8 +272,7 @@ fn the_system_prompt_and_its_date_stay_the_sessions_across_turns_and_a_reload() 
     assert_eq!(system_of(&requests[0]), system_of(&requests[1]));
     assert_extends(&requests, &|b| b.to_vec());
     drop(acp);
-    if !on_file_store("the_system_prompt_and_its_date_stay_the_sessions_across_turns_and_a_reload")
-    {
+    if !on_file_store() {
         return;
     }
     // Loaded again (on another day, as far as the prompt can tell): the creation date.

@@ -120,7 +120,7 @@ fn a_write_question_allows_on_y_and_the_edit_shows_as_a_diff() {
 
 #[test]
 fn a_destroy_question_stands_out_and_enter_alone_rejects_it() {
-    let Some(_) = terraform("tui_destroy") else { return };
+    let Some(_) = terraform() else { return };
     let ws = applied("tui-destroy");
     let llm = FakeLlm::start(vec![
         bash("d1", "terraform destroy -auto-approve"),

@@ -7,14 +7,37 @@
 //! installs them. Screenshots go to `<target>/web-artifacts/<test>/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// Shared harness: the real binary over HTTP, the fake LLM, workspaces, a fixture server.
-#[allow(unused_imports)]
-mod support;
+// The part of the shared harness (tests/support/) the page's tests use: the real binary over
+// HTTP, the fake LLM, workspaces, a fixture server. The integration binary includes all of
+// it and checks it for dead code; here each module is used only in part.
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/command.rs"]
+mod command;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/fake_llm/mod.rs"]
+mod fake_llm;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/http_client.rs"]
+mod http_client;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/http_fixture.rs"]
+mod http_fixture;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/schema.rs"]
+mod schema;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/skip.rs"]
+mod skip;
+#[allow(dead_code, unused_imports, reason = "this binary uses a part of the shared module")]
+#[path = "support/workspace.rs"]
+mod workspace;
+/// Where the shared modules look for each other (`crate::support::…`).
+mod support {
+    pub(crate) use crate::{fake_llm, http_client, http_fixture, skip, workspace};
+}
 
-#[allow(dead_code, unused_imports)]
 #[path = "support/browser/mod.rs"]
 mod browser;
-#[allow(dead_code)]
 #[path = "support/cut_proxy.rs"]
 mod cut_proxy;
 

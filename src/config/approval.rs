@@ -31,16 +31,12 @@ pub const MAX_SIZE: u64 = 1 << 20;
 /// unreadable.
 pub fn read_project_file(path: &Path) -> Result<Option<String>, String> {
     let shown = path.display();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path);
-    let file = match file {
+    let file = match crate::sys::own_file::options().read(true).open(path) {
         Ok(file) => file,
         Err(err) if matches!(err.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
             return Ok(None);
         }
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+        Err(err) if crate::sys::own_file::is_link(&err) => {
             return Err(format!(
                 "{shown} is a symbolic link: a project's own file is never \
                                 read through a link"

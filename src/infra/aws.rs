@@ -5,16 +5,20 @@
 
 use super::judge::{Cmd, Out};
 use super::path::state_file;
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 use super::{PathUse, Tier};
 
 /// aws options that take the next word when written apart.
-const AWS_VALUES: &str = "--profile --region --output --endpoint-url --query --cli-read-timeout \
-    --cli-connect-timeout --ca-bundle --color --cli-binary-format";
+const AWS_VALUES: Words = words!(
+    "--profile --region --output --endpoint-url --query --cli-read-timeout \
+    --cli-connect-timeout --ca-bundle --color --cli-binary-format"
+);
 
 /// aws options that stand alone.
-const AWS_FLAGS: &str = "--debug --no-verify-ssl --no-paginate --no-sign-request --no-cli-pager \
-    --cli-auto-prompt --no-cli-auto-prompt --version --help";
+const AWS_FLAGS: Words = words!(
+    "--debug --no-verify-ssl --no-paginate --no-sign-request --no-cli-pager \
+    --cli-auto-prompt --no-cli-auto-prompt --version --help"
+);
 
 /// `aws [options] SERVICE [options] OPERATION`: the operation decides.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) {
@@ -46,7 +50,10 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) {
         return;
     }
     if unclear
-        && let Some(word) = cmd.args.iter().find(|w| tier(service, w, &rest).0 == Tier::Destroy)
+        && let Some(word) = cmd
+            .args
+            .iter()
+            .find(|w| matches!(tier(service, w, &rest), Effect::Changes(Tier::Destroy, _)))
     {
         out.raise(Tier::Destroy, format!("aws may delete: its operation is unclear ({word})"));
     }
@@ -63,14 +70,12 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) {
     if let Some(reason) = secret(service, op, &rest) {
         out.secret(reason);
     }
-    let (tier, reason) = tier(service, op, &rest);
+    let effect = tier(service, op, &rest);
     if let Some(op_at) = op_at.filter(|_| outfile(service, op)) {
         out.raise(Tier::Mutate, format!("aws {service} {op} writes a file"));
         written(&rest, op_at, out);
     }
-    if tier == Tier::Read {
-        return;
-    }
+    let Effect::Changes(tier, reason) = effect else { return };
     if service == "s3" && matches!(op, "cp" | "mv" | "sync") {
         let words: Vec<(usize, &str)> = rest.positionals().skip(1).take(2).collect();
         if let Some(&(i, _)) = words.first().filter(|(i, w)| !w.contains("://") && !rest.hidden(*i))
@@ -107,7 +112,7 @@ fn outfile(service: &str, op: &str) -> bool {
 fn written(rest: &Cmd, op_at: usize, out: &mut Out) {
     for i in op_at + 1..rest.args.len() {
         let (word, before) = (rest.args[i].as_str(), rest.args[i - 1].as_str());
-        let value = is_option(before) && !before.contains('=') && !listed(AWS_FLAGS, before);
+        let value = is_option(before) && !before.contains('=') && !AWS_FLAGS.has(before);
         if is_option(word) || value && i - 1 != op_at {
             continue;
         }
@@ -119,8 +124,17 @@ fn written(rest: &Cmd, op_at: usize, out: &mut Out) {
     }
 }
 
-/// The tier of an aws operation, and why; an empty or unknown one is never a read.
-fn tier(service: &str, op: &str, rest: &Cmd) -> (Tier, &'static str) {
+/// What an aws operation does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Effect {
+    /// It only reads.
+    Reads,
+    /// It changes something, at this tier, for this reason.
+    Changes(Tier, &'static str),
+}
+
+/// What an aws operation does; an empty or unknown one never only reads.
+fn tier(service: &str, op: &str, rest: &Cmd) -> Effect {
     let read = [
         "describe-",
         "list-",
@@ -135,24 +149,28 @@ fn tier(service: &str, op: &str, rest: &Cmd) -> (Tier, &'static str) {
     ];
     let destroy = ["terminate-", "remove-", "deregister-", "purge-", "destroy-"];
     match (service, op) {
-        ("help", _) | (_, "help") => (Tier::Read, ""),
-        (_, "") => (Tier::Mutate, "names no operation"),
-        ("configure", "list" | "get" | "list-profiles") => (Tier::Read, ""),
-        ("configure", _) => (Tier::Mutate, "writes the aws configuration"),
-        ("s3", "ls" | "presign") => (Tier::Read, ""),
+        ("help", _) | (_, "help") => Effect::Reads,
+        (_, "") => Effect::Changes(Tier::Mutate, "names no operation"),
+        ("configure", "list" | "get" | "list-profiles") => Effect::Reads,
+        ("configure", _) => Effect::Changes(Tier::Mutate, "writes the aws configuration"),
+        ("s3", "ls" | "presign") => Effect::Reads,
         ("sts", _) if op.starts_with("assume-role") || op == "get-federation-token" => {
-            (Tier::Read, "")
+            Effect::Reads
         }
-        ("rds", "generate-db-auth-token") => (Tier::Read, ""),
-        ("s3", "rm" | "rb") => (Tier::Destroy, "deletes objects"),
-        ("s3", "sync") if rest.has("--delete") => (Tier::Destroy, "--delete deletes objects"),
-        (_, "scan" | "query" | "tail" | "wait") => (Tier::Read, ""),
+        ("rds", "generate-db-auth-token") => Effect::Reads,
+        ("s3", "rm" | "rb") => Effect::Changes(Tier::Destroy, "deletes objects"),
+        ("s3", "sync") if rest.has("--delete") => {
+            Effect::Changes(Tier::Destroy, "--delete deletes objects")
+        }
+        (_, "scan" | "query" | "tail" | "wait") => Effect::Reads,
         _ if op.contains("delete") || op == "schedule-key-deletion" => {
-            (Tier::Destroy, "deletes resources")
+            Effect::Changes(Tier::Destroy, "deletes resources")
         }
-        _ if destroy.iter().any(|p| op.starts_with(p)) => (Tier::Destroy, "deletes resources"),
-        _ if read.iter().any(|p| op.starts_with(p)) => (Tier::Read, ""),
-        _ => (Tier::Mutate, "changes cloud resources"),
+        _ if destroy.iter().any(|p| op.starts_with(p)) => {
+            Effect::Changes(Tier::Destroy, "deletes resources")
+        }
+        _ if read.iter().any(|p| op.starts_with(p)) => Effect::Reads,
+        _ => Effect::Changes(Tier::Mutate, "changes cloud resources"),
     }
 }
 

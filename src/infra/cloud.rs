@@ -5,12 +5,14 @@
 
 use super::Tier;
 use super::judge::{Cmd, Out};
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 
 /// gcloud and az options that take the next word when written apart.
-const VERB_VALUES: &str = "--project --account --configuration --format --verbosity \
+const VERB_VALUES: Words = words!(
+    "--project --account --configuration --format --verbosity \
     --impersonate-service-account --billing-project --flags-file --trace-token --subscription \
-    --output -o --query --zone --region --location -g --resource-group -n --name";
+    --output -o --query --zone --region --location -g --resource-group -n --name"
+);
 
 /// Judges one command of the family; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
@@ -25,18 +27,20 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 
 /// The tier of a gcloud/az command word, when it is a verb.
 fn verb_tier(word: &str) -> Option<Tier> {
-    const MUTATE: &str = "create update deploy set set-value unset start stop restart reset resize \
+    const MUTATE: Words = words!(
+        "create update deploy set set-value unset start stop restart reset resize \
         ssh scp import export login logout revoke activate-service-account get-credentials enable \
         disable submit run apply patch move restore rollback upgrade init execute call publish \
         cancel undelete promote switch failover invoke swap assign grant scale connect install \
-        add remove attach detach";
+        add remove attach detach"
+    );
     if matches!(word, "delete" | "purge" | "destroy" | "rm" | "rb") || word.starts_with("delete-") {
         return Some(Tier::Destroy);
     }
     if word == "what-if" {
         return Some(Tier::Plan);
     }
-    if listed(MUTATE, word)
+    if MUTATE.has(word)
         || ["add-", "remove-", "set-", "attach-", "detach-"].iter().any(|p| word.starts_with(p))
     {
         return Some(Tier::Mutate);
@@ -70,7 +74,7 @@ fn verbs(cmd: &Cmd, out: &mut Out) {
     let mut words: Vec<&str> = Vec::new();
     let mut i = 0;
     while let Some(arg) = cmd.args.get(i) {
-        if listed(VERB_VALUES, arg.as_str()) {
+        if VERB_VALUES.has(arg.as_str()) {
             i += 1;
         } else if !is_option(arg) {
             // A hidden word before the verb may be any verb, `delete` included.
@@ -121,10 +125,12 @@ fn verbs(cmd: &Cmd, out: &mut Out) {
 }
 
 /// ansible-playbook options that take the next word when written apart.
-const PLAYBOOK_VALUES: &str = "-i --inventory -e --extra-vars -l --limit -t --tags --skip-tags -u \
+const PLAYBOOK_VALUES: Words = words!(
+    "-i --inventory -e --extra-vars -l --limit -t --tags --skip-tags -u \
     --user -f --forks --vault-password-file --vault-id --private-key -c --connection -M \
     --module-path --become-user --start-at-task -T --timeout --ssh-common-args --ssh-extra-args \
-    --scp-extra-args --sftp-extra-args --become-method";
+    --scp-extra-args --sftp-extra-args --become-method"
+);
 
 /// `ansible-playbook`: `--check` reads, `--check --diff` plans, the rest mutates; every form
 /// runs the code of the project and beside its playbooks (roles, plugins, inventory scripts).
@@ -133,7 +139,7 @@ fn playbook(cmd: &Cmd, out: &mut Out) {
     out.runs_project(cmd.cwd);
     let mut i = 0;
     while let Some(arg) = cmd.args.get(i) {
-        if listed(PLAYBOOK_VALUES, arg.as_str()) {
+        if PLAYBOOK_VALUES.has(arg.as_str()) {
             i += 1;
         } else if !is_option(arg) && !cmd.hidden(i) {
             let path =
@@ -145,7 +151,7 @@ fn playbook(cmd: &Cmd, out: &mut Out) {
     out.operands(cmd, 0, false);
     let check = cmd.has("--check") || cmd.short("C");
     let diff = cmd.has("--diff") || cmd.short("D");
-    if cmd.has_any("--syntax-check --list-tasks --list-hosts --list-tags --version") {
+    if cmd.has_any(words!("--syntax-check --list-tasks --list-hosts --list-tags --version")) {
         return;
     }
     match (check, diff) {
@@ -166,12 +172,12 @@ fn ansible(name: &str, cmd: &Cmd, out: &mut Out) {
     let grouped = matches!(words.first(), Some(&("collection" | "role")));
     let verb = words.get(usize::from(grouped)).copied().unwrap_or("");
     match name {
-        "ansible" if cmd.has_any("--list-hosts --version") => {}
+        "ansible" if cmd.has_any(words!("--list-hosts --version")) => {}
         "ansible" => {
             out.raise(Tier::Mutate, "ansible runs a module on hosts");
             out.no_prefix();
         }
-        "ansible-lint" if cmd.has_any("--fix --write") => {
+        "ansible-lint" if cmd.has_any(words!("--fix --write")) => {
             out.write_file(cmd.cwd.to_path_buf(), "ansible-lint --fix rewrites files".to_string())
         }
         "ansible-lint" | "ansible-inventory" => out.operands(cmd, 0, false),
@@ -209,7 +215,7 @@ fn verb_secret(name: &str, words: &[&str]) -> Option<String> {
 
 /// `gsutil [-m] COMMAND`: ls, cat, du and stat read; rm, rb and `rsync -d` destroy.
 fn gsutil(cmd: &Cmd, out: &mut Out) {
-    let words = cmd.words("-o -h -u -i -p");
+    let words = cmd.words(words!("-o -h -u -i -p"));
     let Some(&(at, sub)) = words.first() else { return };
     out.prefix(&["gsutil", sub]);
     let rest = cmd.after(at);
@@ -222,7 +228,7 @@ fn gsutil(cmd: &Cmd, out: &mut Out) {
         _ => {
             out.raise(Tier::Mutate, format!("gsutil {sub} changes objects or files"));
             if matches!(sub, "cp" | "mv" | "rsync") {
-                super::aws::download(&rest, &rest.words("-a -j -L -s -z -x"), out);
+                super::aws::download(&rest, &rest.words(words!("-a -j -L -s -z -x")), out);
             }
         }
     }

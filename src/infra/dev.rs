@@ -4,87 +4,188 @@
 
 use super::judge::{Cmd, Out};
 use super::path::{glob_dir, parent};
-use super::word::listed;
+use super::word::{Words, words};
 use super::{PathUse, Tier};
 
-/// Package managers and tools with subcommands: program, the subcommands that only read, and
-/// those that delete (space-separated). Any other subcommand mutates and runs code in the cwd.
-const TOOLS: &[(&str, &str, &str)] = &[
-    ("apt", "list show search policy depends rdepends changelog", ""),
-    ("apt-get", "check changelog", ""),
-    ("apt-cache", "show search policy depends rdepends showpkg stats madison", ""),
-    ("dnf", "list info search repolist provides history", ""),
-    ("yum", "list info search repolist provides history", ""),
-    ("apk", "info search list policy", ""),
-    ("brew", "list ls info search outdated deps uses config doctor leaves desc", ""),
-    ("pip", "list show freeze check search help inspect index debug", ""),
-    (
-        "npm",
-        "ls list ll la view info show outdated why explain search help doctor root prefix \
-            whoami ping fund query",
-        "",
-    ),
-    ("yarn", "list info why outdated help licenses", ""),
-    ("pnpm", "list ls why outdated view info help", ""),
-    (
-        "cargo",
-        "tree metadata search version help locate-project pkgid verify-project read-manifest \
-            info",
-        "",
-    ),
-    ("go", "version env list doc help vet", ""),
-    ("gem", "list search info query specification contents env help", ""),
-    ("bundle", "list show info outdated check help platform", ""),
-    ("composer", "show info outdated licenses search depends why why-not validate help audit", ""),
-    ("poetry", "show check search help", ""),
-    ("uv", "tree help", ""),
-    ("pipx", "list help", ""),
-    ("conda", "list info search", ""),
-    ("rustup", "show help which", ""),
-    ("deno", "info doc help lint check", ""),
-    ("bun", "pm help", ""),
-    (
-        "docker",
-        "ps images logs inspect version info top stats history diff port events search ls df \
-            config",
-        "rm rmi prune down",
-    ),
-    (
-        "podman",
-        "ps images logs inspect version info top stats history diff port events search ls df",
-        "rm rmi prune",
-    ),
-    ("docker-compose", "ps logs config ls images top version port", "rm down"),
-    (
-        "cdk",
-        "diff synth synthesize ls list doctor docs context notices acknowledge",
-        "destroy deploy",
-    ),
-    (
-        "helmfile",
-        "diff template lint list status build write-values deps repos version",
-        "destroy delete",
-    ),
-    ("skaffold", "render diagnose version build inspect schema", "delete"),
-    ("tilt", "version get describe logs doctor ci", "down"),
-    ("kitchen", "list diagnose version help", "destroy test"),
-    ("molecule", "list syntax lint check matrix", "destroy test"),
-    ("serverless", "info print package help", "remove"),
-    ("packer", "validate inspect fmt version console", ""),
-    ("vagrant", "status global-status ssh-config version box", "destroy"),
-    ("gh", "status browse search help", "delete"),
-    ("cdktf", "diff synth synthesize list output help debug", "destroy deploy apply"),
+/// A package manager or tool with subcommands. Any subcommand in neither table mutates and
+/// runs code in the cwd.
+struct Tool {
+    program: &'static str,
+    /// The subcommands that only read.
+    reads: Words,
+    /// The subcommands that delete.
+    deletes: Words,
+}
+
+/// The package managers and tools with subcommands.
+const TOOLS: &[Tool] = &[
+    Tool {
+        program: "apt",
+        reads: words!("list show search policy depends rdepends changelog"),
+        deletes: Words::NONE,
+    },
+    Tool { program: "apt-get", reads: words!("check changelog"), deletes: Words::NONE },
+    Tool {
+        program: "apt-cache",
+        reads: words!("show search policy depends rdepends showpkg stats madison"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "dnf",
+        reads: words!("list info search repolist provides history"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "yum",
+        reads: words!("list info search repolist provides history"),
+        deletes: Words::NONE,
+    },
+    Tool { program: "apk", reads: words!("info search list policy"), deletes: Words::NONE },
+    Tool {
+        program: "brew",
+        reads: words!("list ls info search outdated deps uses config doctor leaves desc"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "pip",
+        reads: words!("list show freeze check search help inspect index debug"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "npm",
+        reads: words!(
+            "ls list ll la view info show outdated why explain search help doctor root prefix \
+            whoami ping fund query"
+        ),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "yarn",
+        reads: words!("list info why outdated help licenses"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "pnpm",
+        reads: words!("list ls why outdated view info help"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "cargo",
+        reads: words!(
+            "tree metadata search version help locate-project pkgid verify-project read-manifest \
+            info"
+        ),
+        deletes: Words::NONE,
+    },
+    Tool { program: "go", reads: words!("version env list doc help vet"), deletes: Words::NONE },
+    Tool {
+        program: "gem",
+        reads: words!("list search info query specification contents env help"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "bundle",
+        reads: words!("list show info outdated check help platform"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "composer",
+        reads: words!("show info outdated licenses search depends why why-not validate help audit"),
+        deletes: Words::NONE,
+    },
+    Tool { program: "poetry", reads: words!("show check search help"), deletes: Words::NONE },
+    Tool { program: "uv", reads: words!("tree help"), deletes: Words::NONE },
+    Tool { program: "pipx", reads: words!("list help"), deletes: Words::NONE },
+    Tool { program: "conda", reads: words!("list info search"), deletes: Words::NONE },
+    Tool { program: "rustup", reads: words!("show help which"), deletes: Words::NONE },
+    Tool { program: "deno", reads: words!("info doc help lint check"), deletes: Words::NONE },
+    Tool { program: "bun", reads: words!("pm help"), deletes: Words::NONE },
+    Tool {
+        program: "docker",
+        reads: words!(
+            "ps images logs inspect version info top stats history diff port events search ls df \
+            config"
+        ),
+        deletes: words!("rm rmi prune down"),
+    },
+    Tool {
+        program: "podman",
+        reads: words!(
+            "ps images logs inspect version info top stats history diff port events search ls df"
+        ),
+        deletes: words!("rm rmi prune"),
+    },
+    Tool {
+        program: "docker-compose",
+        reads: words!("ps logs config ls images top version port"),
+        deletes: words!("rm down"),
+    },
+    Tool {
+        program: "cdk",
+        reads: words!("diff synth synthesize ls list doctor docs context notices acknowledge"),
+        deletes: words!("destroy deploy"),
+    },
+    Tool {
+        program: "helmfile",
+        reads: words!("diff template lint list status build write-values deps repos version"),
+        deletes: words!("destroy delete"),
+    },
+    Tool {
+        program: "skaffold",
+        reads: words!("render diagnose version build inspect schema"),
+        deletes: words!("delete"),
+    },
+    Tool {
+        program: "tilt",
+        reads: words!("version get describe logs doctor ci"),
+        deletes: words!("down"),
+    },
+    Tool {
+        program: "kitchen",
+        reads: words!("list diagnose version help"),
+        deletes: words!("destroy test"),
+    },
+    Tool {
+        program: "molecule",
+        reads: words!("list syntax lint check matrix"),
+        deletes: words!("destroy test"),
+    },
+    Tool {
+        program: "serverless",
+        reads: words!("info print package help"),
+        deletes: words!("remove"),
+    },
+    Tool {
+        program: "packer",
+        reads: words!("validate inspect fmt version console"),
+        deletes: Words::NONE,
+    },
+    Tool {
+        program: "vagrant",
+        reads: words!("status global-status ssh-config version box"),
+        deletes: words!("destroy"),
+    },
+    Tool { program: "gh", reads: words!("status browse search help"), deletes: words!("delete") },
+    Tool {
+        program: "cdktf",
+        reads: words!("diff synth synthesize list output help debug"),
+        deletes: words!("destroy deploy apply"),
+    },
 ];
 
 /// Groups whose action follows (`docker volume rm`, `docker compose down`).
-const GROUPS: &str = "container image volume network system builder compose buildx context plugin \
-    node service stack swarm secret config pm box repo pr issue workflow release api";
+const GROUPS: Words = words!(
+    "container image volume network system builder compose buildx context plugin \
+    node service stack swarm secret config pm box repo pr issue workflow release api"
+);
 
 /// Test runners and build tools: they run the project's code.
-const RUNNERS: &str = "pytest py.test jest vitest mocha tox nox rspec phpunit bats ctest behave \
+const RUNNERS: Words = words!(
+    "pytest py.test jest vitest mocha tox nox rspec phpunit bats ctest behave \
     cucumber ava karma playwright cypress make gmake cmake ninja gradle gradlew mvn mvnw ant just \
     task bazel bazelisk meson scons rake invoke nx turbo lerna earthly terratest pre-commit hatch \
-    rye";
+    rye"
+);
 
 /// Judges one command when it runs code; false for any other program.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
@@ -96,9 +197,9 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
         "nerdctl" => "docker",
         name => name,
     };
-    if let Some(&(_, reads, deletes)) = TOOLS.iter().find(|t| t.0 == name) {
-        tool(cmd, reads, deletes, out);
-    } else if listed(RUNNERS, name) {
+    if let Some(known) = TOOLS.iter().find(|t| t.program == name) {
+        tool(cmd, known.reads, known.deletes, out);
+    } else if RUNNERS.has(name) {
         runner(cmd, out);
     } else {
         return interpreter(cmd, out);
@@ -107,10 +208,12 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 }
 
 /// A tool with subcommands.
-fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
+fn tool(cmd: &Cmd, reads: Words, deletes: Words, out: &mut Out) {
     let name = cmd.name;
-    let values = "-H --host --context -c --config -l --log-level -f --file -p --project-name -C \
-        --chdir";
+    let values = words!(
+        "-H --host --context -c --config -l --log-level -f --file -p --project-name -C \
+        --chdir"
+    );
     let words = cmd.words(values);
     let (mut at, mut sub) = words.first().map_or((0, ""), |&(i, w)| (i, w));
     if cmd.dynamic(at) && !sub.is_empty() {
@@ -118,7 +221,7 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
         return;
     }
     let mut prefix = vec![name, sub];
-    if listed(GROUPS, sub)
+    if GROUPS.has(sub)
         && let Some(&(i, action)) = words.get(1)
     {
         (at, sub) = (i, action);
@@ -139,20 +242,20 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
         out.raise(Tier::Mutate, reason);
         out.no_prefix();
     }
-    if sub.is_empty() || listed(reads, sub) {
-        if listed("synth synthesize diff template build render lint check vet", sub) {
+    if sub.is_empty() || reads.has(sub) {
+        if words!("synth synthesize diff template build render lint check vet").has(sub) {
             out.runs(cmd.cwd.to_path_buf());
         }
         return;
     }
     out.runs(cmd.cwd.to_path_buf());
-    let volumes = cmd.has_any("-v --volumes");
+    let volumes = cmd.has_any(words!("-v --volumes"));
     let compose = matches!(name, "docker" | "docker-compose" | "podman" | "nerdctl");
     let anything = matches!(name, "yarn" | "pnpm" | "bun") || sub == "run";
     let verb = anything
         .then(|| super::scan::deleting_word(cmd.args.get(at + 1..).unwrap_or(&[])))
         .flatten();
-    if listed(deletes, sub) && (sub != "down" || volumes || !compose) {
+    if deletes.has(sub) && (sub != "down" || volumes || !compose) {
         out.raise(Tier::Destroy, format!("{name} {all} deletes resources or data"));
     } else if let Some(verb) = verb {
         out.raise(Tier::Destroy, format!("{name} {all} runs a program asked to {verb}"));
@@ -166,8 +269,10 @@ fn tool(cmd: &Cmd, reads: &str, deletes: &str, out: &mut Out) {
 /// A test runner or build tool: `make TARGET` is its prefix, the cwd (or `-C DIR`) its code.
 fn runner(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
-    let values = "-C --directory -f --file --makefile -j --jobs -I -o -W -l -k -m -p -c --rootdir \
-        -e";
+    let values = words!(
+        "-C --directory -f --file --makefile -j --jobs -I -o -W -l -k -m -p -c --rootdir \
+        -e"
+    );
     let dir = match cmd.value("-C").or_else(|| cmd.value("--directory")) {
         Some(d) => cmd.resolve(out, d),
         None => cmd.cwd.to_path_buf(),
@@ -183,7 +288,8 @@ fn runner(cmd: &Cmd, out: &mut Out) {
     if let Some(file) = file {
         out.read(cmd.resolve(out, file));
     }
-    let other_code = cmd.has_any("--eval -E -I --include-dir --init-script --build-file -b")
+    let other_code = cmd
+        .has_any(words!("--eval -E -I --include-dir --init-script --build-file -b"))
         || build_tool(name) && cmd.words(values).iter().any(|(_, w)| w.contains('='));
     let build = [
         "make", "gmake", "just", "task", "rake", "invoke", "gradle", "gradlew", "mvn", "mvnw",
@@ -205,26 +311,30 @@ fn interpreter(cmd: &Cmd, out: &mut Out) -> bool {
     let name = cmd.name;
     let python = name.starts_with("python") || name.starts_with("pypy");
     let (code, values) = match name {
-        _ if python => ("-c", "-W -X -m"),
-        "perl" => ("-e -E", "-I -M -m"),
-        "ruby" | "irb" => ("-e", "-I -r"),
-        "node" | "nodejs" => ("-e --eval -p --print", "-r --require --import --loader"),
-        "php" => ("-r", "-d -c"),
-        "lua" | "luajit" | "Rscript" | "julia" => ("-e", ""),
-        "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh" => {
-            ("-c -s", "-o -O")
+        _ if python => (words!("-c"), words!("-W -X -m")),
+        "perl" => (words!("-e -E"), words!("-I -M -m")),
+        "ruby" | "irb" => (words!("-e"), words!("-I -r")),
+        "node" | "nodejs" => {
+            (words!("-e --eval -p --print"), words!("-r --require --import --loader"))
         }
-        "pwsh" | "powershell" => ("-c -Command -command -EncodedCommand -e", "-File -f"),
+        "php" => (words!("-r"), words!("-d -c")),
+        "lua" | "luajit" | "Rscript" | "julia" => (words!("-e"), Words::NONE),
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "csh" | "tcsh" => {
+            (words!("-c -s"), words!("-o -O"))
+        }
+        "pwsh" | "powershell" => {
+            (words!("-c -Command -command -EncodedCommand -e"), words!("-File -f"))
+        }
         "osascript" | "tclsh" | "wish" | "groovy" | "jshell" | "swift" | "java" | "kotlin"
-        | "scala" | "elixir" | "erl" => ("-e", "-cp -classpath"),
+        | "scala" | "elixir" | "erl" => (words!("-e"), words!("-cp -classpath")),
         _ => return false,
     };
     out.prefix(&[name]);
     let inline = cmd.args.iter().any(|a| {
         let cluster = a.len() > 1 && a.starts_with('-') && !a.starts_with("--");
-        listed(code, a)
+        code.has(a)
             || a.starts_with("--eval=")
-            || cluster && code.split(' ').any(|c| c.len() == 2 && a[1..].contains(&c[1..]))
+            || cluster && code.iter().any(|c| c.len() == 2 && a[1..].contains(&c[1..]))
     });
     if inline {
         out.opaque(format!("{name} runs inline code"));
@@ -247,7 +357,7 @@ fn interpreter(cmd: &Cmd, out: &mut Out) -> bool {
             let path = cmd.resolve(out, word);
             out.runs(parent(&path));
             out.prefix(&[name, script]);
-            let shell = listed(code, "-s");
+            let shell = code.has("-s");
             match shell && cmd.args.iter().any(|a| a == "-n") {
                 true => out.word(cmd, i, PathUse::Read),
                 false => out.raise(Tier::Mutate, format!("{name} runs {script}")),
@@ -271,15 +381,17 @@ fn unprefixed(name: &str, sub: &str, rest: &Cmd) -> Option<String> {
     if container && matches!(sub, "exec" | "attach" | "debug" | "cp") {
         return Some(format!("{name} {sub} runs or copies into a container"));
     }
-    let host = "-v --volume --mount --privileged --pid --network --net --cap-add --device \
-        --userns --security-opt --ipc --uts --volumes-from";
+    let host = words!(
+        "-v --volume --mount --privileged --pid --network --net --cap-add --device \
+        --userns --security-opt --ipc --uts --volumes-from"
+    );
     if container && matches!(sub, "run" | "create") && (rest.has_any(host) || rest.short("v")) {
         return Some(format!("{name} {sub} reaches the host (volumes, privileges)"));
     }
-    if name == "go" && sub == "env" && rest.has_any("-w -u") {
+    if name == "go" && sub == "env" && rest.has_any(words!("-w -u")) {
         return Some("go env -w changes go's configuration".to_string());
     }
-    let code = "-toolexec -vettool -exec -overlay --toolexec --vettool --exec";
+    let code = words!("-toolexec -vettool -exec -overlay --toolexec --vettool --exec");
     if name == "go" && rest.has_any(code) {
         return Some(format!("go {sub} runs a program its options name"));
     }

@@ -6,7 +6,7 @@
 use super::glob::may_name_state;
 use super::judge::{Cmd, Out};
 use super::path::{build_output, glob_dir, state_file};
-use super::word::listed;
+use super::word::{Words, words};
 use super::{PathUse, Tier, judge_payload};
 
 /// Judges one command when it changes files; false for any other program.
@@ -17,7 +17,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
         "rm" | "unlink" | "rmdir" => rm(cmd, out),
         "cp" | "mv" | "ln" | "install" | "rename" => copy(cmd, out),
         "touch" | "mkdir" | "tee" => {
-            let values = "-d -t -r -m --date --reference --mode";
+            let values = words!("-d -t -r -m --date --reference --mode");
             for (i, _) in cmd.words(values) {
                 write(cmd, i, out, &format!("{name} writes"));
             }
@@ -29,13 +29,13 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
         }
         "sort" => {
             let skip = output(cmd, out, "--output");
-            let values = "-o --output -k -t -S -T --key --field-separator";
+            let values = words!("-o --output -k -t -S -T --key --field-separator");
             for (i, _) in cmd.words(values).into_iter().filter(|&(i, _)| Some(i) != skip) {
                 out.word(cmd, i, PathUse::Read);
             }
         }
         "uniq" | "xxd" => {
-            let words = cmd.words("-f -s -w -c -g -l -o -n");
+            let words = cmd.words(words!("-f -s -w -c -g -l -o -n"));
             if let Some(&(i, _)) = words.get(1) {
                 write(cmd, i, out, &format!("{name} writes"));
             }
@@ -45,9 +45,9 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
         }
         "tar" => tar(cmd, out),
         "zip" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" => {
-            let reads = "-c --stdout -l --list -t --test";
+            let reads = words!("-c --stdout -l --list -t --test");
             let listing = cmd.has_any(reads) || name != "zip" && cmd.short("clt");
-            for (i, _) in cmd.words("-b -S --suffix") {
+            for (i, _) in cmd.words(words!("-b -S --suffix")) {
                 match listing {
                     true => out.word(cmd, i, PathUse::Read),
                     false => write(cmd, i, out, &format!("{name} rewrites")),
@@ -62,8 +62,8 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
             }
         }
         "yq" => {
-            let words = cmd.words("--arg -I --indent --from-file --front-matter -p -o");
-            let inplace = cmd.has_any("-i --inplace") || cmd.short("i");
+            let words = cmd.words(words!("--arg -I --indent --from-file --front-matter -p -o"));
+            let inplace = cmd.has_any(words!("-i --inplace")) || cmd.short("i");
             for &(i, _) in words.iter().skip(1) {
                 match inplace {
                     true => write(cmd, i, out, "yq -i rewrites"),
@@ -136,7 +136,7 @@ fn rm(cmd: &Cmd, out: &mut Out) {
     if recursive && cmd.fed("xargs") {
         out.raise(Tier::Destroy, "rm -r of paths from its input");
     }
-    for (i, word) in cmd.words("") {
+    for (i, word) in cmd.words(Words::NONE) {
         if cmd.hidden(i) {
             let tier = if recursive { Tier::Destroy } else { Tier::Mutate };
             out.raise(tier, format!("{} of a hidden path: {word}", cmd.name));
@@ -164,7 +164,7 @@ fn rm(cmd: &Cmd, out: &mut Out) {
 /// as a destination or a moved source destroys.
 fn copy(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
-    let values = "-t --target-directory -S --suffix -m --mode -o --owner -g --group";
+    let values = words!("-t --target-directory -S --suffix -m --mode -o --owner -g --group");
     let mut words = cmd.words(values);
     let target =
         cmd.args.iter().position(|a| a == "-t" || a == "--target-directory").map(|i| i + 1);
@@ -199,7 +199,7 @@ fn chmod(cmd: &Cmd, out: &mut Out) {
     let reference = cmd.args.iter().any(|a| a.starts_with("--reference"));
     let skip = usize::from(!reference);
     out.raise(Tier::Mutate, format!("{name} changes owners or permissions"));
-    for (i, word) in cmd.words("").into_iter().skip(skip) {
+    for (i, word) in cmd.words(Words::NONE).into_iter().skip(skip) {
         if cmd.hidden(i) {
             out.raise(Tier::Mutate, format!("{name} of a hidden path: {word}"));
             continue;
@@ -259,15 +259,19 @@ fn find(cmd: &Cmd, out: &mut Out) {
 const TAR_VALUES: &str = "bCfFgHIKLNTVX";
 
 /// tar's long options that take a value, when written apart.
-const TAR_LONG_VALUES: &str = "--file --directory --use-compress-program --to-command \
+const TAR_LONG_VALUES: Words = words!(
+    "--file --directory --use-compress-program --to-command \
     --info-script --new-volume-script --rsh-command --rmt-command --exclude --exclude-from \
     --files-from --listed-incremental --index-file --volno-file --owner --group --mode --mtime \
     --transform --blocking-factor --record-size --tape-length --label --newer --after-date \
-    --suffix --format --starting-file --newer-mtime";
+    --suffix --format --starting-file --newer-mtime"
+);
 
 /// tar options that run a program.
-const TAR_RUNS: &str = "--checkpoint-action --use-compress-program --info-script \
-    --new-volume-script --rsh-command --rmt-command --to-command -I -F";
+const TAR_RUNS: Words = words!(
+    "--checkpoint-action --use-compress-program --info-script \
+    --new-volume-script --rsh-command --rmt-command --to-command -I -F"
+);
 
 /// `tar`: options that run programs are opaque; listing reads, creating writes the archive,
 /// extracting writes hidden paths.
@@ -282,7 +286,7 @@ fn tar(cmd: &Cmd, out: &mut Out) {
             let option = &arg[..name.len() + 2];
             let value = match value {
                 Some(v) => Some(v),
-                None if listed(TAR_LONG_VALUES, option) => {
+                None if TAR_LONG_VALUES.has(option) => {
                     i += 1;
                     cmd.args.get(i - 1).map(String::as_str)
                 }
@@ -317,7 +321,7 @@ fn tar(cmd: &Cmd, out: &mut Out) {
         }
     }
     let value = |names: &[&str]| values.iter().rev().find(|(o, _)| names.contains(&o.as_str()));
-    if let Some((option, _)) = values.iter().find(|(o, _)| listed(TAR_RUNS, o)) {
+    if let Some((option, _)) = values.iter().find(|(o, _)| TAR_RUNS.has(o)) {
         out.opaque(format!("tar {option} runs a program"));
     }
     let archive = value(&["-f", "--file"]).map(|(_, v)| *v);
@@ -353,7 +357,7 @@ fn tar(cmd: &Cmd, out: &mut Out) {
     } else {
         out.raise(Tier::Mutate, "tar changes files");
     }
-    for (_, file) in values.iter().filter(|(o, _)| listed("--index-file --volno-file", o)) {
+    for (_, file) in values.iter().filter(|(o, _)| words!("--index-file --volno-file").has(o)) {
         out.write(cmd.resolve(out, file));
     }
 }

@@ -6,29 +6,35 @@ use std::path::Path;
 
 use super::judge::{Cmd, Out};
 use super::path::exists;
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 use super::{PathUse, Tier};
 
 /// Leading options that stand alone.
-const FLAGS: &str = "--no-pager -p --paginate -P --bare --no-replace-objects --literal-pathspecs \
+const FLAGS: Words = words!(
+    "--no-pager -p --paginate -P --bare --no-replace-objects --literal-pathspecs \
     --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --version --help -h \
-    --html-path --man-path --info-path --no-lazy-fetch --no-advice";
+    --html-path --man-path --info-path --no-lazy-fetch --no-advice"
+);
 
 /// Subcommands that only read (a few options aside).
-const READS: &str = "status diff log show rev-parse ls-files ls-tree blame annotate shortlog \
+const READS: Words = words!(
+    "status diff log show rev-parse ls-files ls-tree blame annotate shortlog \
     describe cat-file grep diff-tree diff-files diff-index merge-base for-each-ref show-ref \
     rev-list name-rev count-objects check-ignore check-attr var whatchanged range-diff cherry \
-    show-branch version help verify-commit verify-tag fsck check-ref-format";
+    show-branch version help verify-commit verify-tag fsck check-ref-format"
+);
 
 /// Subcommands that change the repository or the work tree, and can be undone.
-const CHANGES: &str = "add commit checkout switch restore merge rebase cherry-pick revert mv rm am \
+const CHANGES: Words = words!(
+    "add commit checkout switch restore merge rebase cherry-pick revert mv rm am \
     apply init bisect gc prune update-ref update-index symbolic-ref sparse-checkout format-patch \
     repack maintenance replace mergetool lfs pack-refs read-tree write-tree commit-tree \
-    hash-object citool stage";
+    hash-object citool stage"
+);
 
 /// `git branch` options that change branches.
-const BRANCH_CHANGES: &str =
-    "--move --copy --set-upstream-to --unset-upstream --edit-description --force --track";
+const BRANCH_CHANGES: Words =
+    words!("--move --copy --set-upstream-to --unset-upstream --edit-description --force --track");
 
 /// Judges one git command; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
@@ -73,7 +79,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
                 out.opaque(format!("git {a} may run a program"));
                 1
             }
-            a if a.contains('=') || listed(FLAGS, a) => 1,
+            a if a.contains('=') || FLAGS.has(a) => 1,
             a => {
                 out.raise(Tier::Mutate, format!("unknown git option: {a}"));
                 1
@@ -105,7 +111,7 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
     let positionals = rest.positionals().count();
     let change = format!("git {sub} changes the repository");
     match sub {
-        _ if listed(READS, sub) => {
+        _ if READS.has(sub) => {
             if let Some(file) = rest.value("--output") {
                 out.write_file(rest.resolve(out, file), format!("git {sub} writes {file}"));
             }
@@ -126,7 +132,7 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
         }
         "tag" => {
             let changing = rest.short("dfasuFm")
-                || rest.has_any("--delete --force --annotate --sign --message --file");
+                || rest.has_any(words!("--delete --force --annotate --sign --message --file"));
             if changing || positionals > 0 && !listing(rest) {
                 out.raise(Tier::Mutate, "git tag changes tags");
             }
@@ -145,9 +151,11 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
             }
         }
         "config" => {
-            let reads = "--get --get-all --get-regexp --list -l --get-urlmatch --get-color";
-            let writes = "--unset --unset-all --add --replace-all --edit -e --remove-section \
-                --rename-section";
+            let reads = words!("--get --get-all --get-regexp --list -l --get-urlmatch --get-color");
+            let writes = words!(
+                "--unset --unset-all --add --replace-all --edit -e --remove-section \
+                --rename-section"
+            );
             let read = matches!(next, "get" | "list")
                 || rest.has_any(reads)
                 || positionals == 1 && !rest.has_any(writes);
@@ -221,17 +229,17 @@ fn subcommand(sub: &str, rest: &Cmd, out: &mut Out) {
             out.raise(Tier::Destroy, format!("git {sub} rewrites history"))
         }
         "clean" | "reset" => out.raise(Tier::Mutate, change),
-        _ if listed(CHANGES, sub) => out.raise(Tier::Mutate, change),
+        _ if CHANGES.has(sub) => out.raise(Tier::Mutate, change),
         _ => out.opaque(format!("git {sub}: an unknown subcommand, maybe an alias")),
     }
 }
 
 /// Whether `git branch`/`git tag` only lists (its words are patterns).
 fn listing(rest: &Cmd) -> bool {
-    rest.has_any(
+    rest.has_any(words!(
         "--list -l -a --all -r --remotes --contains --no-contains --merged --no-merged --points-at \
-            --show-current -v -vv -n",
-    )
+            --show-current -v -vv -n"
+    ))
 }
 
 /// `git push`: forced, deleting and mirroring pushes destroy remote history.
@@ -243,7 +251,7 @@ fn push(rest: &Cmd, out: &mut Out) {
         || refspecs.iter().any(|w| w.starts_with('+'))
     {
         out.raise(Tier::Destroy, "git push --force rewrites remote history");
-    } else if rest.has_any("--delete --mirror --prune")
+    } else if rest.has_any(words!("--delete --mirror --prune"))
         || rest.short("d")
         || refspecs.iter().any(|w| w.starts_with(':'))
     {
@@ -312,8 +320,8 @@ fn discards(sub: &str, rest: &Cmd) -> bool {
 /// Options of the network subcommands that run a program (`--upload-pack`, `--receive-pack`,
 /// `--exec`, `clone -u`), copy hooks (`--template`) or set configuration that may.
 fn remote_program(sub: &str, rest: &Cmd, out: &mut Out) -> bool {
-    let options = "--upload-pack --receive-pack --exec --template";
-    let runs = rest.args.iter().any(|a| listed(options, a.split('=').next().unwrap_or("")))
+    let options = words!("--upload-pack --receive-pack --exec --template");
+    let runs = rest.args.iter().any(|a| options.has(a.split('=').next().unwrap_or("")))
         || sub == "clone" && (rest.short("u") || risky_config(rest));
     if runs {
         out.opaque(format!("git {sub} runs a program its options name"));

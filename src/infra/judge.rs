@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::shell::Simple;
 
 use super::path::{exists, glob_dir, looks_like_path, resolve, state_file};
-use super::word::{expands, is_option, listed, plain};
+use super::word::{Words, expands, is_option, plain};
 use super::{PathUse, TfCall, Tier};
 
 /// One simple command as a family sees it.
@@ -52,8 +52,8 @@ impl<'a> Cmd<'a> {
     }
 
     /// Whether some word is one of `opts` (or `opt=…`).
-    pub fn has_any(&self, opts: &str) -> bool {
-        opts.split_ascii_whitespace().any(|o| self.has(o))
+    pub fn has_any(&self, opts: Words) -> bool {
+        opts.iter().any(|o| self.has(o))
     }
 
     /// Whether some single-dash cluster (`-rf`) holds one of the letters in `flags`.
@@ -108,7 +108,7 @@ impl<'a> Cmd<'a> {
 
     /// The operands with their index: the words that are not options nor the values of the
     /// options in `values`; every word after `--`.
-    pub fn words(&self, values: &str) -> Vec<(usize, &'a str)> {
+    pub fn words(&self, values: Words) -> Vec<(usize, &'a str)> {
         let mut words = Vec::new();
         let (mut i, mut end) = (0, false);
         while let Some(arg) = self.args.get(i) {
@@ -116,7 +116,7 @@ impl<'a> Cmd<'a> {
                 words.push((i, arg.as_str()));
             } else if arg == "--" {
                 end = true;
-            } else if listed(values, arg) {
+            } else if values.has(arg) {
                 i += 1;
             }
             i += 1;
@@ -126,15 +126,15 @@ impl<'a> Cmd<'a> {
 
     /// The index of the first word that is not a leading option, skipping `values` (options
     /// that take the next word) and `flags`; `Err` names an unknown leading option.
-    pub fn lead(&self, values: &str, flags: &str) -> Result<Option<usize>, &str> {
+    pub fn lead(&self, values: Words, flags: Words) -> Result<Option<usize>, &str> {
         let mut i = 0;
         while let Some(arg) = self.args.get(i) {
             if !is_option(arg) {
                 return Ok(Some(i));
             }
-            if listed(values, arg) {
+            if values.has(arg) {
                 i += 1;
-            } else if !arg.contains('=') && !listed(flags, arg) {
+            } else if !arg.contains('=') && !flags.has(arg) {
                 return Err(arg);
             }
             i += 1;

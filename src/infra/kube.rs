@@ -3,26 +3,32 @@
 
 use super::Tier;
 use super::judge::{Cmd, Out};
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 
 /// kubectl options that take the next word when written apart.
-const KUBECTL_VALUES: &str = "--context -n --namespace --kubeconfig --cluster --user -s --server \
+const KUBECTL_VALUES: Words = words!(
+    "--context -n --namespace --kubeconfig --cluster --user -s --server \
     --token --as --as-group --as-uid --request-timeout --certificate-authority \
     --client-certificate --client-key --tls-server-name --cache-dir -v --v --log-file --profile \
-    --profile-output --username --password --vmodule --log-dir";
+    --profile-output --username --password --vmodule --log-dir"
+);
 
 /// kubectl options that stand alone.
-const KUBECTL_FLAGS: &str = "--insecure-skip-tls-verify --match-server-version \
+const KUBECTL_FLAGS: Words = words!(
+    "--insecure-skip-tls-verify --match-server-version \
     --warnings-as-errors --disable-compression --logtostderr --alsologtostderr --skip-headers -h \
-    --help";
+    --help"
+);
 
 /// helm options that take the next word when written apart.
-const HELM_VALUES: &str = "--kube-context -n --namespace --kubeconfig --registry-config \
+const HELM_VALUES: Words = words!(
+    "--kube-context -n --namespace --kubeconfig --registry-config \
     --repository-cache --repository-config --burst-limit --qps --kube-apiserver --kube-token \
-    --kube-as-user --kube-as-group --kube-ca-file --kube-tls-server-name --content-cache";
+    --kube-as-user --kube-as-group --kube-ca-file --kube-tls-server-name --content-cache"
+);
 
 /// helm options that stand alone.
-const HELM_FLAGS: &str = "--debug --kube-insecure-skip-tls-verify -h --help";
+const HELM_FLAGS: Words = words!("--debug --kube-insecure-skip-tls-verify -h --help");
 
 /// Judges one command of the family; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
@@ -48,8 +54,8 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 /// destroying word anywhere then counts.
 fn subcommand(
     cmd: &Cmd,
-    values: &str,
-    flags: &str,
+    values: Words,
+    flags: Words,
     verbs: &[&str],
     out: &mut Out,
 ) -> Option<usize> {
@@ -72,8 +78,10 @@ fn subcommand(
 }
 
 /// kubectl subcommands that take `--dry-run`.
-const KUBECTL_DRY: &str = "annotate apply autoscale create delete drain cordon uncordon expose \
-    label patch replace run scale set taint";
+const KUBECTL_DRY: Words = words!(
+    "annotate apply autoscale create delete drain cordon uncordon expose \
+    label patch replace run scale set taint"
+);
 
 /// Whether the `--dry-run` in effect makes it a computation: the last one before `--` (after
 /// it, the words are a container's), with a value the program reads as one (kubectl: `client`
@@ -140,7 +148,7 @@ fn kubectl(cmd: &Cmd, out: &mut Out) {
     side_files(cmd, out);
     secrets(sub, next, &rest, out);
     let dry = dry_run(cmd, false)
-        && (listed(KUBECTL_DRY, sub)
+        && (KUBECTL_DRY.has(sub)
             || matches!((sub, next), ("rollout", "undo") | ("auth", "reconcile")));
     match sub {
         "get" | "describe" | "explain" | "logs" | "top" | "api-resources" | "api-versions"
@@ -247,7 +255,8 @@ fn helm(cmd: &Cmd, out: &mut Out) {
         out.opaque("helm runs a post-renderer program");
     }
     if sub == "get"
-        && (matches!(next, "all" | "manifest") || next == "values" && rest.has_any("--all -a"))
+        && (matches!(next, "all" | "manifest")
+            || next == "values" && rest.has_any(words!("--all -a")))
     {
         out.secret(format!("helm get {next} prints the release's values and secrets"));
     }

@@ -2,6 +2,7 @@
 //! directory in effect (`~` from HOME, `.`/`..` folded), and which paths are special (build
 //! output, terraform state, raw disks). No I/O but `Path::exists`.
 
+use super::word::{Words, words};
 use std::path::{Component, Path, PathBuf};
 
 /// Whether a word looks like a path: it has a `/`, starts with `~` or `.`, or has an
@@ -75,9 +76,9 @@ pub(super) fn parent(path: &Path) -> PathBuf {
 /// Whether a path is in build output: below the project, its first component one of the
 /// directories builds recreate.
 pub(super) fn build_output(path: &Path, root: &Path) -> bool {
-    const BUILD: &str = "target build dist node_modules __pycache__ .pytest_cache out";
+    const BUILD: Words = words!("target build dist node_modules __pycache__ .pytest_cache out");
     let Ok(rel) = path.strip_prefix(root) else { return false };
-    rel.components().next().is_some_and(|c| BUILD.split(' ').any(|b| c.as_os_str() == b))
+    rel.components().next().is_some_and(|c| BUILD.iter().any(|b| c.as_os_str() == b))
 }
 
 /// Whether a file name is terraform state (`*.tfstate`, `*.tfstate.backup`, the backend's
@@ -98,8 +99,8 @@ pub(super) fn state_file(word: &str) -> bool {
 
 /// Whether a path is a raw disk device.
 pub(super) fn raw_disk(target: &str) -> bool {
-    const DISKS: &str = "sd hd vd xvd nvme mmcblk disk rdisk mapper/ md dm- loop nbd";
-    target.strip_prefix("/dev/").is_some_and(|d| DISKS.split(' ').any(|p| d.starts_with(p)))
+    const DISKS: Words = words!("sd hd vd xvd nvme mmcblk disk rdisk mapper/ md dm- loop nbd");
+    target.strip_prefix("/dev/").is_some_and(|d| DISKS.iter().any(|p| d.starts_with(p)))
 }
 
 /// The last component of a program path.

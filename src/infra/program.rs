@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::path::{basename, resolve};
-use super::word::listed;
+use super::word::{Words, words};
 
 /// Where a command's program comes from.
 pub(super) enum Program {
@@ -22,7 +22,7 @@ pub(super) enum Program {
 const SCRATCH: &[&str] = &["/tmp/", "/var/tmp/", "/dev/shm/"];
 
 /// Programs that act as the name they are called by (`/bin/ls` → busybox on Alpine).
-const MULTI_CALL: &str = "busybox toybox coreutils uutils";
+const MULTI_CALL: Words = words!("busybox toybox coreutils uutils");
 
 /// Where `program` (argv[0] as written) comes from, run in `cwd` in the project `root`.
 pub(super) fn locate(program: &str, cwd: &Path, root: &Path, home: Option<&str>) -> Program {
@@ -50,7 +50,7 @@ pub(super) fn linked(path: &Path, written: &str, root: &Path) -> Program {
     let Some(target) = real.file_name().and_then(|n| n.to_str()) else {
         return Program::Plain;
     };
-    if alias(written, target) || MULTI_CALL.split(' ').any(|m| m == target) {
+    if alias(written, target) || MULTI_CALL.iter().any(|m| m == target) {
         return Program::Plain;
     }
     if SCRATCH.iter().any(|s| real.starts_with(s)) || real.starts_with(root) {
@@ -74,8 +74,10 @@ fn alias(written: &str, target: &str) -> bool {
 }
 
 /// Wrappers and shells the parser peels by their name.
-const PEELED: &str = "sh bash zsh dash ksh ash mksh env command exec nohup time timeout nice \
-    ionice stdbuf sudo doas xargs";
+const PEELED: Words = words!(
+    "sh bash zsh dash ksh ash mksh env command exec nohup time timeout nice \
+    ionice stdbuf sudo doas xargs"
+);
 
 /// The first word of `src` that names a wrapper or a shell of the project's (`./bin/sh -c …`,
 /// `tools/nohup ls`): the parser peels those by name, so what really runs would not be
@@ -86,6 +88,6 @@ pub(super) fn local_wrapper<'a>(src: &'a str, root: &Path) -> Option<&'a str> {
         let local = !w.starts_with(['/', '~'])
             || Path::new(w).starts_with(root)
             || SCRATCH.iter().any(|s| w.starts_with(s));
-        local && listed(PEELED, basename(w))
+        local && PEELED.has(basename(w))
     })
 }

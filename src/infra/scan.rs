@@ -2,7 +2,7 @@
 //! looked at for a dangerous pair ("terraform … destroy", "rm -rf"). It only ever raises the
 //! tier of a script that could not be understood; it never lowers anything.
 
-use super::word::listed;
+use super::word::{Words, words};
 
 /// Programs and the later words that make them dangerous.
 const PAIRS: &[(&[&str], &[&str])] = &[
@@ -16,7 +16,7 @@ const PAIRS: &[(&[&str], &[&str])] = &[
 ];
 
 /// Programs dangerous on their own.
-const ALONE: &str = "dd shred truncate wipefs";
+const ALONE: Words = words!("dd shred truncate wipefs");
 
 /// The first dangerous pair the words of `src` mention, as a phrase ("terraform destroy"):
 /// read with quotes dropped (`t'erraform'`) and with quotes splitting words
@@ -39,7 +39,7 @@ fn pairs(cleaned: &str) -> Option<String> {
             return Some("terraform state".to_string());
         }
         let program = word.rsplit('/').next().unwrap_or(word);
-        if listed(ALONE, program) || program.starts_with("mkfs") {
+        if ALONE.has(program) || program.starts_with("mkfs") {
             return Some(program.to_string());
         }
         let later = words.get(i + 1..).unwrap_or(&[]);
@@ -65,13 +65,15 @@ fn pairs(cleaned: &str) -> Option<String> {
 
 /// The destroying verb among the words of a command whose program is hidden (`$TF destroy`).
 pub(super) fn hidden_verb(args: &[String]) -> Option<&str> {
-    const VERBS: &str = "destroy -destroy delete uninstall drain rb force-unlock";
-    args.iter().map(String::as_str).find(|a| listed(VERBS, a) || a.starts_with("terminate-"))
+    const VERBS: Words = words!("destroy -destroy delete uninstall drain rb force-unlock");
+    args.iter().map(String::as_str).find(|a| VERBS.has(a) || a.starts_with("terminate-"))
 }
 
 /// Words that ask a program to delete something (`eksctl delete cluster`, `vault kv delete`).
-const DELETING: &str = "delete destroy remove rm terminate purge drop uninstall wipe erase nuke \
-    prune rb teardown down flushall flushdb truncate";
+const DELETING: Words = words!(
+    "delete destroy remove rm terminate purge drop uninstall wipe erase nuke \
+    prune rb teardown down flushall flushdb truncate"
+);
 
 /// The first word of `args` that asks a program it does not know to delete (`delete`,
 /// `destroy`, `rm`, `purge`, `delete-*`, any case): a plain word, or a word of an argument
@@ -85,7 +87,7 @@ pub(super) fn deleting_word(args: &[String]) -> Option<&str> {
     });
     words.find(|w| {
         let w = w.as_bytes();
-        DELETING.split(' ').any(|d| d.as_bytes().eq_ignore_ascii_case(w))
+        DELETING.iter().any(|d| d.as_bytes().eq_ignore_ascii_case(w))
             || ["delete-", "destroy-", "terminate-"]
                 .iter()
                 .any(|p| w.len() > p.len() && w[..p.len()].eq_ignore_ascii_case(p.as_bytes()))

@@ -5,6 +5,7 @@
 //! own (terraform state and outputs, kubectl secrets, cloud tokens). The tier is not touched.
 
 use super::judge::{Cmd, Out};
+use super::word::words;
 
 /// Marks `cmd` as printing secrets when it does.
 pub(super) fn check(cmd: &Cmd, out: &mut Out) {
@@ -18,7 +19,7 @@ pub(super) fn check(cmd: &Cmd, out: &mut Out) {
         ("vault", "token", "create" | "lookup") => "vault prints a token",
         ("gh", "auth", "token") => "gh auth token prints the GitHub token",
         ("sops", "decrypt", _) => "sops prints the decrypted file",
-        ("sops", ..) if cmd.has_any("-d --decrypt") || cmd.short("d") => {
+        ("sops", ..) if cmd.has_any(words!("-d --decrypt")) || cmd.short("d") => {
             "sops prints the decrypted file"
         }
         ("op", "read" | "inject", _) | ("op", "item", "get") => "op prints secret values",

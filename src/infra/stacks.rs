@@ -6,7 +6,7 @@ use super::Tier;
 use super::judge::{Cmd, Out};
 use super::path::resolve;
 use super::terraform::subcommand;
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 
 /// Judges one command of the family; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
@@ -19,11 +19,13 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 }
 
 /// Terragrunt options that take a value when written apart.
-const TG_VALUES: &str = "--terragrunt-working-dir --working-dir --terragrunt-config --config \
+const TG_VALUES: Words = words!(
+    "--terragrunt-working-dir --working-dir --terragrunt-config --config \
     --log-level --terragrunt-log-level --terragrunt-iam-role --iam-assume-role \
     --terragrunt-parallelism --parallelism --terragrunt-include-dir --terragrunt-exclude-dir \
     --queue-include-dir --queue-exclude-dir --terragrunt-source --source \
-    --terragrunt-download-dir --download-dir --terragrunt-tfpath --tf-path --filter";
+    --terragrunt-download-dir --download-dir --terragrunt-tfpath --tf-path --filter"
+);
 
 /// `terragrunt [run-all|run [--all] [--]|stack run] SUBCOMMAND` (and `apply-all`…): its hooks
 /// run in every command, what it passes on to terraform is judged as terraform, and `exec`
@@ -37,7 +39,7 @@ fn terragrunt(cmd: &Cmd, out: &mut Out) {
     let mut words = Vec::new();
     let mut i = 0;
     while let Some(arg) = cmd.args.get(i) {
-        if listed(TG_VALUES, arg.as_str()) {
+        if TG_VALUES.has(arg.as_str()) {
             i += 1;
         } else if !is_option(arg) {
             words.push(i);
@@ -87,7 +89,7 @@ fn terragrunt(cmd: &Cmd, out: &mut Out) {
         cwd: &dir,
         ..*cmd
     };
-    let check = cmd.has_any("--check --terragrunt-check --diff");
+    let check = cmd.has_any(words!("--check --terragrunt-check --diff"));
     match sub {
         "apply" => out.raise(Tier::Destroy, "terragrunt apply whose plan cannot be shown first"),
         "destroy" => {
@@ -120,11 +122,11 @@ fn terragrunt(cmd: &Cmd, out: &mut Out) {
 
 /// `pulumi SUBCOMMAND`: preview reads (running the program), up and destroy destroy.
 fn pulumi(cmd: &Cmd, out: &mut Out) {
-    const VALUES: &str = "--cwd -C --stack -s --color --config-file --tracing";
+    const VALUES: Words = words!("--cwd -C --stack -s --color --config-file --tracing");
     let mut words = Vec::new();
     let mut i = 0;
     while let Some(arg) = cmd.args.get(i) {
-        if listed(VALUES, arg.as_str()) {
+        if VALUES.has(arg.as_str()) {
             i += 1;
         } else if !is_option(arg) {
             if cmd.dynamic(i) && words.len() < 2 {

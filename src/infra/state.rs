@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 use super::glob::may_name_state;
 use super::judge::{Cmd, Out};
 use super::path::{glob_dir, holds_state};
-use super::word::{is_option, listed};
+use super::word::{Words, is_option, words};
 
 /// How many directory entries a recursive read's directories are searched through.
 const MAX_ENTRIES: usize = 4_000;
 
 /// Readers that show names or sums, never contents.
-const NAMES_ONLY: &str = "ls stat file du df realpath readlink tree lsof wc md5sum sha1sum \
-    sha256sum sha512sum shasum cksum b2sum sum";
+const NAMES_ONLY: Words = words!(
+    "ls stat file du df realpath readlink tree lsof wc md5sum sha1sum \
+    sha256sum sha512sum shasum cksum b2sum sum"
+);
 
 /// Why only terraform itself may write `path`, if so: state (`*.tfstate*`), what `init`
 /// keeps (`.terraform/`, `.terraform.lock.hcl`) and saved plans (`*.tfplan`). The file
@@ -77,20 +79,20 @@ pub(super) fn state_in(dir: &Path, deep: bool) -> Found {
 /// Programs that show names or sums only are left alone.
 pub(super) fn reads(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
-    if listed(NAMES_ONLY, name) || super::unix::is_quiet(name) {
+    if NAMES_ONLY.has(name) || super::unix::is_quiet(name) {
         return;
     }
-    let grep = listed("grep egrep fgrep zgrep", name);
-    let searcher = grep || listed("rg ag", name);
+    let grep = words!("grep egrep fgrep zgrep").has(name);
+    let searcher = grep || words!("rg ag").has(name);
     let git_grep = name == "git" && cmd.positionals().next().is_some_and(|(_, w)| w == "grep");
-    let recursive = cmd.has_any("--recursive --dereference-recursive") || cmd.short("rR");
+    let recursive = cmd.has_any(words!("--recursive --dereference-recursive")) || cmd.short("rR");
     // A searcher's first word is its pattern, unless given with -e or -f.
-    let explicit = cmd.short("ef") || cmd.has_any("--regexp --file --from-file");
+    let explicit = cmd.short("ef") || cmd.has_any(words!("--regexp --file --from-file"));
     let from = match cmd.positionals().next() {
         Some((i, _)) if searcher && !explicit => i + 1,
         _ => 0,
     };
-    let walks = listed("rg ag", name) || grep && recursive;
+    let walks = words!("rg ag").has(name) || grep && recursive;
     let mut places: Vec<(PathBuf, bool)> = Vec::new();
     if git_grep {
         places.push((cmd.cwd.to_path_buf(), true));

@@ -4,6 +4,7 @@
 
 use super::judge::{Cmd, Out};
 use super::path::state_file;
+use super::word::words;
 use super::{PathUse, Tier};
 
 /// Judges sed and awk; false for any other program.
@@ -18,7 +19,7 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 }
 
 fn sed(cmd: &Cmd, out: &mut Out) {
-    let values = "-e --expression -f --file -l --line-length";
+    let values = words!("-e --expression -f --file -l --line-length");
     let mut words = cmd.words(values);
     let mut scripts = Vec::new();
     for (i, arg) in cmd.args.iter().enumerate() {
@@ -135,13 +136,14 @@ fn address(b: &[u8], mut i: usize) -> usize {
 }
 
 fn awk(cmd: &Cmd, out: &mut Out) {
-    let values = "-F -v -f --field-separator --assign --file -i --include -l --load -E --exec";
+    let values =
+        words!("-F -v -f --field-separator --assign --file -i --include -l --load -E --exec");
     let mut words = cmd.words(values);
     let from_file = cmd.value("-f").or_else(|| cmd.value("--file")).or_else(|| cmd.value("-E"));
     if let Some(file) = from_file {
         out.opaque("awk runs a program from a file");
         out.read(cmd.resolve(out, file));
-    } else if cmd.has_any("-i --include -l --load") {
+    } else if cmd.has_any(words!("-i --include -l --load")) {
         out.opaque("awk loads code");
     } else if !words.is_empty() {
         let (i, program) = words.remove(0);

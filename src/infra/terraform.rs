@@ -6,30 +6,41 @@ use std::path::PathBuf;
 
 use super::judge::{Cmd, Out};
 use super::path::{basename, exists, glob_dir, resolve, state_file};
-use super::word::is_option;
+use super::word::{is_option, words};
 use super::{TfCall, Tier};
 
-/// Options of apply and destroy: name, takes a value when written apart, kept for `plan`,
-/// kept for applying the saved plan. Options that are in neither are dropped.
-const OPTIONS: &[(&str, bool, bool, bool)] = &[
-    ("var", true, true, false),
-    ("var-file", true, true, false),
-    ("target", true, true, false),
-    ("replace", true, true, false),
-    ("exclude", true, true, false),
-    ("refresh", false, true, false),
-    ("refresh-only", false, true, false),
-    ("lock", false, true, true),
-    ("lock-timeout", true, true, true),
-    ("parallelism", true, true, true),
-    ("compact-warnings", false, true, true),
-    ("no-color", false, true, true),
-    ("state", true, true, true),
-    ("state-out", true, false, true),
-    ("backup", true, false, true),
-    ("auto-approve", false, false, false),
-    ("input", false, false, false),
-    ("json", false, false, false),
+/// One option of apply and destroy, by its name without dashes. Options in no table are
+/// dropped from the plan's line.
+struct TfOption {
+    name: &'static str,
+    /// Takes a value when written apart (`-var x=1`).
+    takes_value: bool,
+    /// Kept for `plan`.
+    for_plan: bool,
+    /// Kept for applying the saved plan.
+    for_saved_plan: bool,
+}
+
+/// The options of apply and destroy that terraform's plan and saved-plan apply take over.
+const OPTIONS: &[TfOption] = &[
+    TfOption { name: "var", takes_value: true, for_plan: true, for_saved_plan: false },
+    TfOption { name: "var-file", takes_value: true, for_plan: true, for_saved_plan: false },
+    TfOption { name: "target", takes_value: true, for_plan: true, for_saved_plan: false },
+    TfOption { name: "replace", takes_value: true, for_plan: true, for_saved_plan: false },
+    TfOption { name: "exclude", takes_value: true, for_plan: true, for_saved_plan: false },
+    TfOption { name: "refresh", takes_value: false, for_plan: true, for_saved_plan: false },
+    TfOption { name: "refresh-only", takes_value: false, for_plan: true, for_saved_plan: false },
+    TfOption { name: "lock", takes_value: false, for_plan: true, for_saved_plan: true },
+    TfOption { name: "lock-timeout", takes_value: true, for_plan: true, for_saved_plan: true },
+    TfOption { name: "parallelism", takes_value: true, for_plan: true, for_saved_plan: true },
+    TfOption { name: "compact-warnings", takes_value: false, for_plan: true, for_saved_plan: true },
+    TfOption { name: "no-color", takes_value: false, for_plan: true, for_saved_plan: true },
+    TfOption { name: "state", takes_value: true, for_plan: true, for_saved_plan: true },
+    TfOption { name: "state-out", takes_value: true, for_plan: false, for_saved_plan: true },
+    TfOption { name: "backup", takes_value: true, for_plan: false, for_saved_plan: true },
+    TfOption { name: "auto-approve", takes_value: false, for_plan: false, for_saved_plan: false },
+    TfOption { name: "input", takes_value: false, for_plan: false, for_saved_plan: false },
+    TfOption { name: "json", takes_value: false, for_plan: false, for_saved_plan: false },
 ];
 
 /// Judges terraform and tofu; always known.
@@ -103,12 +114,14 @@ pub(super) fn subcommand(name: &str, sub: &str, rest: &Cmd, out: &mut Out) {
     match sub {
         "version" | "validate" | "show" | "output" | "graph" | "console" | "metadata"
         | "modules" | "help" => {
-            if matches!(sub, "show" | "output") && rest.has_any("-json --json -raw --raw") {
+            if matches!(sub, "show" | "output") && rest.has_any(words!("-json --json -raw --raw")) {
                 out.secret(format!("{name} {sub} -json prints sensitive values in plain text"));
             }
             out.operands(rest, 0, false)
         }
-        "fmt" if rest.has_any("-check --check") || rest.value("-write") == Some("false") => {
+        "fmt"
+            if rest.has_any(words!("-check --check")) || rest.value("-write") == Some("false") =>
+        {
             out.operands(rest, 0, false)
         }
         "fmt" => {
@@ -131,10 +144,10 @@ pub(super) fn subcommand(name: &str, sub: &str, rest: &Cmd, out: &mut Out) {
             plan_out(name, rest, out);
             out.operands(rest, 0, false);
         }
-        "init" if rest.has_any("-migrate-state -force-copy") => {
+        "init" if rest.has_any(words!("-migrate-state -force-copy")) => {
             out.raise(Tier::Destroy, format!("{name} init -migrate-state moves the state"))
         }
-        "init" if rest.has_any("-from-module --from-module") => {
+        "init" if rest.has_any(words!("-from-module --from-module")) => {
             let reason = format!("{name} init -from-module copies a module into the directory");
             out.raise(Tier::Mutate, reason);
             out.write(rest.cwd.to_path_buf());
@@ -216,7 +229,7 @@ fn call(
         }
         let bare = arg.trim_start_matches('-');
         let (option, inline) = bare.split_once('=').map_or((bare, false), |(o, _)| (o, true));
-        let Some(&(_, apart, plan, apply)) = OPTIONS.iter().find(|o| o.0 == option) else {
+        let Some(known) = OPTIONS.iter().find(|o| o.name == option) else {
             match option == "destroy" && sub == "apply" && (!inline || destroy_flag(arg)) {
                 true => call.destroy = true,
                 false => call.unknown.push(arg.clone()),
@@ -224,7 +237,7 @@ fn call(
             continue;
         };
         let mut words = vec![arg.clone()];
-        if apart
+        if known.takes_value
             && !inline
             && let Some(value) = rest.args.get(i)
         {
@@ -234,10 +247,10 @@ fn call(
             words.push(value.clone());
             i += 1;
         }
-        if plan {
+        if known.for_plan {
             call.plan_args.extend(words.iter().cloned());
         }
-        if apply {
+        if known.for_saved_plan {
             call.apply_args.extend(words);
         }
     }

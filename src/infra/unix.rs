@@ -4,70 +4,81 @@
 
 use super::judge::{Cmd, Out};
 use super::vars::reaches;
-use super::word::listed;
+use super::word::{Words, words};
 use super::{PathUse, Tier};
 
 /// Programs that read the files they are given and change nothing.
-const READS: &str = "ls cat head tail wc grep egrep fgrep rg ag stat file du df diff cmp comm cut \
+const READS: Words = words!(
+    "ls cat head tail wc grep egrep fgrep rg ag stat file du df diff cmp comm cut \
     tr nl tac rev fold column paste join expand unexpand od hexdump strings realpath readlink \
     less more tree md5sum sha1sum sha256sum sha512sum shasum cksum b2sum base64 base32 zcat zgrep \
-    bzcat xzcat jq lsof fmt look iconv sum tsort wdiff";
+    bzcat xzcat jq lsof fmt look iconv sum tsort wdiff"
+);
 
 /// Programs and builtins that read nothing they are given as a path and change nothing.
-const QUIET: &str = "pwd echo printf which type whereis test [ [[ true false : basename dirname \
+const QUIET: Words = words!(
+    "pwd echo printf which type whereis test [ [[ true false : basename dirname \
     whoami id uname printenv sleep seq yes ps free uptime ss netstat journalctl history clear \
     tput locale nproc getconf lsblk blkid expr set unset local declare readonly typeset export \
     read wait exit return shift break continue umask getent groups last w who tty arch logname \
     users date hostname env mount ulimit dirs jobs times shopt cal factor bc numfmt mapfile \
-    readarray getopts";
+    readarray getopts"
+);
 
 /// Builtins that run code given as words.
-const CODE: &str = "eval source . trap alias function bind coproc fc builtin complete let hash dc \
-    enable";
+const CODE: Words = words!(
+    "eval source . trap alias function bind coproc fc builtin complete let hash dc \
+    enable"
+);
 
 /// Wrappers the parser peels; one that reaches here could not be peeled.
-const WRAPPERS: &str = "command exec nohup time timeout nice ionice stdbuf sudo doas xargs su \
+const WRAPPERS: Words = words!(
+    "command exec nohup time timeout nice ionice stdbuf sudo doas xargs su \
     chroot unshare nsenter setsid flock watch parallel script runuser strace ltrace valgrind entr \
     chronic unbuffer faketime firejail proxychains proxychains4 torsocks at batch tmux screen \
-    pkexec";
+    pkexec"
+);
 
 /// Clients that talk to the network.
-const NETWORK: &str = "curl wget nc ncat netcat socat ssh scp sftp rsync ftp telnet http https xh \
+const NETWORK: Words = words!(
+    "curl wget nc ncat netcat socat ssh scp sftp rsync ftp telnet http https xh \
     dig nslookup host ping ping6 traceroute mtr whois aria2c lftp mosh redis-cli psql mysql mongo \
-    mongosh nmap grpcurl websocat vault consul nomad";
+    mongosh nmap grpcurl websocat vault consul nomad"
+);
 
 /// Programs that overwrite disks or files beyond repair.
-const WIPES: &str =
-    "dd shred truncate wipefs fdisk sfdisk gdisk cfdisk parted blkdiscard mke2fs mkswap srm";
+const WIPES: Words = words!(
+    "dd shred truncate wipefs fdisk sfdisk gdisk cfdisk parted blkdiscard mke2fs mkswap srm"
+);
 
 /// Whether a program runs its words as a command (`nohup`, `sudo`, `env`, `watch` …).
 pub(super) fn is_wrapper(name: &str) -> bool {
-    name == "env" || listed(WRAPPERS, name)
+    name == "env" || WRAPPERS.has(name)
 }
 
 /// Whether a program changes nothing and opens none of its words.
 pub(super) fn is_quiet(name: &str) -> bool {
-    listed(QUIET, name)
+    QUIET.has(name)
 }
 
 /// Judges one command when it is an everyday program; false when it is not one.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
     let name = cmd.name;
     out.prefix(&[name]);
-    if listed(READS, name) {
+    if READS.has(name) {
         read(cmd, out);
-    } else if listed(QUIET, name) {
+    } else if QUIET.has(name) {
         quiet(cmd, out);
-    } else if listed(CODE, name) {
+    } else if CODE.has(name) {
         out.opaque(format!("{name} runs code given as words"));
-    } else if listed(WRAPPERS, name) {
+    } else if WRAPPERS.has(name) {
         let bare = cmd.args.is_empty() || name == "command" && cmd.short("vV");
         if !bare {
             out.opaque(format!("{name} runs a command that could not be unwrapped"));
         }
-    } else if listed(NETWORK, name) {
+    } else if NETWORK.has(name) {
         network(cmd, out);
-    } else if listed(WIPES, name) || name.starts_with("mkfs") {
+    } else if WIPES.has(name) || name.starts_with("mkfs") {
         out.raise(Tier::Destroy, format!("{name} overwrites data beyond repair"));
         for (i, _) in cmd.positionals() {
             out.word(cmd, i, PathUse::Write);
@@ -81,14 +92,14 @@ pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
 /// A reading program: its operands are paths (the first is a pattern for the greps).
 fn read(cmd: &Cmd, out: &mut Out) {
     let mut from = 0;
-    let explicit = cmd.short("ef") || cmd.has_any("--regexp --file --from-file");
-    if listed("grep egrep fgrep rg ag zgrep jq", cmd.name)
+    let explicit = cmd.short("ef") || cmd.has_any(words!("--regexp --file --from-file"));
+    if words!("grep egrep fgrep rg ag zgrep jq").has(cmd.name)
         && !explicit
         && let Some((i, _)) = cmd.positionals().next()
     {
         from = i + 1;
     }
-    if listed("tree iconv less", cmd.name) {
+    if words!("tree iconv less").has(cmd.name) {
         let long = if cmd.name == "less" { "--log-file" } else { "--output" };
         super::files::output(cmd, out, long);
     }
@@ -102,10 +113,10 @@ fn read(cmd: &Cmd, out: &mut Out) {
 fn quiet(cmd: &Cmd, out: &mut Out) {
     let name = cmd.name;
     let positionals = cmd.positionals().count();
-    let values = "-d --date -f --file -r --reference --rfc-3339";
+    let values = words!("-d --date -f --file -r --reference --rfc-3339");
     let setting = name == "date" && cmd.words(values).iter().any(|(_, w)| !w.starts_with('+'));
     match name {
-        "date" if cmd.has_any("-s --set") || setting => {
+        "date" if cmd.has_any(words!("-s --set")) || setting => {
             out.raise(Tier::Mutate, "date sets the clock")
         }
         "hostname" if positionals > 0 => out.raise(Tier::Mutate, "hostname renames the machine"),
@@ -131,8 +142,10 @@ fn quiet(cmd: &Cmd, out: &mut Out) {
 }
 
 /// journalctl options that change the journal.
-const JOURNAL_CHANGES: &str = "--rotate --flush --sync --setup-keys --update-catalog \
-    --relinquish-var --smart-relinquish-var";
+const JOURNAL_CHANGES: Words = words!(
+    "--rotate --flush --sync --setup-keys --update-catalog \
+    --relinquish-var --smart-relinquish-var"
+);
 
 /// The builtins that set variables: setting one that changes which code runs (`export PATH=…`,
 /// `read PATH`, `printf -v PATH`, `export KUBECONFIG` of a value set before, `set -a`) is opaque.
@@ -143,7 +156,7 @@ fn variables(cmd: &Cmd, out: &mut Out) {
     match name {
         "printf" => names.extend(cmd.value("-v")),
         "read" | "mapfile" | "readarray" | "getopts" => {
-            let values = "-a -d -i -n -N -p -t -u -C -c -O -s";
+            let values = words!("-a -d -i -n -N -p -t -u -C -c -O -s");
             names.extend(cmd.words(values).into_iter().map(|(_, w)| w));
         }
         "set" => {
@@ -185,31 +198,31 @@ fn network(cmd: &Cmd, out: &mut Out) {
         "ssh" => cmd.short("oF"),
         "scp" => cmd.short("oFS"),
         "sftp" => cmd.short("oFSD"),
-        "rsync" => cmd.short("e") || cmd.has_any("--rsh --rsync-path"),
+        "rsync" => cmd.short("e") || cmd.has_any(words!("--rsh --rsync-path")),
         "mosh" => cmd.has("--ssh"),
         _ => false,
     };
     if runs {
         out.opaque(format!("{name} runs a program its options or configuration name"));
     }
-    if listed("vault consul nomad redis-cli psql mysql mongo mongosh", name)
+    if words!("vault consul nomad redis-cli psql mysql mongo mongosh").has(name)
         && let Some(verb) = super::scan::deleting_word(cmd.args)
     {
         out.raise(Tier::Destroy, format!("{name} asked to {verb}"));
     }
-    let writes = "-o --output -O --output-document -P --directory-prefix";
-    let reads = "-T --upload-file -K --config --post-file --body-file -i --input-file";
-    let data = "-d --data --data-binary --data-raw --data-urlencode -F --form --json";
+    let writes = words!("-o --output -O --output-document -P --directory-prefix");
+    let reads = words!("-T --upload-file -K --config --post-file --body-file -i --input-file");
+    let data = words!("-d --data --data-binary --data-raw --data-urlencode -F --form --json");
     for (i, arg) in cmd.args.iter().enumerate().skip(1) {
         let option = cmd.args[i - 1].as_str();
-        let how =
-            if listed(writes, option) && name != "curl" || option == "-o" || option == "--output" {
-                PathUse::Write
-            } else if listed(reads, option) || listed(data, option) && arg.contains('@') {
-                PathUse::Read
-            } else {
-                continue;
-            };
+        let how = if writes.has(option) && name != "curl" || option == "-o" || option == "--output"
+        {
+            PathUse::Write
+        } else if reads.has(option) || data.has(option) && arg.contains('@') {
+            PathUse::Read
+        } else {
+            continue;
+        };
         let file = arg.rsplit('@').next().unwrap_or(arg);
         if !cmd.hidden(i) && file != "-" {
             let path = cmd.resolve(out, file);
@@ -237,11 +250,11 @@ fn network(cmd: &Cmd, out: &mut Out) {
             }
         }
         "ssh" | "mosh" => {
-            let values = "-i -p -l -o -F -J -L -R -D -b -c -E -S -W -w -m -e -Q -O -B -I";
+            let values = words!("-i -p -l -o -F -J -L -R -D -b -c -E -S -W -w -m -e -Q -O -B -I");
             let mut i = 0;
             let mut words = 0;
             while let Some(arg) = cmd.args.get(i) {
-                if listed(values, arg) {
+                if values.has(arg) {
                     i += 1;
                 } else if !arg.starts_with('-') {
                     words += 1;

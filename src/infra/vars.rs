@@ -7,11 +7,12 @@
 use std::path::Path;
 
 use super::judge::Out;
-use super::word::listed;
+use super::word::{Words, words};
 use super::{Tier, path};
 
 /// Variables that change which code runs, whatever their value.
-const RISKY: &str = "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMPT_COMMAND IFS \
+const RISKY: Words = words!(
+    "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMPT_COMMAND IFS \
     PS0 PS1 PS2 PS4 SHELLOPTS BASHOPTS CDPATH HOME SHELL ZDOTDIR PYTHONPATH PYTHONSTARTUP \
     PYTHONHOME PYTHONUSERBASE NODE_OPTIONS PERL5OPT PERL5LIB RUBYOPT RUBYLIB GIT_SSH \
     GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS GIT_EXEC_PATH GIT_DIR \
@@ -21,7 +22,8 @@ const RISKY: &str = "PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PROMP
     FC AR LD PKG_CONFIG TF_CLI_CONFIG_FILE TF_PLUGIN_CACHE_DIR CLOUDSDK_PYTHON \
     GOOGLE_APPLICATION_CREDENTIALS BUNDLE_GEMFILE JAVA_TOOL_OPTIONS _JAVA_OPTIONS \
     JDK_JAVA_OPTIONS MAKEFLAGS MAKEFILES GNUMAKEFLAGS RUSTC RUSTC_WRAPPER \
-    RUSTC_WORKSPACE_WRAPPER OPENSSL_CONF WGETRC ANSIBLE_LIBRARY ANSIBLE_INVENTORY";
+    RUSTC_WORKSPACE_WRAPPER OPENSSL_CONF WGETRC ANSIBLE_LIBRARY ANSIBLE_INVENTORY"
+);
 
 /// Name prefixes of such variables.
 const PREFIXES: &[&str] = &["DYLD_", "GIT_CONFIG", "LD_", "CGO_", "TF_CLI_ARGS"];
@@ -52,7 +54,7 @@ pub(super) fn reaches(name: &str, bare: bool, env: &dyn Fn(&str) -> Option<Strin
 /// The listed variables and prefixes.
 fn always(name: &str) -> bool {
     let npm = name.get(..11).is_some_and(|p| p.eq_ignore_ascii_case("npm_config_"));
-    listed(RISKY, name) || PREFIXES.iter().any(|p| name.starts_with(p)) || npm
+    RISKY.has(name) || PREFIXES.iter().any(|p| name.starts_with(p)) || npm
 }
 
 /// Variables named for a path or a program (`TF_LOG_PATH`, `AWS_CONFIG_FILE`); not `TF_VAR_*`.
@@ -62,8 +64,10 @@ fn named_path(name: &str) -> bool {
 
 /// Variables whose value is a file the program writes (a trace, a log, a history): even a
 /// read-tier program (`GIT_TRACE=terraform.tfstate git --version`) writes there.
-const WRITES: &str = "HISTFILE LESSHISTFILE SSLKEYLOGFILE NODE_REPL_HISTORY PSQL_HISTORY \
-    SQLITE_HISTORY MYSQL_HISTFILE PYTHONHISTFILE REDISCLI_HISTFILE GNUPLOT_HISTORY";
+const WRITES: Words = words!(
+    "HISTFILE LESSHISTFILE SSLKEYLOGFILE NODE_REPL_HISTORY PSQL_HISTORY \
+    SQLITE_HISTORY MYSQL_HISTFILE PYTHONHISTFILE REDISCLI_HISTFILE GNUPLOT_HISTORY"
+);
 
 /// Name endings of such variables.
 const WRITES_SUFFIXES: &[&str] =
@@ -72,7 +76,7 @@ const WRITES_SUFFIXES: &[&str] =
 /// Whether a variable names a file programs write (`GIT_TRACE*`, `TF_LOG_PATH`, `HISTFILE`).
 pub(super) fn writes_file(name: &str) -> bool {
     name.starts_with("GIT_TRACE")
-        || listed(WRITES, name)
+        || WRITES.has(name)
         || WRITES_SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 

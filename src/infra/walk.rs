@@ -8,6 +8,7 @@ use crate::shell::{RedirectKind, Script, Simple};
 
 use super::judge::{Cmd, Out};
 use super::program::{self, Program};
+use super::word::{Words, words};
 use super::{Tier, glob, judge_located, path, scan, state, unix, vars, word};
 
 /// The walk over a script's commands: the directory in effect and what the lone-call check
@@ -27,8 +28,8 @@ pub(super) struct Walk {
 
 /// Programs whose subcommands reach from reading to destroying: hidden behind a variable,
 /// any of them is taken at its highest tier.
-const LAYERED: &str =
-    "terraform tofu terragrunt pulumi kubectl oc helm git aws gcloud az ansible-playbook";
+const LAYERED: Words =
+    words!("terraform tofu terragrunt pulumi kubectl oc helm git aws gcloud az ansible-playbook");
 
 /// How many programs a hidden program word may resolve to before the rest are left out.
 const MAX_CANDIDATES: usize = 16;
@@ -81,7 +82,7 @@ impl Walk {
                     _ => path::basename(&candidate).to_string(),
                 };
                 out.extra_line(word::line(&name, cmd.args));
-                if word::listed(LAYERED, &name) {
+                if LAYERED.has(&name) {
                     out.raise(
                         Tier::Destroy,
                         format!(

@@ -1,5 +1,5 @@
 //! What the words of a command look like: options, subcommand-like words, words the shell
-//! would expand, the space-separated lists the families keep, a command's normalised line.
+//! would expand, the word tables the families keep ([`Words`]), a command's normalised line.
 //! Knows no program.
 
 /// Whether a word would expand, for a word the parser gave no `dynamic` flag.
@@ -7,15 +7,87 @@ pub(super) fn expands(word: &str) -> bool {
     word.contains(['$', '`', '*', '?', '['])
 }
 
-/// Whether `word` is one of the space-separated words of `list`. The lists hold single spaces
-/// only (a `\` line continuation drops the indentation).
-pub(super) fn listed(list: &str, word: &str) -> bool {
-    let bytes = list.as_bytes();
-    let edge = |i: usize| bytes.get(i).is_none_or(|&b| b == b' ');
-    !word.is_empty()
-        && !word.contains(' ')
-        && list.match_indices(word).any(|(i, _)| (i == 0 || edge(i - 1)) && edge(i + word.len()))
+/// A fixed table of words the parser knows (subcommands, options, program names). Written
+/// `words!("list show search")` and parsed at compile time: an empty word (a double space, a
+/// space at either end) or a character no command word holds (a comma, a quote, a tab, a
+/// newline, a backslash) fails the build instead of silently matching nothing.
+#[derive(Clone, Copy)]
+pub(super) struct Words(&'static [&'static str]);
+
+impl Words {
+    /// The empty table.
+    pub const NONE: Words = Words(&[]);
+
+    /// The table of `words`, parsed by [`words!`].
+    pub const fn new(words: &'static [&'static str]) -> Words {
+        Words(words)
+    }
+
+    /// Whether `word` is one of the table's words.
+    pub fn has(self, word: &str) -> bool {
+        self.0.contains(&word)
+    }
+
+    /// The table's words, in order.
+    pub fn iter(self) -> impl Iterator<Item = &'static str> {
+        self.0.iter().copied()
+    }
 }
+
+/// How many words `list` holds (words separated by single spaces).
+pub(super) const fn count(list: &str) -> usize {
+    let bytes = list.as_bytes();
+    let mut n = if bytes.is_empty() { 0 } else { 1 };
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b' ' {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The `N` words of `list`, separated by single spaces; panics (at compile time) on an empty
+/// word or a character outside printable ASCII or among `, " ' \`.
+pub(super) const fn split<const N: usize>(list: &'static str) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut rest = list.as_bytes();
+    let mut n = 0;
+    while n < N {
+        let mut end = 0;
+        while end < rest.len() && rest[end] != b' ' {
+            let b = rest[end];
+            assert!(
+                b.is_ascii_graphic() && !matches!(b, b',' | b'"' | b'\'' | b'\\'),
+                "a word table holds a character no command word holds"
+            );
+            end += 1;
+        }
+        assert!(end > 0, "a word table holds an empty word (two spaces, or one at an end)");
+        let (word, after) = rest.split_at(end);
+        out[n] = match core::str::from_utf8(word) {
+            Ok(word) => word,
+            Err(_) => panic!("a word table is not ASCII"),
+        };
+        n += 1;
+        rest = if after.is_empty() { after } else { after.split_at(1).1 };
+    }
+    out
+}
+
+/// A [`Words`] table parsed at compile time: `words!("-v --volumes")`.
+macro_rules! words {
+    ($list:literal) => {
+        const {
+            const LIST: &str = $list;
+            const WORDS: [&str; $crate::infra::word::count(LIST)] =
+                $crate::infra::word::split(LIST);
+            $crate::infra::word::Words::new(&WORDS)
+        }
+    };
+}
+pub(super) use words;
 
 /// Whether a word is an option (`-x`, `--x`, not `-` alone).
 pub(super) fn is_option(word: &str) -> bool {
@@ -110,5 +182,33 @@ pub(super) fn pattern_basename(program: &str) -> String {
     match base.rfind('*') {
         Some(at) => format!("*{}", base.get(at + 1..).unwrap_or_default()),
         None => base.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_is_its_words_and_nothing_between_them() {
+        const LIST: &str = "-v --volumes [[ mapper/";
+        let table = Words::new(&const { split::<{ count(LIST) }>(LIST) });
+        assert_eq!(table.iter().collect::<Vec<_>>(), ["-v", "--volumes", "[[", "mapper/"]);
+        assert!(table.has("--volumes") && table.has("[["));
+        assert!(!table.has("--volume") && !table.has("-v --volumes") && !table.has(""));
+        assert!(!Words::NONE.has("") && Words::NONE.iter().next().is_none());
+        assert!(words!("--fix --write").has("--write"));
+    }
+
+    #[test]
+    #[should_panic(expected = "empty word")]
+    fn two_spaces_are_refused() {
+        let _ = split::<3>("a  b");
+    }
+
+    #[test]
+    #[should_panic(expected = "no command word holds")]
+    fn a_comma_is_refused() {
+        let _ = split::<2>("--a, --b");
     }
 }

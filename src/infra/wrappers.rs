@@ -8,66 +8,86 @@
 
 use super::judge::{Cmd, Out};
 use super::path::basename;
-use super::word::{is_option, line, listed};
+use super::word::{Words, is_option, line, words};
 use super::{Tier, judge_payload};
 
 /// How a runner takes its options before the payload.
 struct Runner {
     /// Options that take the next word (or `=value`).
-    values: &'static str,
+    values: Words,
     /// Options that stand alone.
-    flags: &'static str,
+    flags: Words,
     /// Options whose value is code (`npx -c 'cmd'`), or that run elsewhere.
-    blind: &'static str,
+    blind: Words,
 }
 
 const NPX: Runner = Runner {
-    values: "-p --package --registry --cache --userconfig --prefix --node-options --workspace -w",
-    flags: "-y --yes --no --no-install --ignore-existing -q --quiet -s --silent --prefer-offline \
-        --prefer-online --offline --verbose -d --dd --ddd --workspaces --include-workspace-root",
-    blind: "-c --call --shell",
+    values: words!(
+        "-p --package --registry --cache --userconfig --prefix --node-options --workspace -w"
+    ),
+    flags: words!(
+        "-y --yes --no --no-install --ignore-existing -q --quiet -s --silent --prefer-offline \
+        --prefer-online --offline --verbose -d --dd --ddd --workspaces --include-workspace-root"
+    ),
+    blind: words!("-c --call --shell"),
 };
 const PNPM: Runner = Runner {
-    values: "--package --allow-build --filter -F --workspace-concurrency",
-    flags: "-s --silent -r --recursive --parallel --no-bail --report-summary",
-    blind: "-c --shell-mode",
+    values: words!("--package --allow-build --filter -F --workspace-concurrency"),
+    flags: words!("-s --silent -r --recursive --parallel --no-bail --report-summary"),
+    blind: words!("-c --shell-mode"),
 };
-const YARN: Runner = Runner { values: "-p --package", flags: "-q --quiet --bun -b", blind: "" };
+const YARN: Runner = Runner {
+    values: words!("-p --package"),
+    flags: words!("-q --quiet --bun -b"),
+    blind: Words::NONE,
+};
 const UV: Runner = Runner {
-    values: "--with --with-editable --with-requirements --python -p --package --extra --group \
+    values: words!(
+        "--with --with-editable --with-requirements --python -p --package --extra --group \
         --only-group --no-group --env-file --index --default-index --index-url -i \
-        --extra-index-url --find-links -f --cache-dir --config-file --directory --project --from",
-    flags: "--isolated --no-sync --frozen --locked --no-project --all-extras --all-groups --no-dev \
+        --extra-index-url --find-links -f --cache-dir --config-file --directory --project --from"
+    ),
+    flags: words!(
+        "--isolated --no-sync --frozen --locked --no-project --all-extras --all-groups --no-dev \
         --dev --only-dev --no-default-groups --active --no-active -q --quiet -v --verbose \
         --offline --no-cache -n --no-env-file --exact --upgrade -U --no-config --refresh \
-        --all-packages --no-editable --compile-bytecode --script -s --gui-script",
-    blind: "-m --module",
+        --all-packages --no-editable --compile-bytecode --script -s --gui-script"
+    ),
+    blind: words!("-m --module"),
 };
 const POETRY: Runner = Runner {
-    values: "-C --directory -P --project --python -n --name --cwd -p --prefix --gemfile",
-    flags: "-q --quiet -v -vv -vvv --verbose --no-interaction --ansi --no-ansi --no-plugins \
+    values: words!("-C --directory -P --project --python -n --name --cwd -p --prefix --gemfile"),
+    flags: words!(
+        "-q --quiet -v -vv -vvv --verbose --no-interaction --ansi --no-ansi --no-plugins \
         --no-cache --live-stream --no-capture-output --debug-wrapper-scripts \
-        --keep-file-descriptors",
-    blind: "",
+        --keep-file-descriptors"
+    ),
+    blind: Words::NONE,
 };
 const SYSTEMD_RUN: Runner = Runner {
-    values: "-u --unit -p --property --description --slice --working-directory --uid --gid \
+    values: words!(
+        "-u --unit -p --property --description --slice --working-directory --uid --gid \
         --nice --service-type --on-active --on-boot --on-startup --on-unit-active \
         --on-unit-inactive --on-calendar --on-clock-change --on-timezone-change \
-        --timer-property --path-property --socket-property",
-    flags: "--user --system --scope -t --pty -P --pipe -q --quiet --wait -G --collect -r \
-        --remain-after-exit --same-dir --no-block --no-ask-password --send-sighup",
-    blind: "-E --setenv -H --host -M --machine -S --shell",
+        --timer-property --path-property --socket-property"
+    ),
+    flags: words!(
+        "--user --system --scope -t --pty -P --pipe -q --quiet --wait -G --collect -r \
+        --remain-after-exit --same-dir --no-block --no-ask-password --send-sighup"
+    ),
+    blind: words!("-E --setenv -H --host -M --machine -S --shell"),
 };
 
 /// The programs that may run a payload (some only with a subcommand).
-const RUNNERS: &str = "busybox toybox npx pnpx bunx uvx systemd-run npm pnpm yarn bun uv poetry \
-    pipenv conda mamba micromamba bundle bundler";
+const RUNNERS: Words = words!(
+    "busybox toybox npx pnpx bunx uvx systemd-run npm pnpm yarn bun uv poetry \
+    pipenv conda mamba micromamba bundle bundler"
+);
 
 /// Judges `cmd` when its program runs a payload; false for any other program.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
     let name = cmd.name;
-    if !listed(RUNNERS, name) {
+    if !RUNNERS.has(name) {
         return false;
     }
     let sub = cmd.positionals().next();
@@ -135,12 +155,12 @@ fn start<'a>(cmd: &Cmd<'a>, from: usize, runner: &Runner) -> Result<Option<usize
             return Ok(Some(i));
         }
         let option = arg.split_once('=').map_or(arg.as_str(), |(o, _)| o);
-        if listed(runner.blind, option) || cmd.hidden(i) {
+        if runner.blind.has(option) || cmd.hidden(i) {
             return Err(arg);
         }
-        if listed(runner.values, option) {
+        if runner.values.has(option) {
             i += usize::from(option.len() == arg.len());
-        } else if !listed(runner.flags, option) {
+        } else if !runner.flags.has(option) {
             return Err(arg);
         }
         i += 1;

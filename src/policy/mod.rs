@@ -276,5 +276,4 @@ fn messages(value: &Value, rule: &str, out: &mut Vec<String>) {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

@@ -218,7 +218,7 @@ pub trait Provider: Send + Sync {
 }
 
 #[cfg(test)]
-mod prefix_tests;
+mod tests;
 
 /// Builds the provider for a configuration.
 pub fn build(config: &ProviderConfig) -> Arc<dyn Provider> {

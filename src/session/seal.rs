@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 use ring::hmac;
 
 use super::id::SessionId;
+use crate::sys::own_file;
 
 /// The key's file in the config dir.
 pub const KEY_FILE: &str = "session-key";
@@ -130,14 +131,10 @@ fn load_or_make(dir: &Path) -> Result<hmac::Key, String> {
 /// The key in `path`: `None` if there is no such file; an error if it is a link, not a
 /// regular file of ours, readable or writable by others, or not 64 hex digits.
 fn read(path: &Path) -> Result<Option<hmac::Key>, String> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path);
-    let file = match file {
+    let file = match own_file::options().read(true).open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+        Err(err) if own_file::is_link(&err) => {
             return Err("it is a symbolic link; refusing to use it".into());
         }
         Err(err) => return Err(format!("cannot read it: {err}")),

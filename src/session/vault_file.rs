@@ -56,12 +56,11 @@ fn try_save(config_dir: &Path, id: &SessionId, vault: &Vault) -> Result<(), Stri
         .map_err(|e| e.to_string())?;
     let target = path(config_dir, id);
     let temp = dir.join(format!(".{}.tmp", id.as_str()));
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = crate::sys::own_file::options()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
         .open(&temp)
         .map_err(|e| e.to_string())?;
     file.write_all(&nonce).and_then(|()| file.write_all(&plain)).map_err(|e| e.to_string())?;

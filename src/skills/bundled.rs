@@ -4,11 +4,12 @@
 //! (`$XDG_CACHE_HOME/iac-code/bundled-skills/<version>/<name>/`, else `~/.cache/…`) so that
 //! the model can read its references and run its scripts like any skill's.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{Found, Origin, Report, Skill, front};
+use crate::sys::own_file;
 
 /// One bundled skill: its name, its SKILL.md, and its other files (relative path, text).
 type Bundle = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
@@ -78,21 +79,24 @@ pub fn unpack(name: &str, root: &Path) -> Result<PathBuf, String> {
 
 /// Writes `content` to `path` (a new file, renamed into place) unless it holds it already.
 fn write_if_changed(path: &Path, content: &str, mode: u32) -> std::io::Result<()> {
-    if let Ok(meta) = std::fs::symlink_metadata(path)
-        && meta.is_file()
-        && std::fs::read(path).is_ok_and(|now| now == content.as_bytes())
-    {
+    // Never read through a link: one there is replaced by the rename below.
+    let held = |mut file: std::fs::File| {
+        let mut now = Vec::new();
+        file.metadata().is_ok_and(|m| m.is_file())
+            && file.read_to_end(&mut now).is_ok()
+            && now == content.as_bytes()
+    };
+    if own_file::options().read(true).open(path).is_ok_and(held) {
         return Ok(());
     }
     // Unique per process and call: two sessions unpacking at once never share a file.
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = path.with_extension(format!("tmp.{}.{n}", std::process::id()));
-    let written = std::fs::OpenOptions::new()
+    let written = own_file::options()
         .write(true)
         .create_new(true)
         .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
         .and_then(|mut file| file.write_all(content.as_bytes()))
         .and_then(|()| std::fs::rename(&tmp, path));

@@ -298,5 +298,6 @@ pub use fsat::{Entry, mkdir_at, open_at, open_beneath, rename_at, stat_at, unlin
 
 mod diag;
 mod fsat;
+pub mod own_file;
 pub mod sandbox;
 pub mod tty;

@@ -164,12 +164,7 @@ const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist"];
 /// starts like a PEM private key. Never follows a symlink, never blocks on a FIFO.
 pub fn sensitive_content(path: &Path) -> Option<String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
-        .open(path)
-        .ok()?;
+    let file = crate::sys::own_file::options().read(true).open(path).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }

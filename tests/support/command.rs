@@ -41,17 +41,12 @@ pub fn iac_code(ws: &Workspace) -> Command {
 }
 
 /// Whether the suite runs on the file store; a test of the file store's own files says
-/// it is skipped otherwise.
-#[allow(clippy::print_stderr)]
-pub fn on_file_store(test: &str) -> bool {
-    let file = store_under_test().is_none();
-    if !file {
-        eprintln!(
-            "SKIPPED on {}: {test} checks the file store's files",
-            store_under_test().unwrap_or_default()
-        );
-    }
-    file
+/// it is skipped otherwise (under CI too: `.ci/run` runs the suite again on Redis).
+pub fn on_file_store() -> bool {
+    let Some(store) = store_under_test() else { return true };
+    let why = format!("it checks the file store's files, and the sessions are in {store}");
+    super::skip::skip(&why, super::skip::Ci::Skips);
+    false
 }
 
 /// The session store the suite runs against, when not the file store

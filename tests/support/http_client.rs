@@ -260,6 +260,10 @@ pub fn read_response(reader: &mut impl BufRead) -> Response {
 #[derive(Debug, Clone)]
 pub struct Event {
     pub id: Option<u64>,
+    #[allow(
+        dead_code,
+        reason = "shown by Debug when an assertion on it fails; no test reads it directly"
+    )]
     pub event: String,
     pub data: Value,
 }

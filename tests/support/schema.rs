@@ -97,14 +97,6 @@ pub fn validate(def: &str, instance: &Value) {
     }
 }
 
-/// Validates `instance` against the unstable schema type `def`; panics with all errors.
-#[track_caller]
-pub fn validate_unstable(def: &str, instance: &Value) {
-    if let Err(message) = check(def, instance, true) {
-        panic!("{message}");
-    }
-}
-
 /// Validates one message the AGENT emitted. `method_of_request` maps a response id to the method of the client request it answers (None if unknown).
 #[track_caller]
 pub fn validate_agent_message(msg: &Value, method_of_request: Option<&str>) {

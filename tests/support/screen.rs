@@ -102,11 +102,6 @@ impl Screen {
         Screen { master, child, shared }
     }
 
-    /// The screen's text now (rows joined by newlines, trailing blanks trimmed).
-    pub fn text(&self) -> String {
-        self.shared.0.lock().unwrap().parser.screen().contents()
-    }
-
     /// Everything the child wrote, escape codes and all.
     pub fn raw(&self) -> Vec<u8> {
         self.shared.0.lock().unwrap().raw.clone()
@@ -153,6 +148,7 @@ impl Screen {
     }
 
     /// As [`Screen::wait_until`] on the visible screen only (cheap with a long scrollback).
+    #[allow(dead_code, reason = "benches/tui.rs, which includes this file, waits with it")]
     pub fn wait_screen(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         let (lock, changed) = &*self.shared;

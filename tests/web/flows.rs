@@ -11,6 +11,7 @@ use super::page::{
 };
 use crate::browser::{Driver, WAIT};
 use crate::support::fake_llm::{Event, FakeLlm, Reply, open_gate, text_reply, tool_reply};
+use crate::support::skip::{Ci, program};
 use crate::support::workspace::Workspace;
 
 #[test]
@@ -104,20 +105,6 @@ fn a_write_asks_and_approving_it_shows_the_diff() {
     assert!(browser.find(&format!("{PANEL} .permission")).text().contains("Answered"));
 }
 
-/// `terraform` on PATH, or why the test is skipped (a failure under CI).
-fn terraform(test: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("terraform").is_file()));
-    if !found {
-        assert!(std::env::var_os("CI").is_none(), "{test}: terraform is not on PATH under CI");
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("SKIPPED {test}: terraform is not on PATH");
-        }
-    }
-    found
-}
-
 fn tf(ws: &Workspace, args: &[&str]) -> String {
     let out = Command::new("terraform")
         .args(args)
@@ -132,9 +119,7 @@ fn tf(ws: &Workspace, args: &[&str]) -> String {
 #[test]
 fn a_destroy_question_shows_the_plan_table_and_rejecting_it_keeps_the_state() {
     let test = "a_destroy_question_shows_the_plan_table_and_rejecting_it_keeps_the_state";
-    if !terraform(test) {
-        return;
-    }
+    let Some(_) = program("terraform", Ci::Fails) else { return };
     let Some(driver) = Driver::start(test) else { return };
     let ws = Workspace::new("web-destroy");
     ws.write(

@@ -5,10 +5,12 @@
 use std::path::Path;
 
 use super::{Kind, LARGE, Lines, Vars, args, read_capped, resolve, show};
+use crate::infra::word::{Words, words};
 use crate::shell::Simple;
 
 /// Options of kubectl and helm that take a value (as the next word), space-separated.
-const VALUED: &str = "\
+const VALUED: Words = words!(
+    "\
     -n --namespace --context --kube-context --cluster --user --kubeconfig -f --filename -k \
     --kustomize -l --selector -o --output -c --container --field-selector -s --server \
     --token --as --as-group --request-timeout --timeout --grace-period --type -p --patch \
@@ -19,12 +21,15 @@ const VALUED: &str = "\
     --revision --registry-config --repository-config --repository-cache --kube-apiserver \
     --kube-token --kube-as-user --kube-as-group --kube-ca-file --burst-limit --qps \
     --name-template --labels --deletion-propagation --current-replicas --resource-version \
-    --min --cpu-percent";
+    --min --cpu-percent"
+);
 
 /// kubectl verbs followed by `TYPE NAME…` or `TYPE/NAME…`, space-separated.
-const OBJECT_VERBS: &str = "\
+const OBJECT_VERBS: Words = words!(
+    "\
     get describe delete edit patch label annotate scale expose autoscale wait create rollout \
-    set taint";
+    set taint"
+);
 
 /// At most this many objects are named per line, and manifests read per directory.
 const MAX_LISTED: usize = 50;
@@ -48,7 +53,7 @@ impl Parsed {
                 parsed.words.push((word.clone(), dynamic));
             } else if let Some((name, value)) = word.split_once('=') {
                 parsed.options.push((name.into(), Some(value.into())));
-            } else if VALUED.split_whitespace().any(|v| v == word) {
+            } else if VALUED.iter().any(|v| v == word) {
                 parsed.options.push((word.clone(), it.next().map(|(v, _)| v.clone())));
             } else if let Some(value) = ["-n", "-f", "-l", "-k"].iter().find_map(|short| {
                 word.strip_prefix(short).filter(|v| !v.is_empty()).map(|v| (short, v))
@@ -146,7 +151,7 @@ fn objects(lines: &mut Lines, p: &Parsed, dir: Option<&Path>, vars: &Vars) {
         ["exec" | "attach" | "logs" | "port-forward", pod, ..] => {
             named.push(if pod.contains('/') { pod.to_string() } else { format!("pod/{pod}") });
         }
-        [verb, ref rest @ ..] if OBJECT_VERBS.split_whitespace().any(|v| v == verb) => {
+        [verb, ref rest @ ..] if OBJECT_VERBS.iter().any(|v| v == verb) => {
             let mut rest: Vec<&str> = rest
                 .iter()
                 .filter(|w| !w.contains('=') && !w.ends_with('-') && !w.contains(':'))

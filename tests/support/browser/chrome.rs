@@ -65,13 +65,6 @@ impl Session {
         self.cdp("Emulation.setEmulatedMedia", json!({"features": features}));
     }
 
-    /// Makes `prefers-reduced-motion` match `reduce` (or not).
-    pub fn emulate_reduced_motion(&self, reduce: bool) {
-        let value = if reduce { "reduce" } else { "no-preference" };
-        let features = json!([{"name": "prefers-reduced-motion", "value": value}]);
-        self.cdp("Emulation.setEmulatedMedia", json!({"features": features}));
-    }
-
     /// The browser's log since the last call (Chromium drains it on reading), as
     /// `(level, message)`: levels are `SEVERE`, `WARNING`, `INFO`, `DEBUG`.
     pub fn console(&self) -> Vec<(String, String)> {

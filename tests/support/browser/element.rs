@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::session::Session;
 
 /// The key of a W3C element reference (`{"element-6066-…": id}`).
-pub const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// An element; it goes stale (its calls fail the test) once the page drops it.
 pub struct Element<'s> {
@@ -83,17 +83,6 @@ impl<'s> Element<'s> {
         self.session.try_get(&self.path("/displayed")).ok()?.as_bool()
     }
 
-    /// Whether it is enabled (not `disabled`).
-    pub fn is_enabled(&self) -> bool {
-        let value = self.session.get(&self.path("/enabled"));
-        value.as_bool().unwrap_or(false)
-    }
-
-    /// Its position and size in CSS pixels: `{x, y, width, height}`.
-    pub fn rect(&self) -> Value {
-        self.session.get(&self.path("/rect"))
-    }
-
     /// The first element inside it matching `css`.
     pub fn find(&self, css: &str) -> Element<'s> {
         let body = json!({"using": "css selector", "value": css});
@@ -108,17 +97,6 @@ impl<'s> Element<'s> {
         let found = self.session.post(&self.path("/elements"), &body);
         let list = found.as_array().cloned().unwrap_or_default();
         list.iter().filter_map(|v| Element::from_json(self.session, v)).collect()
-    }
-
-    /// Moves the mouse over its centre.
-    pub fn hover(&self) {
-        let move_to =
-            json!({"type": "pointerMove", "duration": 0, "origin": self.json(), "x": 0, "y": 0});
-        let body = json!({"actions": [{
-            "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-            "actions": [move_to],
-        }]});
-        self.session.post("/actions", &body);
     }
 
     /// Whether it has focus.

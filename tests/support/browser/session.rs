@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::element::{ELEMENT_KEY, Element};
+use super::element::Element;
 use super::{Inner, keys};
 
 /// How often a wait looks again.
@@ -101,16 +101,6 @@ impl Session {
         self.post("/url", &json!({"url": url}));
     }
 
-    /// Reloads the page.
-    pub fn refresh(&self) {
-        self.post("/refresh", &json!({}));
-    }
-
-    /// Goes back in the history.
-    pub fn back(&self) {
-        self.post("/back", &json!({}));
-    }
-
     /// The page's current URL.
     pub fn url(&self) -> String {
         self.get("/url").as_str().unwrap_or_default().to_string()
@@ -174,15 +164,6 @@ impl Session {
         self.find(css)
     }
 
-    /// Waits up to `timeout` for no element matching `css` to be displayed.
-    pub fn wait_gone(&self, css: &str, timeout: Duration) {
-        let js = format!(
-            "return [...document.querySelectorAll({})].every(e => !e.checkVisibility())",
-            json!(css)
-        );
-        self.wait_until(&js, timeout);
-    }
-
     /// Waits up to `timeout` for the JavaScript expression `condition` to be truthy
     /// (`document.title === "x"`; statements go in an arrow function called at once);
     /// returns its value. A script error counts as false (the page may be loading); the
@@ -214,11 +195,6 @@ impl Session {
     /// with the result (within the session's 30 s script timeout).
     pub fn script_async(&self, js: &str, args: &[Value]) -> Value {
         self.post("/execute/async", &script_body(js, args))
-    }
-
-    /// An element a script returned.
-    pub fn element(&self, value: &Value) -> Option<Element<'_>> {
-        value.get(ELEMENT_KEY).and(Element::from_json(self, value))
     }
 
     /// The element that has focus (the body when none has).

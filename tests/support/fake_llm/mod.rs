@@ -128,11 +128,6 @@ impl FakeLlm {
     pub fn unexpected_requests(&self) -> usize {
         self.shared.lock().unexpected
     }
-
-    /// Replies not yet consumed.
-    pub fn remaining(&self) -> usize {
-        self.shared.lock().script.len()
-    }
 }
 
 impl Drop for FakeLlm {

@@ -23,9 +23,7 @@ pub(super) enum Incoming {
         method: String,
         params: Value,
     },
-    Notification {
-        method: String,
-    },
+    Notification,
     /// An answer to one of the server's requests: its id, and the whole message.
     Response {
         id: Value,
@@ -40,7 +38,7 @@ impl Incoming {
         let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
         match (method, id) {
             (Some(method), Some(id)) => Incoming::Request { id, method, params },
-            (Some(method), None) => Incoming::Notification { method },
+            (Some(_), None) => Incoming::Notification,
             (None, Some(id))
                 if message.get("result").is_some() || message.get("error").is_some() =>
             {

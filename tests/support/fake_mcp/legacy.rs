@@ -77,7 +77,7 @@ fn handle(shared: &Shared, session: &str, message: &Value) {
         Incoming::Response { id } => {
             shared.pending.deliver(&id, message);
         }
-        Incoming::Notification { .. } | Incoming::Invalid => {}
+        Incoming::Notification | Incoming::Invalid => {}
     }
 }
 

@@ -66,11 +66,6 @@ impl HttpMcp {
         HttpMcp { url: format!("http://{addr}{path}"), kind, shared, addr }
     }
 
-    /// The JSON-RPC messages received so far (POST bodies), in arrival order.
-    pub fn received(&self) -> Vec<Value> {
-        self.shared.lock().received.clone()
-    }
-
     /// Every HTTP request received so far, in arrival order.
     pub fn requests(&self) -> Vec<Seen> {
         self.shared.lock().requests.clone()
@@ -108,34 +103,14 @@ impl HttpMcp {
         self.shared.lock().streams.len()
     }
 
-    /// Standing SSE streams that have ended.
-    pub fn streams_closed(&self) -> usize {
-        self.shared.lock().streams_closed
-    }
-
     /// Waits until at least `n` standing streams are open; false on timeout.
     pub fn wait_streams(&self, n: usize, timeout: Duration) -> bool {
         self.shared.wait_until(timeout, |state| state.streams.len() >= n)
     }
 
-    /// Hung requests (`Hang`, `hang_initialize`) that ended: the client closed the
-    /// connection or cancelled the request.
-    pub fn hangs_ended(&self) -> usize {
-        self.shared.lock().hangs_ended
-    }
-
     /// Waits until at least `n` hung requests ended; false on timeout.
     pub fn wait_hangs_ended(&self, n: usize, timeout: Duration) -> bool {
         self.shared.wait_until(timeout, |state| state.hangs_ended >= n)
-    }
-
-    /// Ends every session as a server restart would: later requests naming one get 404,
-    /// its standing streams close.
-    pub fn expire_sessions(&self) {
-        let sessions = self.sessions();
-        for session in sessions {
-            self.shared.end_session(&session, false);
-        }
     }
 
     /// Switches to `tools_after_change` and sends `notifications/tools/list_changed` on

@@ -26,10 +26,18 @@ use super::server::HttpKind;
 pub struct Seen {
     pub method: String,
     /// The request target, query included.
+    #[allow(
+        dead_code,
+        reason = "shown by Debug when an assertion on it fails; no test reads it directly"
+    )]
     pub path: String,
     /// Header names are lowercased.
     pub headers: Vec<(String, String)>,
     /// The body as JSON, `Value::Null` if empty or not JSON.
+    #[allow(
+        dead_code,
+        reason = "shown by Debug when an assertion on it fails; no test reads it directly"
+    )]
     pub body: Value,
 }
 

@@ -46,8 +46,6 @@ pub struct StdioHandles {
     /// The log of received messages: one JSON per line, shared by every process launched
     /// from this entry (a restart appends).
     pub log: PathBuf,
-    /// The script file.
-    pub script: PathBuf,
     /// A unique argument on the server's command line (see [`StdioHandles::pids`]).
     pub marker: String,
 }
@@ -90,7 +88,6 @@ pub fn stdio_entry(name: &str, script: &Script, dir: &Path) -> (Value, StdioHand
         args,
         env,
         log,
-        script: script_path,
         marker,
     };
     (handles.acp_entry(), handles)
@@ -228,7 +225,7 @@ pub fn serve(script_path: &Path, log: Option<&Path>) -> i32 {
             Incoming::Response { id } => {
                 pending.deliver(&id, &message);
             }
-            Incoming::Notification { .. } => {}
+            Incoming::Notification => {}
             Incoming::Invalid if message.is_string() => {
                 out.send(&error_response(&Value::Null, -32700, "parse error"));
             }
