@@ -13,7 +13,7 @@ use super::error::{bad_params, rpc_error};
 use super::setup::{self, Reply, to_reply};
 use super::types::*;
 use crate::cancel::CancelToken;
-use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
+use crate::jsonrpc::{self, Handler, Notification, Outbox, Request, RpcError};
 use crate::permission::Mode;
 use crate::session::{Directories, Manager, Services, Session, SessionId};
 
@@ -70,9 +70,13 @@ impl AcpAgent {
             return self.initialize(method, &request.params);
         }
         if !self.initialized {
-            return Err(RpcError::invalid_request(format!(
-                "{method} before initialize: send initialize first"
-            )));
+            let detail = format!("{method} before initialize: send initialize first");
+            let data = json!({ "reason": "not_initialized", "detail": detail });
+            return Err(RpcError::new(
+                jsonrpc::code::INVALID_REQUEST,
+                "Invalid request",
+                Some(data),
+            ));
         }
         let params = &request.params;
         let sessions = &self.sessions;
