@@ -81,6 +81,7 @@ fn the_protocol_rules_hold_in_process() {
     let mut server = InProcess::start(&ws);
     let (_, early) = server.call("session/new", json!({"cwd": ws.project(), "mcpServers": []}));
     assert_eq!(code(&early), -32600, "nothing before initialize");
+    assert_eq!(early["error"]["data"]["reason"], "not_initialized", "{early}");
 
     let (_, init) = server.call("initialize", json!({"protocolVersion": 1}));
     assert_eq!(init["result"]["protocolVersion"], 1);

@@ -68,7 +68,7 @@ fn the_seed_curl_workflow_works() {
     assert_eq!(delete.status, 200);
     assert!(sse.next().is_none() && sse.ended_cleanly(), "DELETE ends the stream cleanly");
     let after = server.post(Some(&conn), &rpc(4, "session/list", json!({})));
-    assert_eq!(after.status, 400);
+    assert_eq!((after.status, &after.json()["code"]), (400, &json!("unknown_connection")));
 }
 
 #[test]
@@ -77,27 +77,59 @@ fn every_status_code() {
     let server = HttpServer::spawn(&ws, None, &["--max-body", "4096"], &[]);
     let conn = server.initialize();
     let list = rpc(1, "session/list", json!({}));
-    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16);
+    // The status, and the code a client acts on (never the words, which may change).
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Vec<u8>, (u16, &'a str));
     let cases: Vec<Case> = vec![
-        ("POST", "/acp", vec![], list.to_string().into_bytes(), 400),
-        ("POST", "/acp", vec![("Acp-Connection-Id", "nope")], list.to_string().into_bytes(), 400),
-        ("POST", "/acp", vec![("Acp-Connection-Id", &conn)], b"{not json".to_vec(), 400),
+        ("POST", "/acp", vec![], list.to_string().into_bytes(), (400, "no_connection")),
+        (
+            "POST",
+            "/acp",
+            vec![("Acp-Connection-Id", "nope")],
+            list.to_string().into_bytes(),
+            (400, "unknown_connection"),
+        ),
+        (
+            "POST",
+            "/acp",
+            vec![("Acp-Connection-Id", &conn)],
+            b"{not json".to_vec(),
+            (400, "invalid_json"),
+        ),
         (
             "POST",
             "/acp",
             vec![("Acp-Connection-Id", &conn), ("Content-Type", "text/plain")],
             list.to_string().into_bytes(),
-            415,
+            (415, "unsupported_media_type"),
         ),
-        ("POST", "/acp", vec![("Acp-Connection-Id", &conn)], vec![b'x'; 5000], 413),
-        ("PUT", "/acp", vec![], vec![], 405),
-        ("GET", "/nowhere", vec![], vec![], 404),
-        ("GET", "/acp", vec![("Acp-Connection-Id", &conn), ("Accept", "text/html")], vec![], 406),
-        ("GET", "/acp", vec![], vec![], 400),
-        ("DELETE", "/acp", vec![("Acp-Connection-Id", "nope")], vec![], 400),
-        ("POST", "/health", vec![], vec![], 405),
+        ("POST", "/acp", vec![("Acp-Connection-Id", &conn)], vec![b'x'; 5000], (413, "too_large")),
+        ("PUT", "/acp", vec![], vec![], (405, "method_not_allowed")),
+        ("GET", "/nowhere", vec![], vec![], (404, "not_found")),
+        (
+            "GET",
+            "/acp",
+            vec![("Acp-Connection-Id", &conn), ("Accept", "text/html")],
+            vec![],
+            (406, "not_acceptable"),
+        ),
+        ("GET", "/acp", vec![], vec![], (400, "no_connection")),
+        (
+            "GET",
+            "/acp",
+            vec![("Acp-Connection-Id", &conn), ("Acp-Session-Id", "not an id")],
+            vec![],
+            (400, "invalid_session_id"),
+        ),
+        (
+            "DELETE",
+            "/acp",
+            vec![("Acp-Connection-Id", "nope")],
+            vec![],
+            (400, "unknown_connection"),
+        ),
+        ("POST", "/health", vec![], vec![], (405, "method_not_allowed")),
     ];
-    for (method, path, headers, body, want) in cases {
+    for (method, path, headers, body, (want, code)) in cases {
         let response = server.request(method, path, &headers, &body);
         assert_eq!(
             response.status,
@@ -105,7 +137,9 @@ fn every_status_code() {
             "{method} {path} {headers:?}: {:?}",
             String::from_utf8_lossy(&response.body)
         );
-        assert!(response.json()["error"].is_string(), "a clear error body");
+        let json = response.json();
+        assert!(json["error"].is_string(), "a clear error body");
+        assert_eq!(json["code"], code, "{method} {path} {headers:?}: {json}");
     }
     let put = server.request("PUT", "/acp", &[], b"");
     assert_eq!(put.header("allow"), Some("GET, POST, DELETE"));
@@ -323,6 +357,37 @@ fn reconnecting_with_last_event_id_loses_and_duplicates_nothing() {
 }
 
 #[test]
+fn a_hole_in_the_replay_buffer_is_an_event_with_its_code() {
+    let ws = Workspace::new("http-gap");
+    let mut events: Vec<LlmEvent> =
+        (0..400).map(|i| LlmEvent::Text(format!("<{i}> {}", "x".repeat(300)))).collect();
+    events.extend([LlmEvent::Finish("stop"), LlmEvent::Done]);
+    let llm = FakeLlm::start(vec![Reply::Stream(events)]);
+    let server = HttpServer::spawn(&ws, Some(&llm), &["--sse-buffer", "65536"], &[]);
+    let conn = server.initialize();
+    let first = server.stream(&conn, None, None);
+    let session = new_session(&server, &conn, &first, &ws.project(), 1);
+    server.post(
+        Some(&conn),
+        &rpc(
+            2,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
+        ),
+    );
+    // About 130 KB went by over a 64 KiB buffer: the earliest events are gone from it.
+    let seen = first.until(is_response(2));
+    first.disconnect();
+    let earliest = seen.first().unwrap().id.unwrap();
+    let again = server.stream(&conn, None, Some(earliest));
+    let gap = again.next().expect("an event");
+    assert_eq!(gap.event, "replay_gap", "{gap:?}");
+    assert_eq!(gap.data["code"], "replay_gap", "{gap:?}");
+    assert_eq!(gap.data["from"], earliest + 1, "{gap:?}");
+    assert!(gap.id.is_none(), "not a numbered frame: {gap:?}");
+}
+
+#[test]
 fn a_second_get_takes_over_and_never_splits_events() {
     let (_ws, _llm, server, conn, session) = streaming_setup("http-takeover", 50);
     let first = server.stream(&conn, None, None);
@@ -507,6 +572,7 @@ fn acp_connections_are_capped() {
     let third = server.post(None, &rpc(0, "initialize", json!({"protocolVersion": 1})));
     assert_eq!(third.status, 503);
     assert!(third.json()["error"].as_str().unwrap().contains("too many"));
+    assert_eq!(third.json()["code"], "unavailable");
 }
 
 #[test]

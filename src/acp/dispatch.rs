@@ -14,7 +14,7 @@ use super::setup::{self, Reply, to_reply};
 use super::types::*;
 use crate::cancel::CancelToken;
 use crate::gate::Mode;
-use crate::jsonrpc::{Handler, Notification, Outbox, Request, RpcError};
+use crate::jsonrpc::{self, Handler, Notification, Outbox, Request, RpcError};
 use crate::session::{Directories, Manager, Services, Session, SessionId};
 
 /// The ACP version we speak (and answer with, whatever the client asked for).
@@ -70,9 +70,13 @@ impl AcpAgent {
             return self.initialize(method, &request.params);
         }
         if !self.initialized {
-            return Err(RpcError::invalid_request(format!(
-                "{method} before initialize: send initialize first"
-            )));
+            let detail = format!("{method} before initialize: send initialize first");
+            let data = json!({ "reason": "not_initialized", "detail": detail });
+            return Err(RpcError::new(
+                jsonrpc::code::INVALID_REQUEST,
+                "Invalid request",
+                Some(data),
+            ));
         }
         let params = &request.params;
         let sessions = &self.sessions;

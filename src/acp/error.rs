@@ -13,7 +13,7 @@ pub fn rpc_error(err: &Error) -> RpcError {
         Error::UnknownSession(id) => RpcError::new(
             code::INVALID_PARAMS,
             &format!("Invalid params: session not found: {id}"),
-            Some(json!({ "sessionId": id })),
+            Some(json!({ "sessionId": id, "reason": "session_not_found" })),
         ),
         Error::Busy(detail) => {
             RpcError::new(code::SESSION_BUSY, detail, Some(json!({ "reason": "session_busy" })))
@@ -70,4 +70,25 @@ pub(super) fn auth_required(detail: &str, reason: &str) -> RpcError {
         format!("Authentication required: {detail}. To sign in: {HOW}.")
     };
     RpcError::new(code::AUTH_REQUIRED, &message, Some(json!({ "reason": reason })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clients act on `data.reason`, never on the message's words.
+    #[test]
+    fn errors_a_client_acts_on_carry_a_reason() {
+        let cases = [
+            (Error::UnknownSession("s".into()), "session_not_found"),
+            (Error::Busy("held elsewhere".into()), "session_busy"),
+            (Error::Store("down".into()), "store_unavailable"),
+            (Error::NotConfigured("no provider".into()), "provider_not_configured"),
+        ];
+        for (err, reason) in cases {
+            let rpc = rpc_error(&err);
+            let data = rpc.data.unwrap_or_default();
+            assert_eq!(data["reason"], reason, "{err}: {data}");
+        }
+    }
 }

@@ -122,8 +122,10 @@ fn mcp_meta(session: &Session) -> Option<Value> {
     let servers: Vec<Value> = servers
         .into_iter()
         .map(|s| {
-            let mut server = json!({"name": s.name, "transport": s.transport, "status": s.state,
-                   "tools": s.tools, "error": s.error, "origin": s.origin});
+            let transport = s.transport.map_or("", |t| t.id());
+            let origin = s.origin.map_or("", |o| o.id());
+            let mut server = json!({"name": s.name, "transport": transport,
+                   "status": s.state.id(), "tools": s.tools, "error": s.error, "origin": origin});
             if !s.left_out.is_empty() {
                 server["leftOut"] = json!(s.left_out);
             }

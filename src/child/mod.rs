@@ -68,25 +68,26 @@ pub fn spawn(command: &mut Command) -> std::io::Result<Child> {
 }
 
 /// Which layers of the OS sandbox this host offers, found once per process: a short-lived
-/// child tries the namespaces a sealed command needs (`sandbox::probe_flags`).
+/// child is made in the namespaces a sealed command needs (`sandbox::probe_flags`) and
+/// exits at once. A bare `clone(2)` rather than a `Command`: `initialize` asks for this,
+/// and spawning a program would bring the whole of `Command`'s code into start-up.
 pub fn sandbox() -> &'static crate::sandbox::Status {
     static STATUS: OnceLock<crate::sandbox::Status> = OnceLock::new();
     STATUS.get_or_init(|| crate::sandbox::Status::new(probe_sandbox()))
 }
 
 fn probe_sandbox() -> Result<(), String> {
-    let program = ["/bin/true", "/usr/bin/true"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).is_file())
-        .unwrap_or("/proc/self/exe");
-    let mut probe = command(program);
-    probe
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    sys::sandbox::can_unshare(&mut probe, crate::sandbox::probe_flags());
-    run_to_end(&mut probe).map(|_| ()).map_err(|err| err.to_string())
+    let pid = {
+        // Held across the clone: the reaper (if one runs) cannot take the probe.
+        let mut owned = lock(owned());
+        let pid = sys::sandbox::clone_and_exit(crate::sandbox::probe_flags())
+            .map_err(|err| err.to_string())?;
+        owned.insert(pid);
+        pid
+    };
+    let ended = sys::sandbox::wait_ok(pid);
+    forget(pid);
+    ended.map_err(|err| err.to_string())
 }
 
 /// Runs `command` to its end, keeping the reaper (if one runs) off it. Starts no reaper

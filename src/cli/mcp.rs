@@ -5,6 +5,7 @@ use lexopt::prelude::*;
 
 use super::Command;
 use crate::error::{Error, Result};
+use crate::mcp::TransportKind;
 
 /// An `iac-code mcp` action.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +18,7 @@ pub enum McpCommand {
     /// `args`), http or sse (with `target` the URL).
     Add {
         name: String,
-        transport: String,
+        transport: TransportKind,
         target: String,
         args: Vec<String>,
         env: Vec<(String, String)>,
@@ -98,14 +99,19 @@ pub(super) fn parse_mcp(parser: &mut lexopt::Parser) -> Result<Command> {
             McpCommand::AddJson { name: name.clone(), json: entry.clone() }
         }
         ("add", [name, target]) if !json => {
-            let transport = transport.unwrap_or_else(|| "stdio".to_string());
-            if !["stdio", "http", "sse"].contains(&transport.as_str()) {
-                return Err(Error::Usage(format!(
-                    "--transport '{transport}': expected stdio, http or sse"
-                )));
-            }
-            if transport != "stdio" && !args.is_empty() {
-                return Err(Error::Usage(format!("an {transport} server takes one URL")));
+            let transport = match transport.as_deref() {
+                None | Some("stdio") => TransportKind::Stdio,
+                Some("http") => TransportKind::Http,
+                Some("sse") => TransportKind::Sse,
+                Some(other) => {
+                    return Err(Error::Usage(format!(
+                        "--transport '{other}': expected stdio, http or sse"
+                    )));
+                }
+            };
+            if transport != TransportKind::Stdio && !args.is_empty() {
+                let kind = transport.id();
+                return Err(Error::Usage(format!("an {kind} server takes one URL")));
             }
             McpCommand::Add {
                 name: name.clone(),

@@ -14,7 +14,7 @@ use crate::config::{Config, ProcessEnv};
 use crate::error::{Error, Result};
 use crate::mcp::project::ProjectFile;
 use crate::mcp::spec::{parse_entry, parse_servers, to_file_entry};
-use crate::mcp::{Origin, ServerSpec, Transport};
+use crate::mcp::{Origin, ServerSpec, Transport, TransportKind};
 use crate::sys;
 
 /// Runs the command; returns the exit code.
@@ -77,7 +77,7 @@ fn run_inner(command: &McpCommand) -> Result<u8> {
             } else {
                 for f in &all {
                     let (kind, target) = match &f.spec {
-                        Ok(spec) => (spec.transport.kind(), spec.transport.describe()),
+                        Ok(spec) => (spec.transport.kind().id(), spec.transport.describe()),
                         Err(why) => ("invalid", why.clone()),
                     };
                     let origin = if f.approved {
@@ -107,14 +107,18 @@ fn run_inner(command: &McpCommand) -> Result<u8> {
             }
         }
         McpCommand::Add { name, transport, target, args, env: vars, headers } => {
-            let transport = match transport.as_str() {
-                "stdio" => Transport::Stdio {
+            let transport = match transport {
+                TransportKind::Stdio => Transport::Stdio {
                     command: target.clone(),
                     args: args.clone(),
                     env: vars.clone(),
                 },
-                "http" => Transport::Http { url: target.clone(), headers: headers.clone() },
-                _ => Transport::Sse { url: target.clone(), headers: headers.clone() },
+                TransportKind::Http => {
+                    Transport::Http { url: target.clone(), headers: headers.clone() }
+                }
+                TransportKind::Sse => {
+                    Transport::Sse { url: target.clone(), headers: headers.clone() }
+                }
             };
             add(&env, name, to_file_entry(&transport))?;
         }
@@ -240,7 +244,7 @@ fn shown(f: &Found) -> Value {
                     .collect::<Map<_, _>>()
                     .into()
             };
-            entry["transport"] = spec.transport.kind().into();
+            entry["transport"] = spec.transport.kind().id().into();
             match &spec.transport {
                 Transport::Stdio { command, args, env } => {
                     entry["command"] = command.clone().into();

@@ -15,12 +15,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+pub use super::fingerprint::{Fingerprint, digest, fingerprint, large};
+use super::fingerprint::{Stamp, stamp};
 use crate::sync::lock;
 
 /// The largest project file read.
@@ -63,7 +65,7 @@ pub const HOOKS: Approvals = Approvals::new("hook-approvals.json");
 
 /// What an approved file runs: each file's path (real, or as named when there is none)
 /// and its fingerprint (`fingerprint`).
-pub type Runs = BTreeMap<String, String>;
+pub type Runs = BTreeMap<String, Fingerprint>;
 
 /// How the approval of a file that runs programs stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +128,10 @@ impl Approvals {
         }
         let mut changed: Vec<String> = runs
             .iter()
-            .filter(|(path, now)| kept.get(*path).and_then(Value::as_str) != Some(now.as_str()))
+            .filter(|(path, now)| {
+                kept.get(*path).and_then(Value::as_str).and_then(Fingerprint::parse).as_ref()
+                    != Some(*now)
+            })
             .map(|(path, _)| path.clone())
             .collect();
         changed.extend(kept.keys().filter(|path| !runs.contains_key(*path)).cloned());
@@ -222,62 +227,6 @@ fn text_of(entry: &Value) -> Option<&str> {
     entry.as_str().or_else(|| entry.get("text").and_then(Value::as_str))
 }
 
-/// What identifies a file's version without reading it: device, inode, size, and the
-/// modification and change times (the change time moves with every write).
-type Stamp = (u64, u64, u64, i64, i64, i64, i64);
-
-fn stamp(m: &std::fs::Metadata) -> Stamp {
-    (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec())
-}
-
-/// The fingerprint of `bytes` as `fingerprint` gives a file's: `sha256:<hex>`.
-pub fn digest(bytes: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
-/// The fingerprint of the file at `path` (followed if it is a link: a program is often
-/// one): `sha256:<hex>` of its bytes, `absent`, or `not a regular file`. Remembered per
-/// path while its device, inode, size and times stay the same, so a big interpreter is
-/// read once per process.
-pub fn fingerprint(path: &Path) -> String {
-    let Ok(meta) = std::fs::metadata(path) else { return "absent".to_string() };
-    if !meta.is_file() {
-        return "not a regular file".to_string();
-    }
-    static SEEN: Mutex<Option<HashMap<PathBuf, (Stamp, String)>>> = Mutex::new(None);
-    let now = stamp(&meta);
-    if let Some((seen, digest)) = lock(&SEEN).get_or_insert_default().get(path)
-        && *seen == now
-    {
-        return digest.clone();
-    }
-    let read = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .and_then(|mut file| {
-            let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-            let mut buffer = vec![0u8; 64 << 10];
-            loop {
-                match file.read(&mut buffer)? {
-                    0 => break,
-                    n => context.update(&buffer[..n]),
-                }
-            }
-            Ok((context.finish(), file.metadata()?))
-        });
-    let Ok((digest, after)) = read else { return "unreadable".to_string() };
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    let digest = format!("sha256:{hex}");
-    // Changed while it was read: not remembered, and the next look reads it again.
-    if stamp(&after) == now {
-        lock(&SEEN).get_or_insert_default().insert(path.to_path_buf(), (now, digest.clone()));
-    }
-    digest
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,7 +269,10 @@ mod tests {
         let store = Approvals::new("test-runs.json");
         let runs = |p: &Path| Runs::from([(p.display().to_string(), fingerprint(p))]);
         let before = runs(&script);
-        assert!(before.values().all(|v| v.starts_with("sha256:") && v.len() == 71), "{before:?}");
+        assert!(
+            before.values().all(|v| matches!(v, Fingerprint::Sha256(hex) if hex.len() == 64)),
+            "{before:?}"
+        );
         assert_eq!(store.standing(&config, &file, "{}", &before), Standing::Unapproved);
         store.approve_running(&config, &file, "{}", &before).unwrap();
         assert_eq!(store.standing(&config, &file, "{}", &before), Standing::Approved);
@@ -338,8 +290,8 @@ mod tests {
         store.approve(&config, &file, "{}").unwrap();
         assert_eq!(store.standing(&config, &file, "{}", &before), Standing::Unapproved);
         assert_eq!(store.runner_of(&config, &script), None);
-        assert_eq!(fingerprint(&dir.join("none")), "absent");
-        assert_eq!(fingerprint(&dir), "not a regular file");
+        assert_eq!(fingerprint(&dir.join("none")), Fingerprint::Absent);
+        assert_eq!(fingerprint(&dir), Fingerprint::NotRegular);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

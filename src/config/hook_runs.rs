@@ -8,15 +8,15 @@
 //! or removed (a `git pull`, or the model's own write), the project's hooks stop running
 //! until they are approved again, and a write there asks like a write to what an approved
 //! `.mcp.json` runs. What is under those directories is bounded (`MAX_DIR_ENTRIES`,
-//! `MAX_DIR_BYTES`): past it the directory's entry says so (`OVER_BOUNDS`), and such hooks
-//! are never approved nor run. The project's `.iac-code/policies/` is covered the same
+//! `MAX_DIR_BYTES`): past it the directory's entry says so (`Fingerprint::OverBounds`),
+//! and such hooks are never approved nor run. The project's `.iac-code/policies/` is covered the same
 //! way, so an approval holds for exactly the policies it saw (`policy::sources`).
 //! `ProjectCheck` keeps what was approved and looks again before each run of the hooks.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use super::approval::{Runs, fingerprint};
+use super::approval::{Fingerprint, Runs, fingerprint};
 
 /// How many files one project's hooks may name; past it the rest are not kept (and so
 /// cannot be run unseen either: a changed count changes the approval).
@@ -28,12 +28,6 @@ pub const MAX_DIR_ENTRIES: usize = 256;
 
 /// Bytes of the files under those directories at most, all together.
 pub const MAX_DIR_BYTES: u64 = 8 << 20;
-
-/// A covered directory's entry in `Runs` when everything under it is kept.
-pub const DIRECTORY: &str = "directory";
-
-/// The start of a covered directory's entry when what is under it is past the bounds.
-pub const OVER_BOUNDS: &str = "over the bounds: ";
 
 /// The project files that `commands` name, relative to the project's `root` (a real path),
 /// with their fingerprints; and every file under their directories below `root`.
@@ -137,7 +131,7 @@ impl ProjectCheck {
 /// covered directory past the bounds.
 pub fn over_bounds(runs: &Runs) -> Option<String> {
     runs.iter().find_map(|(path, value)| {
-        let why = value.strip_prefix(OVER_BOUNDS)?;
+        let Fingerprint::OverBounds(why) = value else { return None };
         Some(format!(
             "{path} holds {why}: too much to keep as what the project's hooks run (at most \
              {MAX_DIR_ENTRIES} files and directories, {} MiB); move what the hooks do not \
@@ -158,8 +152,8 @@ fn cover(dirs: BTreeSet<PathBuf>, runs: &mut Runs) {
             continue;
         }
         let value = match walk(&dir, runs, &mut budget) {
-            Ok(()) => DIRECTORY.to_string(),
-            Err(why) => format!("{OVER_BOUNDS}{why}"),
+            Ok(()) => Fingerprint::Directory,
+            Err(why) => Fingerprint::OverBounds(why),
         };
         runs.insert(format!("{}/", dir.display()), value);
         covered.push(dir);
@@ -268,7 +262,7 @@ mod tests {
             ["/hooks/", "/hooks/guard.sh", "/hooks/lib.sh", "/hooks/lib/deep.py", "/top.sh"],
             "the project's root is never a covered directory"
         );
-        assert_eq!(runs[&format!("{}/hooks/", root.display())], DIRECTORY);
+        assert_eq!(runs[&format!("{}/hooks/", root.display())], Fingerprint::Directory);
         assert_eq!(over_bounds(&runs), None);
         std::fs::write(dir.join("hooks/lib/new.sh"), "evil\n").unwrap();
         assert_ne!(runs_of(commands, &root), runs, "a new file changes what was kept");

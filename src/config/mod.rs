@@ -61,8 +61,7 @@ pub struct McpConfig {
     pub call_timeout: Duration,
     /// The site CA for HTTP servers (`IAC_CODE_CA_FILE`).
     pub tls: Option<ureq::tls::TlsConfig>,
-    /// Which of a client's entries the node starts (`IAC_CODE_CLIENT_MCP`); `None`: the
-    /// transport decides.
+    /// Client entries the node starts (`IAC_CODE_CLIENT_MCP`); `None`: the transport says.
     pub client: Option<ClientMcp>,
     /// Whether a client's MCP URLs may reach internal addresses (`IAC_CODE_MCP_INTERNAL`).
     pub internal: Option<bool>,
@@ -87,6 +86,7 @@ pub struct Limits {
 
 pub mod approval;
 mod cache;
+mod fingerprint;
 pub(crate) mod fuzz;
 mod hook_runs;
 pub mod hooks;

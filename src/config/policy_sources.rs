@@ -114,7 +114,7 @@ fn project_policies(
     let shown = format!("{}/", dir.display());
     let mut changed: Vec<String> = files
         .iter()
-        .filter(|f| approved.get(&f.name).map(String::as_str) != Some(&digest(f.text.as_bytes())))
+        .filter(|f| approved.get(&f.name) != Some(&digest(f.text.as_bytes())))
         .map(|f| f.name.clone())
         .collect();
     let now: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();

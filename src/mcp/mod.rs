@@ -29,9 +29,9 @@ pub use conn::{
     Conn, DEFAULT_TOOLS_MAX_BYTES, MAX_TOOL_NAME, RemoteTool, Setup, VERSIONS, connect,
 };
 pub use names::tool_name;
-pub use servers::Status;
+pub use servers::{Phase, Status};
 pub use set::Servers;
-pub use spec::{BadEntry, Origin, ServerSpec, Transport};
+pub use spec::{BadEntry, Origin, ServerSpec, Transport, TransportKind};
 
 /// The setup for connections of a session in `cwd`.
 pub fn setup(

@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::spec::{BadEntry, Origin, ServerSpec, Transport, parse_servers};
-use crate::config::approval::{MCP as APPROVALS, Runs, Standing, fingerprint, read_project_file};
+use crate::config::approval::{
+    Fingerprint, MCP as APPROVALS, Runs, Standing, fingerprint, read_project_file,
+};
 
 /// The project file's name.
 pub const FILE: &str = ".mcp.json";
@@ -108,7 +110,7 @@ impl ProjectFile {
             let path_var = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
             let program = program_file(command, root, path_var);
             let key = program.as_ref().map_or_else(|| command.clone(), |p| p.display().to_string());
-            runs.insert(key, program.as_deref().map_or_else(|| "absent".into(), fingerprint));
+            runs.insert(key, program.as_deref().map_or(Fingerprint::Absent, fingerprint));
             for file in args.iter().filter_map(|arg| project_file(arg, root)) {
                 let digest = fingerprint(&file);
                 runs.insert(file.display().to_string(), digest);
@@ -215,7 +217,7 @@ mod tests {
         ];
         want.sort();
         assert_eq!(keys, want, "the program, the project files named, the missing ./run.sh");
-        assert_eq!(runs[&dir.join("run.sh").display().to_string()], "absent");
+        assert_eq!(runs[&dir.join("run.sh").display().to_string()], Fingerprint::Absent);
         file.approve(&config).unwrap();
         assert!(file.approved(&config));
         std::fs::write(dir.join("mcp/server.py"), "print(2)").unwrap();

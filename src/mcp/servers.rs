@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::conn::{self, Conn, RemoteTool, Setup};
 use super::names::sanitize;
 use super::peer::CallError;
-use super::spec::{BadEntry, ServerSpec, Transport};
+use super::spec::{BadEntry, Origin, ServerSpec, Transport, TransportKind};
 use super::tool::Calls;
 use crate::sync::lock;
 use crate::tools::{ToolContext, ToolError};
@@ -30,18 +30,38 @@ const CANCELLED: &str = "Tool call cancelled by the user.";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub name: String,
-    /// `stdio`, `http`, `sse` (empty for an entry that could not be read).
-    pub transport: &'static str,
-    /// `connecting`, `ready`, `failed` or `closed`.
-    pub state: &'static str,
+    /// How it is reached (`None` for an entry that could not be read).
+    pub transport: Option<TransportKind>,
+    pub state: Phase,
     /// Tools offered now.
     pub tools: usize,
     /// Why it failed, or its last error.
     pub error: Option<String>,
-    /// `client`, `settings` or `project`.
-    pub origin: &'static str,
+    /// Where its entry came from (`None` for an entry that could not be read).
+    pub origin: Option<Origin>,
     /// Tools it lists that are not offered, and why (one line per reason).
     pub left_out: Vec<String>,
+}
+
+/// Where a server is in its life, as shown to users and clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Connecting,
+    Ready,
+    Failed,
+    Closed,
+}
+
+impl Phase {
+    /// `connecting`, `ready`, `failed` or `closed`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Phase::Connecting => "connecting",
+            Phase::Ready => "ready",
+            Phase::Failed => "failed",
+            Phase::Closed => "closed",
+        }
+    }
 }
 
 enum State {
@@ -110,7 +130,7 @@ impl Server {
                 log::info!(
                     "MCP server {} ({}, {}, protocol {}) ready in {} ms: {} tools",
                     self.name,
-                    spec.transport.kind(),
+                    spec.transport.kind().id(),
                     conn.server_info,
                     conn.version,
                     started.elapsed().as_millis(),
@@ -223,18 +243,18 @@ impl Server {
     }
 
     pub(super) fn status(&self) -> Status {
-        let transport = self.spec.as_ref().map_or("", |s| s.transport.kind());
-        let origin = self.spec.as_ref().map_or("", |s| s.origin.id());
+        let transport = self.spec.as_ref().map(|s| s.transport.kind());
+        let origin = self.spec.as_ref().map(|s| s.origin);
         let (state, tools, error) = match &*lock(&self.state) {
-            State::Connecting => ("connecting", 0, None),
+            State::Connecting => (Phase::Connecting, 0, None),
             State::Ready { tools, conn } => match conn.peer.broken() {
-                Some(reason) => ("failed", 0, Some(reason)),
-                None => ("ready", tools.len(), None),
+                Some(reason) => (Phase::Failed, 0, Some(reason)),
+                None => (Phase::Ready, tools.len(), None),
             },
             State::Failed { reason, last } => {
-                ("failed", last.as_ref().map_or(0, Vec::len), Some(reason.clone()))
+                (Phase::Failed, last.as_ref().map_or(0, Vec::len), Some(reason.clone()))
             }
-            State::Closed => ("closed", 0, None),
+            State::Closed => (Phase::Closed, 0, None),
         };
         let left_out = lock(&self.left_out).clone();
         Status { name: self.name.clone(), transport, state, tools, error, origin, left_out }

@@ -23,13 +23,32 @@ pub enum Transport {
     Sse { url: String, headers: Vec<(String, String)> },
 }
 
-impl Transport {
+/// Which of the three transports an entry uses: `type` in the files and in ACP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    Stdio,
+    Http,
+    Sse,
+}
+
+impl TransportKind {
     /// `stdio`, `http` or `sse`.
-    pub fn kind(&self) -> &'static str {
+    pub fn id(self) -> &'static str {
         match self {
-            Transport::Stdio { .. } => "stdio",
-            Transport::Http { .. } => "http",
-            Transport::Sse { .. } => "sse",
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
+        }
+    }
+}
+
+impl Transport {
+    /// Which transport it is.
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            Transport::Stdio { .. } => TransportKind::Stdio,
+            Transport::Http { .. } => TransportKind::Http,
+            Transport::Sse { .. } => TransportKind::Sse,
         }
     }
 
@@ -219,7 +238,7 @@ pub fn to_file_entry(transport: &Transport) -> Value {
             entry
         }
         Transport::Http { url, headers } | Transport::Sse { url, headers } => {
-            let mut entry = serde_json::json!({ "type": transport.kind(), "url": url });
+            let mut entry = serde_json::json!({ "type": transport.kind().id(), "url": url });
             if !headers.is_empty() {
                 entry["headers"] = object(headers);
             }
@@ -247,8 +266,8 @@ mod tests {
         let f: Vec<_> =
             parse_servers(&file, Origin::Client).into_iter().map(|r| r.unwrap()).collect();
         assert_eq!(a, f);
-        assert_eq!(a[0].transport.kind(), "stdio");
-        assert_eq!(a[1].transport.kind(), "http");
+        assert_eq!(a[0].transport.kind(), TransportKind::Stdio);
+        assert_eq!(a[1].transport.kind(), TransportKind::Http);
         let secret = Transport::Http { url: "https://u:p@h/x?k=1".into(), headers: Vec::new() };
         assert_eq!(secret.describe(), "https://***@h/x?k=1");
         let round = to_file_entry(&a[1].transport);

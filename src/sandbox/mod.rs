@@ -310,8 +310,8 @@ fn test_failure() -> bool {
 pub fn probe_flags() -> i32 {
     use crate::sys::sandbox as raw;
     let flags = raw::NEW_USER | raw::NEW_MOUNTS | raw::NEW_NETWORK | raw::NEW_PIDS | raw::NEW_IPC;
-    // CLONE_PARENT, which unshare(2) refuses with EINVAL.
-    if test_failure() { flags | 0x0000_8000 } else { flags }
+    // A flag the probe's clone(2) refuses with EINVAL.
+    if test_failure() { flags | raw::REFUSED } else { flags }
 }
 
 #[cfg(test)]

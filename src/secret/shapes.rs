@@ -3,7 +3,10 @@
 //! patterns their keywords wake (a bit mask per keyword), one pass of each; PEM private keys (also JSON-escaped, anywhere in a
 //! line) are followed from `-----BEGIN` to their end; bare AWS secret keys (40 characters
 //! of base64 with upper and lower case, digits and high entropy) are found by a byte scan.
-//! Text with no keyword costs the automaton and the byte scan, nothing more.
+//! Text with no keyword costs the automaton and the byte scan, nothing more. Each pattern
+//! is compiled the first time a keyword wakes it (all of them together weigh megabytes,
+//! and a log line or a session may never need most), and every one is checked to compile
+//! by the unit tests.
 
 use std::sync::OnceLock;
 
@@ -31,7 +34,21 @@ struct Compiled {
     /// Each keyword's rules, with those of the keywords inside it (a match of the longer
     /// hides the shorter one from a leftmost search).
     masks: Vec<u32>,
-    rules: Vec<Regex>,
+    /// Each rule's pattern, compiled when first needed.
+    rules: Vec<OnceLock<Option<Regex>>>,
+}
+
+impl Compiled {
+    /// Rule `index`'s pattern (`None`, logged once, if it does not compile).
+    fn rule(&self, index: usize) -> Option<&Regex> {
+        self.rules[index]
+            .get_or_init(|| {
+                Regex::new(RULES[index].pattern)
+                    .map_err(|err| log::error!("secret pattern {index}: {err}"))
+                    .ok()
+            })
+            .as_ref()
+    }
 }
 
 fn compiled() -> Option<&'static Compiled> {
@@ -43,10 +60,9 @@ fn compiled() -> Option<&'static Compiled> {
             let keywords = AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostFirst)
                 .build(KEYWORDS.iter().map(|(k, _)| k));
-            let rules: Result<Vec<Regex>, _> =
-                RULES.iter().map(|r| Regex::new(r.pattern)).collect();
-            match (keywords, rules) {
-                (Ok(keywords), Ok(rules)) => {
+            let rules = RULES.iter().map(|_| OnceLock::new()).collect();
+            match keywords {
+                Ok(keywords) => {
                     let masks = KEYWORDS
                         .iter()
                         .map(|(outer, _)| {
@@ -56,8 +72,8 @@ fn compiled() -> Option<&'static Compiled> {
                         .collect();
                     Some(Compiled { keywords, masks, rules })
                 }
-                (keywords, rules) => {
-                    log::error!("secret patterns: {:?} {:?}", keywords.err(), rules.err());
+                Err(err) => {
+                    log::error!("secret keywords: {err}");
                     None
                 }
             }
@@ -123,7 +139,8 @@ fn rules_in(
         {
             continue;
         }
-        for caps in compiled.rules[index].captures_iter(line) {
+        let Some(pattern) = compiled.rule(index) else { continue };
+        for caps in pattern.captures_iter(line) {
             let (value, quoted) = match (caps.name("q").or(caps.name("s")), caps.name("v")) {
                 (Some(value), _) => (value, true),
                 (None, Some(value)) => (value, false),
@@ -247,8 +264,11 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles_and_every_rule_has_a_keyword() {
-        assert!(compiled().is_some());
-        assert_eq!(compiled().map(|c| c.rules.len()), Some(RULES.len()));
+        let compiled = compiled().unwrap();
+        assert_eq!(compiled.rules.len(), RULES.len());
+        for (index, rule) in RULES.iter().enumerate() {
+            assert!(compiled.rule(index).is_some(), "{}", rule.pattern);
+        }
         assert!(RULES.len() <= 32);
         for index in 0..RULES.len() {
             assert!(KEYWORDS.iter().any(|(_, rules)| rules & (1 << index) != 0), "{index}");

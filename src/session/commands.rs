@@ -144,12 +144,12 @@ fn mcp_status(session: &Session) -> String {
     }
     let mut text = String::from("MCP servers:\n");
     for s in servers {
-        let transport = if s.transport.is_empty() { "?" } else { s.transport };
+        let transport = s.transport.map_or("?", |t| t.id());
         text.push_str(&format!(
             "- `{}` ({transport}, from {}): {}, {} tool{}",
             s.name,
-            if s.origin.is_empty() { "?" } else { s.origin },
-            s.state,
+            s.origin.map_or("?", |o| o.id()),
+            s.state.id(),
             s.tools,
             if s.tools == 1 { "" } else { "s" }
         ));

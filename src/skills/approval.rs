@@ -5,11 +5,10 @@
 //! again; until then the project's skills are not in the catalog, not loadable and not
 //! commands.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::{Origin, Skill};
-use crate::config::approval::{self, Approvals, Runs, Standing};
+use crate::config::approval::{self, Approvals, Fingerprint, Runs, Standing};
 
 /// Where approvals of project skills are kept.
 pub const SKILLS: Approvals = Approvals::new("skill-approvals.json");
@@ -61,11 +60,9 @@ impl Pending {
 }
 
 /// A file's fingerprint: its SHA-256, or for a very large one its size and times.
-fn fingerprint(path: &Path) -> String {
+fn fingerprint(path: &Path) -> Fingerprint {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() && meta.len() > MAX_HASHED => {
-            format!("large:{}:{}.{}", meta.len(), meta.mtime(), meta.mtime_nsec())
-        }
+        Ok(meta) if meta.is_file() && meta.len() > MAX_HASHED => approval::large(&meta),
         _ => approval::fingerprint(path),
     }
 }

@@ -35,9 +35,9 @@ impl Question {
     pub fn new(id: Value, params: &Value) -> Question {
         let call = &params["toolCall"];
         let title = call["title"].as_str().unwrap_or("a tool call").to_string();
-        let destroy = call.pointer("/_meta/iacCode/tier").and_then(Value::as_str)
-            == Some("destroy")
-            || title.trim_start().starts_with("⚠ DESTRUCTIVE");
+        // The tier, never the title's words, says a call destroys.
+        let destroy =
+            call.pointer("/_meta/iacCode/tier").and_then(Value::as_str) == Some("destroy");
         let mut used = Vec::new();
         let choices: Vec<Choice> = params["options"]
             .as_array()

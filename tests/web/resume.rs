@@ -207,3 +207,63 @@ fn two_tabs_on_one_connection_stream_at_once_without_mixing() {
     browser.wait_text(&format!("{PANEL} .msg.agent"), "seventh", WAIT);
     wait_idle(&browser);
 }
+
+/// The page's own connection code, in the page, over a `fetch` that answers what the test
+/// says: whether it gives the connection up (and starts a new one) is the server's code's
+/// doing alone. Reworded errors with the code do; the old words without it do not.
+#[test]
+fn the_page_starts_over_on_the_code_never_on_the_words() {
+    let Some(driver) = Driver::start("the_page_starts_over_on_the_code_never_on_the_words") else {
+        return;
+    };
+    let ws = Workspace::new("web-codes");
+    let llm = FakeLlm::start(Vec::new());
+    let server = server(&ws, &llm, &[]);
+    let browser = driver.session();
+    // Not signed in: the page holds no connection of its own while the test runs.
+    browser.goto(&format!("http://{}/", server.addr));
+    browser.wait("#token", WAIT);
+    let seen = browser.script_async(
+        r#"
+        const done = arguments[arguments.length - 1];
+        import("/web/acp.js").then(async ({ Connection }) => {
+          const fresh = () => {
+            const conn = new Connection("", { onLost() {}, onState() {}, onNotify() {}, onRequest() {} });
+            conn.id = "c1";
+            return conn;
+          };
+          const answer = (status, body) => async () =>
+            new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+          const real = window.fetch;
+          const post = async (status, body) => {
+            const conn = fresh();
+            window.fetch = answer(status, body);
+            try { await conn.post({ jsonrpc: "2.0", method: "x", params: {} }); } catch {}
+            window.fetch = real;
+            return conn.lost;
+          };
+          const event = (name, data) => {
+            const conn = fresh();
+            conn.onEvent({ lastId: null }, { id: null, event: name, data: JSON.stringify(data) });
+            return conn.lost;
+          };
+          done({
+            reworded: await post(400, { error: "we forgot you", code: "unknown_connection" }),
+            missing: await post(400, { error: "", code: "no_connection" }),
+            closed: await post(400, { error: "bye", code: "connection_closed" }),
+            oldWords: await post(400, { error: "Connection not found; the connection is closed", code: "session_mismatch" }),
+            noCode: await post(404, { error: "Connection not found" }),
+            gap: event("replay_gap", { error: "a hole", code: "replay_gap", from: 3, to: 9 }),
+            notice: event("error", { error: "no longer in the replay buffer", code: "buffer_overflow" }),
+          });
+        }).catch((err) => done({ failed: String(err) }));
+        "#,
+        &[],
+    );
+    assert_eq!(
+        seen,
+        json!({"reworded": true, "missing": true, "closed": true, "oldWords": false,
+               "noCode": false, "gap": true, "notice": false}),
+        "lost (a new connection) on the codes alone"
+    );
+}

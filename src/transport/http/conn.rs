@@ -341,9 +341,9 @@ impl AcpConn {
                     state.streams.len()
                 );
                 state.closed = true;
-                let note: &[u8] = br#"{"error":"event buffer overflow: the client did not read its stream; connection closed"}"#;
+                let note = super::codes::overflow_note();
                 for (_, live) in state.streams.drain() {
-                    let _ = live.tx.send(Frame::Final(Arc::from(note)));
+                    let _ = live.tx.send(Frame::Final(Arc::clone(&note)));
                 }
                 state.buffer.clear();
                 state.buffered = 0;

@@ -3,6 +3,7 @@
 //! bearer token, Host and Origin checks), bounded everywhere (connections, heads, bodies,
 //! read and write deadlines, replay buffers), and stopped cleanly by SIGTERM/SIGINT.
 
+mod codes;
 mod conn;
 pub(crate) mod fuzz;
 mod options;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use codes::Code;
 use conn::AcpConn;
 use request::{Limits, ReadError, Reader};
 use ws::Outlet;
@@ -191,7 +193,7 @@ fn accept_loop(hub: &Arc<Hub>, listener: &TcpListener) {
             let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
             let _ = response::error(
                 &stream,
-                503,
+                (503, Code::Unavailable),
                 "too many connections",
                 &[("Retry-After", "1")],
                 false,
@@ -225,7 +227,7 @@ fn serve_socket(hub: &Hub, stream: &TcpStream) {
              started it; set IACCODE_ACP_HTTP_TOKEN (and send it as a bearer token) to let \
              other users in"
         );
-        let _ = response::error(stream, 403, &body, &[], false);
+        let _ = response::error(stream, (403, Code::Forbidden), &body, &[], false);
         linger(stream);
         return;
     }
@@ -238,8 +240,8 @@ fn serve_socket(hub: &Hub, stream: &TcpStream) {
             Ok(request) => request,
             Err(ReadError::Closed) => return,
             Err(ReadError::Refused(refusal)) => {
-                let _ =
-                    response::error(stream, refusal.status, &refusal.why, &refusal.headers, false);
+                let status = (refusal.status, Code::of_status(refusal.status));
+                let _ = response::error(stream, status, &refusal.why, &refusal.headers, false);
                 linger(stream);
                 return;
             }
@@ -248,14 +250,15 @@ fn serve_socket(hub: &Hub, stream: &TcpStream) {
                 return;
             }
             Err(ReadError::Status(status, why)) => {
-                let _ = response::error(stream, status, why, &[], false);
+                let _ = response::error(stream, (status, Code::of_status(status)), why, &[], false);
                 linger(stream);
                 return;
             }
         };
         idle = KEEP_ALIVE_IDLE;
         if hub.stopping.load(Ordering::SeqCst) {
-            let _ = response::error(stream, 503, "the server is shutting down", &[], false);
+            let shutting = (503, Code::Unavailable);
+            let _ = response::error(stream, shutting, "the server is shutting down", &[], false);
             return;
         }
         if ws::is_upgrade(&request) {

@@ -5,6 +5,8 @@ use std::io::{self, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use super::codes::Code;
+
 /// Longest time one response or one SSE event may take to write.
 pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -114,15 +116,15 @@ pub fn send(
     write_all(stream, &bytes)
 }
 
-/// A JSON error body `{"error": why}`.
+/// A JSON error body `{"error": why, "code": code}` with its status.
 pub fn error(
     stream: &TcpStream,
-    status: u16,
+    (status, code): (u16, Code),
     why: &str,
     extra: &[(&str, &str)],
     keep_alive: bool,
 ) -> io::Result<()> {
-    let body = serde_json::json!({ "error": why }).to_string();
+    let body = code.body(why);
     let mut headers = vec![("Content-Type", "application/json")];
     headers.extend_from_slice(extra);
     send(stream, status, &headers, body.as_bytes(), keep_alive)
@@ -157,7 +159,12 @@ pub fn push_sse_event(out: &mut Vec<u8>, seq: u64, json: &[u8]) {
 
 /// Appends a final `event: error` (not a JSON-RPC message) as one chunk.
 pub fn sse_error(out: &mut Vec<u8>, json: &[u8]) {
-    let mut event = b"event: error\ndata: ".to_vec();
+    sse_named(out, "error", json);
+}
+
+/// Appends an event named `name` (not a JSON-RPC message; without an id) as one chunk.
+pub fn sse_named(out: &mut Vec<u8>, name: &str, json: &[u8]) {
+    let mut event = format!("event: {name}\ndata: ").into_bytes();
     event.extend_from_slice(json);
     event.extend_from_slice(b"\n\n");
     chunk(out, &event);

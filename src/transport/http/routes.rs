@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Hub;
+use super::codes::Code;
 use super::conn::{AcpConn, Scope};
 use super::request::{Refusal, Request};
 use super::response::{self, error};
@@ -82,7 +83,7 @@ pub(super) fn handle(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
 fn page(stream: &TcpStream, req: &Request) -> Next {
     let keep = req.keep_alive;
     let Some(asset) = web::asset(&req.path) else {
-        return done(error(stream, 404, "not found", &[], keep).is_ok(), keep);
+        return done(error(stream, (404, Code::NotFound), "not found", &[], keep).is_ok(), keep);
     };
     let mut headers = vec![("Content-Type", asset.content_type), ("ETag", asset.etag)];
     headers.extend_from_slice(web::HEADERS);
@@ -97,27 +98,36 @@ fn page(stream: &TcpStream, req: &Request) -> Next {
     done(sent.is_ok(), keep)
 }
 
-fn connection(hub: &Hub, req: &Request) -> Result<Arc<AcpConn>, &'static str> {
-    let id = req.header("acp-connection-id").ok_or("missing Acp-Connection-Id header")?;
-    hub.get(id).ok_or(
+/// The connection a request names; else why not.
+fn connection(hub: &Hub, req: &Request) -> Result<Arc<AcpConn>, (Code, &'static str)> {
+    let id = req
+        .header("acp-connection-id")
+        .ok_or((Code::NoConnection, "missing Acp-Connection-Id header"))?;
+    hub.get(id).ok_or((
+        Code::UnknownConnection,
         "Connection not found. Send 'initialize' first or provide a valid Acp-Connection-Id header.",
-    )
+    ))
+}
+
+/// Answers with an error body and says what the socket does next.
+fn failed(stream: &TcpStream, status: u16, code: Code, why: &str, keep: bool) -> Next {
+    done(error(stream, (status, code), why, &[], keep).is_ok(), keep)
 }
 
 fn post(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
     let keep = req.keep_alive;
-    let fail = |status: u16, why: &str| done(error(stream, status, why, &[], keep).is_ok(), keep);
+    let fail = |status: u16, code: Code, why: &str| failed(stream, status, code, why, keep);
     if let Some(kind) = req.header("content-type")
         && !kind.to_ascii_lowercase().starts_with("application/json")
     {
-        return fail(415, "Content-Type must be application/json");
+        return fail(415, Code::UnsupportedMediaType, "Content-Type must be application/json");
     }
     let message = match jsonrpc::parse(&req.body) {
         Ok(message) => message,
         Err((_, err)) if err.code == jsonrpc::code::PARSE_ERROR => {
-            return fail(400, "Invalid JSON");
+            return fail(400, Code::InvalidJson, "Invalid JSON");
         }
-        Err((_, err)) => return fail(400, &err.message),
+        Err((_, err)) => return fail(400, Code::InvalidMessage, &err.message),
     };
     if let Message::Request(request) = &message
         && request.method == "initialize"
@@ -125,9 +135,11 @@ fn post(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
         return initialize(hub, stream, message.clone(), keep);
     }
     let conn = match connection(hub, &req) {
-        Ok(conn) if conn.is_socket() => return fail(400, "that connection is a WebSocket"),
+        Ok(conn) if conn.is_socket() => {
+            return fail(400, Code::WebSocketConnection, "that connection is a WebSocket");
+        }
         Ok(conn) => conn,
-        Err(why) => return fail(400, why),
+        Err((code, why)) => return fail(400, code, why),
     };
     let params = match &message {
         Message::Request(r) => Some(&r.params),
@@ -139,26 +151,29 @@ fn post(hub: &Hub, stream: &TcpStream, req: Request) -> Next {
         params.and_then(|p| p.get("sessionId")).and_then(Value::as_str),
     ) && header != param
     {
-        return fail(400, "Acp-Session-Id does not match params.sessionId");
+        let why = "Acp-Session-Id does not match params.sessionId";
+        return fail(400, Code::SessionMismatch, why);
     }
     if !conn.submit(Ok(message)) {
-        return fail(503, "the connection is closing or too busy");
+        return fail(503, Code::Unavailable, "the connection is closing or too busy");
     }
     done(response::send(stream, 202, &[], b"", keep).is_ok(), keep)
 }
 
 fn initialize(hub: &Hub, stream: &TcpStream, message: Message, keep: bool) -> Next {
-    let fail = |status: u16, why: &str| done(error(stream, status, why, &[], keep).is_ok(), keep);
-    let Message::Request(request) = &message else { return fail(400, "not a request") };
+    let fail = |status: u16, code: Code, why: &str| failed(stream, status, code, why, keep);
+    let Message::Request(request) = &message else {
+        return fail(400, Code::InvalidMessage, "not a request");
+    };
     let conn = match hub.open(None) {
         Ok(conn) => conn,
-        Err(why) => return fail(503, &why),
+        Err(why) => return fail(503, Code::Unavailable, &why),
     };
     let id = serde_json::to_string(&request.id).unwrap_or_default();
     let answer = conn.waiter(&id);
     if !conn.submit(Ok(message)) {
         hub.close(&conn.id);
-        return fail(503, "the connection could not start");
+        return fail(503, Code::Unavailable, "the connection could not start");
     }
     match answer.recv_timeout(INITIALIZE_TIMEOUT) {
         Ok(body) => {
@@ -170,25 +185,26 @@ fn initialize(hub: &Hub, stream: &TcpStream, message: Message, keep: bool) -> Ne
         Err(_) => {
             conn.forget_waiter(&id);
             hub.close(&conn.id);
-            fail(504, "Initialize timeout")
+            fail(504, Code::InitializeTimeout, "Initialize timeout")
         }
     }
 }
 
 fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
     let keep = req.keep_alive;
-    let fail = |status: u16, why: &str| done(error(stream, status, why, &[], keep).is_ok(), keep);
+    let fail = |status: u16, code: Code, why: &str| failed(stream, status, code, why, keep);
     if let Some(accept) = req.header("accept")
         && !(accept.contains("text/event-stream") || accept.contains("*/*"))
     {
-        return fail(406, "GET /acp serves text/event-stream");
+        return fail(406, Code::NotAcceptable, "GET /acp serves text/event-stream");
     }
     let conn = match connection(hub, req) {
         Ok(conn) => conn,
-        Err(why) => return fail(400, why),
+        Err((code, why)) => return fail(400, code, why),
     };
     if conn.is_socket() {
-        return fail(400, "that connection is a WebSocket: it has no event streams");
+        let why = "that connection is a WebSocket: it has no event streams";
+        return fail(400, Code::WebSocketConnection, why);
     }
     // Session streams are judged and opened one at a time, so that their cap holds.
     let admitting = lock(&conn.admitting);
@@ -196,13 +212,15 @@ fn get(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
         None => Scope::Connection,
         Some(raw) => match session_scope(hub, &conn, raw) {
             Ok(scope) => scope,
-            Err((status, why)) => return fail(status, &why),
+            // A malformed id, or one stream too many.
+            Err((400, why)) => return fail(400, Code::InvalidSessionId, &why),
+            Err((status, why)) => return fail(status, Code::TooManyStreams, &why),
         },
     };
     let last_id = req.header("last-event-id").and_then(|v| v.trim().parse::<u64>().ok());
     let Ok(socket) = stream.try_clone() else { return Next::Close };
     let Some(events) = conn.open_stream(scope.clone(), last_id, socket) else {
-        return fail(400, "the connection is closed");
+        return fail(400, Code::ConnectionClosed, "the connection is closed");
     };
     drop(admitting);
     sse::write_stream(stream, &events);
@@ -240,7 +258,7 @@ fn delete(hub: &Hub, stream: &TcpStream, req: &Request) -> Next {
     let keep = req.keep_alive;
     let conn = match connection(hub, req) {
         Ok(conn) => conn,
-        Err(why) => return done(error(stream, 400, why, &[], keep).is_ok(), keep),
+        Err((code, why)) => return failed(stream, 400, code, why, keep),
     };
     hub.close(&conn.id);
     done(response::send(stream, 200, &[], b"", keep).is_ok(), keep)

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, select, tick};
 
+use super::codes::Code;
 use super::response::{self, Writer};
 use crate::sync::lock;
 use crate::sys;
@@ -162,8 +163,10 @@ fn serve(stream: &TcpStream, events: &Stream) {
     let mut out = Vec::new();
     response::start_sse(&mut out);
     if let Some((from, to)) = events.gap {
-        let note = format!("events {from} to {to} are no longer in the replay buffer");
-        response::sse_comment(&mut out, &note);
+        let why = format!("events {from} to {to} are no longer in the replay buffer");
+        let gap = Code::ReplayGap.as_str();
+        let note = serde_json::json!({ "error": why, "code": gap, "from": from, "to": to });
+        response::sse_named(&mut out, gap, note.to_string().as_bytes());
     }
     if write_locked(&mut socket, lane, &out).is_err() {
         return;

@@ -22,6 +22,7 @@ use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig, WebSocketContext}
 use tungstenite::{Bytes, Message};
 
 use super::Hub;
+use super::codes::Code;
 use super::request::Request;
 use super::response;
 use crate::jsonrpc;
@@ -139,7 +140,7 @@ pub(super) fn serve(hub: &Hub, stream: &TcpStream, req: &Request, early: Vec<u8>
     let key = match handshake_key(req) {
         Ok(key) => key,
         Err((status, why, headers)) => {
-            let _ = response::error(stream, status, why, headers, false);
+            let _ = response::error(stream, (status, Code::of_status(status)), why, headers, false);
             return;
         }
     };
@@ -150,7 +151,8 @@ pub(super) fn serve(hub: &Hub, stream: &TcpStream, req: &Request, early: Vec<u8>
     let conn = match hub.open(Some(Arc::new(socket))) {
         Ok(conn) => conn,
         Err(why) => {
-            let _ = response::error(stream, 503, &why, &[("Retry-After", "1")], false);
+            let busy = (503, Code::Unavailable);
+            let _ = response::error(stream, busy, &why, &[("Retry-After", "1")], false);
             return;
         }
     };

@@ -9,6 +9,10 @@ import { readEvents } from "./sse.js";
 
 const RETRY_MS = [100, 250, 500, 1000, 2000, 4000];
 
+/** The server's error codes (`{"error": why, "code": code}`) that mean it no longer knows
+ *  this connection: start a new one. The page acts on codes alone, never on the words. */
+export const LOST_CODES = new Set(["no_connection", "unknown_connection", "connection_closed"]);
+
 export class AuthError extends Error {}
 export class LostError extends Error {}
 
@@ -37,7 +41,7 @@ export class Connection {
     const body = { jsonrpc: "2.0", id: 0, method: "initialize", params };
     const res = await fetch("/acp", { method: "POST", headers: this.headers(), body: JSON.stringify(body) });
     if (res.status === 401) throw new AuthError("the server wants a token");
-    if (!res.ok) throw new Error(`initialize: HTTP ${res.status} ${await errorText(res)}`);
+    if (!res.ok) throw new Error(`initialize: HTTP ${res.status} ${(await errorBody(res)).why}`);
     this.id = res.headers.get("Acp-Connection-Id");
     const answer = await res.json();
     if (answer.error) throw new Error(answer.error.message);
@@ -76,8 +80,8 @@ export class Connection {
         const res = await fetch("/acp", { headers: this.headers(extra), signal: stream.abort.signal, cache: "no-store" });
         if (res.status === 401) { this.fail(new AuthError("the token was refused")); return; }
         if (res.status === 400 || res.status === 404) {
-          const why = await errorText(res);
-          if (/connection/i.test(why)) { this.fail(new LostError(why)); return; }
+          const { why, code } = await errorBody(res);
+          if (LOST_CODES.has(code)) { this.fail(new LostError(why)); return; }
           stream.reject(new Error(why));
           this.streams.delete(sessionId || "");
           return;
@@ -86,7 +90,7 @@ export class Connection {
         stream.resolve();
         if (stream.failures) this.handlers.onState("connected");
         stream.failures = 0;
-        await readEvents(res, (ev) => this.onEvent(stream, ev), (note) => this.onComment(note));
+        await readEvents(res, (ev) => this.onEvent(stream, ev));
       } catch (err) {
         if (stream.stopped || this.closed) return;
       }
@@ -99,18 +103,19 @@ export class Connection {
     }
   }
 
-  /** The server says events we asked for are no longer in its replay buffer: what the
-   *  page shows would have a hole, so it starts over (new connection, sessions loaded
-   *  again from their journals) and lets this connection go. */
-  onComment(note) {
-    if (/no longer in the replay buffer/.test(note)) this.fail(new LostError(note), true);
-  }
-
   onEvent(stream, ev) {
-    if (ev.event === "error") {
-      this.handlers.onNotice?.(`The server ended a stream: ${ev.data}`);
+    // The server says events we asked for are no longer in its replay buffer: what the
+    // page shows would have a hole, so it starts over (new connection, sessions loaded
+    // again from their journals) and lets this connection go.
+    if (ev.event === "replay_gap") {
+      this.fail(new LostError(parsed(ev.data).error || "events were lost"), true);
       return;
     }
+    if (ev.event === "error") {
+      this.handlers.onNotice?.(`The server ended a stream: ${parsed(ev.data).error || ev.data}`);
+      return;
+    }
+    if (ev.event !== "message") return;
     if (ev.id !== null) {
       const n = Number(ev.id);
       if (stream.lastId !== null && n <= stream.lastId) return;
@@ -170,11 +175,11 @@ export class Connection {
     }
     if (res.status === 401) { this.fail(new AuthError("the token was refused")); throw new AuthError("unauthorized"); }
     if (res.status === 400 || res.status === 404) {
-      const why = await errorText(res);
-      if (/connection not found|connection is closed/i.test(why)) { this.fail(new LostError(why)); }
-      throw new Error(why);
+      const { why, code } = await errorBody(res);
+      if (LOST_CODES.has(code)) { this.fail(new LostError(why)); }
+      throw Object.assign(new Error(why), { code });
     }
-    if (!res.ok) throw new Error(`HTTP ${res.status} ${await errorText(res)}`);
+    if (!res.ok) throw new Error(`HTTP ${res.status} ${(await errorBody(res)).why}`);
   }
 
   /** A request; resolves with its result (an error rejects, with `code`). */
@@ -203,11 +208,16 @@ export class Connection {
   }
 }
 
-async function errorText(res) {
+/** An error response's words (to show) and code (to act on). */
+async function errorBody(res) {
   try {
     const body = await res.json();
-    return body.error || "";
+    return { why: body.error || "", code: body.code || "" };
   } catch {
-    return "";
+    return { why: "", code: "" };
   }
+}
+
+function parsed(data) {
+  try { return JSON.parse(data) || {}; } catch { return {}; }
 }

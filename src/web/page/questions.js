@@ -15,7 +15,8 @@ export class PermissionEntry {
     this.answer = null;
     this.n = ++serial;
     const call = params.toolCall || {};
-    this.destroy = call._meta?.iacCode?.tier === "destroy" || /^⚠\s*DESTRUCTIVE/.test(call.title || "");
+    // The tier, never the title's words, says a call destroys.
+    this.destroy = call._meta?.iacCode?.tier === "destroy";
     // No "always" for a destroy: each one is asked.
     this.options = (params.options || []).filter((o) => !(this.destroy && /always/.test(o.kind)));
   }
