@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::reader::{Body, Ending, Item, Step, read_events, read_response};
 use super::retry;
-use super::{Completion, Delta, Failure, FailureKind, ProviderError};
+use super::{ChatRequest, Completion, Delta, Failure, FailureKind, Provider, ProviderError};
 use crate::cancel::CancelToken;
 use crate::config::ProviderConfig;
 
@@ -40,7 +40,7 @@ pub(super) enum Flow {
 /// One chat API.
 pub(super) trait Protocol: Send + Sync {
     /// Reads one reply.
-    type Acc: Accumulate;
+    type Acc: Accumulate + Default;
     /// The endpoint.
     fn url(&self) -> &str;
     /// Adds the API's headers (key, version) to a request.
@@ -49,7 +49,34 @@ pub(super) trait Protocol: Send + Sync {
         request: ureq::RequestBuilder<ureq::typestate::WithBody>,
     ) -> ureq::RequestBuilder<ureq::typestate::WithBody>;
     /// A fresh accumulator.
-    fn accumulator(&self) -> Self::Acc;
+    fn accumulator(&self) -> Self::Acc {
+        Self::Acc::default()
+    }
+    /// The settings it was made with.
+    fn config(&self) -> &ProviderConfig;
+    /// The request's bytes, as sent.
+    fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>, ProviderError>;
+}
+
+/// Every protocol is a provider: encode the request, then stream it.
+impl<P: Protocol> Provider for P {
+    fn stream(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancelToken,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Completion, ProviderError> {
+        let body = self.encode(request)?;
+        stream(self, self.config(), &body, cancel, on_delta)
+    }
+}
+
+/// `body` as JSON bytes, or an internal failure saying why it cannot be.
+pub(super) fn encode_json(body: &impl serde::Serialize) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(body).map_err(|err| {
+        let message = format!("cannot encode the request: {err}");
+        ProviderError::Failed(Failure::new(FailureKind::Internal, message))
+    })
 }
 
 /// Assembles one reply from its events.

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::stream::Protocol;
 use super::{ChatRequest, ToolDef, anthropic, openai};
 use crate::config::{PromptCache, ProviderConfig};
 use crate::history::ChatMessage;
@@ -74,8 +75,8 @@ fn bytes(api: &str, messages: &[ChatMessage], config: &ProviderConfig) -> Vec<u8
         thinking: true,
     };
     let encoded = match api {
-        "anthropic" => anthropic::encode(&request, config),
-        _ => openai::encode(&request, config),
+        "anthropic" => anthropic::Messages::new(config.clone()).encode(&request),
+        _ => openai::OpenAiChat::new(config.clone()).encode(&request),
     };
     encoded.expect("encodes")
 }

@@ -11,8 +11,7 @@ pub(super) use accumulate::Acc;
 use wire::request_body;
 
 use super::stream::{self, Protocol};
-use super::{ChatRequest, Completion, Delta, Failure, FailureKind, Provider, ProviderError};
-use crate::cancel::CancelToken;
+use super::{ChatRequest, ProviderError};
 use crate::config::ProviderConfig;
 
 /// The API version header this client speaks.
@@ -50,30 +49,11 @@ impl Protocol for Messages {
         }
     }
 
-    fn accumulator(&self) -> Acc {
-        Acc::default()
+    fn config(&self) -> &ProviderConfig {
+        &self.config
     }
-}
 
-impl Provider for Messages {
-    fn stream(
-        &self,
-        request: &ChatRequest,
-        cancel: &CancelToken,
-        on_delta: &mut dyn FnMut(Delta<'_>),
-    ) -> Result<Completion, ProviderError> {
-        let body = encode(request, &self.config)?;
-        stream::stream(self, &self.config, &body, cancel, on_delta)
+    fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>, ProviderError> {
+        stream::encode_json(&request_body(request, &self.config))
     }
-}
-
-/// The request's bytes, as sent.
-pub(super) fn encode(
-    request: &ChatRequest,
-    config: &ProviderConfig,
-) -> Result<Vec<u8>, ProviderError> {
-    serde_json::to_vec(&request_body(request, config)).map_err(|err| {
-        let message = format!("cannot encode the request: {err}");
-        ProviderError::Failed(Failure::new(FailureKind::Internal, message))
-    })
 }

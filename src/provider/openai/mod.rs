@@ -9,8 +9,7 @@ pub(super) use accumulate::Accumulator;
 use wire::wire_request;
 
 use super::stream::{self, Protocol};
-use super::{ChatRequest, Completion, Delta, Failure, FailureKind, Provider, ProviderError};
-use crate::cancel::CancelToken;
+use super::{ChatRequest, ProviderError};
 use crate::config::ProviderConfig;
 
 /// The OpenAI-compatible provider.
@@ -44,30 +43,11 @@ impl Protocol for OpenAiChat {
         }
     }
 
-    fn accumulator(&self) -> Accumulator {
-        Accumulator::default()
+    fn config(&self) -> &ProviderConfig {
+        &self.config
     }
-}
 
-impl Provider for OpenAiChat {
-    fn stream(
-        &self,
-        request: &ChatRequest,
-        cancel: &CancelToken,
-        on_delta: &mut dyn FnMut(Delta<'_>),
-    ) -> Result<Completion, ProviderError> {
-        let body = encode(request, &self.config)?;
-        stream::stream(self, &self.config, &body, cancel, on_delta)
+    fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>, ProviderError> {
+        stream::encode_json(&wire_request(request, &self.config))
     }
-}
-
-/// The request's bytes, as sent.
-pub(super) fn encode(
-    request: &ChatRequest,
-    config: &ProviderConfig,
-) -> Result<Vec<u8>, ProviderError> {
-    serde_json::to_vec(&wire_request(request, config)).map_err(|err| {
-        let message = format!("cannot encode the request: {err}");
-        ProviderError::Failed(Failure::new(FailureKind::Internal, message))
-    })
 }
