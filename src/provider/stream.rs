@@ -71,6 +71,26 @@ impl<P: Protocol> Provider for P {
     }
 }
 
+/// One SSE event's data as `T`, or a fatal bad-reply error quoting it.
+pub(super) fn read_event<'a, T: serde::Deserialize<'a>>(raw: &'a str) -> Result<T, AttemptError> {
+    serde_json::from_str(raw).map_err(|err| {
+        AttemptError::Fatal(
+            FailureKind::BadReply,
+            format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
+        )
+    })
+}
+
+/// A whole (non-streamed) reply as `T`, or a fatal bad-reply error.
+pub(super) fn read_whole<'a, T: serde::Deserialize<'a>>(body: &'a str) -> Result<T, AttemptError> {
+    serde_json::from_str(body).map_err(|err| {
+        AttemptError::Fatal(
+            FailureKind::BadReply,
+            format!("the LLM stream is not usable: unreadable JSON reply: {err}"),
+        )
+    })
+}
+
 /// `body` as JSON bytes, or an internal failure saying why it cannot be.
 pub(super) fn encode_json(body: &impl serde::Serialize) -> Result<Vec<u8>, ProviderError> {
     serde_json::to_vec(body).map_err(|err| {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::history::{SignedThinking, ToolUse};
 use crate::provider::Text;
-use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
+use crate::provider::stream::{Accumulate, AttemptError, Flow, read_event, read_whole};
 use crate::provider::{Completion, Delta, FailureKind, Finish, Usage};
 
 #[derive(Debug, Clone, Copy)]
@@ -221,12 +221,7 @@ impl Acc {
         on_delta: &mut dyn FnMut(Delta<'_>),
         streamed: &mut bool,
     ) -> Result<Flow, AttemptError> {
-        let data: Value = serde_json::from_str(raw).map_err(|err| {
-            AttemptError::Fatal(
-                FailureKind::BadReply,
-                format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
-            )
-        })?;
+        let data: Value = read_event(raw)?;
         let index = data["index"].as_u64().unwrap_or(0);
         match data["type"].as_str().unwrap_or("") {
             "message_start" => self.usage(&data["message"]["usage"]),
@@ -300,12 +295,7 @@ impl Accumulate for Acc {
         body: &str,
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, AttemptError> {
-        let reply: Value = serde_json::from_str(body).map_err(|err| {
-            AttemptError::Fatal(
-                FailureKind::BadReply,
-                format!("the LLM stream is not usable: unreadable JSON reply: {err}"),
-            )
-        })?;
+        let reply: Value = read_whole(body)?;
         let mut streamed = false;
         for (i, block) in reply["content"].as_array().into_iter().flatten().enumerate() {
             self.start_block(i as u64, block, on_delta, &mut streamed);

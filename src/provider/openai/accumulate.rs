@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::shape::{Field, Shape};
 use super::wire::{Chunk, ToolCallDelta, WholeReply, WireDelta};
 use crate::history::ToolUse;
-use crate::provider::stream::{Accumulate, AttemptError, Flow, clip};
+use crate::provider::stream::{Accumulate, AttemptError, Flow, read_event, read_whole};
 use crate::provider::{Completion, Delta, FailureKind, Finish, Text, Usage};
 
 /// How far past the known tool calls a streamed `index` may jump.
@@ -212,12 +212,7 @@ impl Accumulator {
         if raw.trim() == "[DONE]" {
             return Ok(Flow::Done);
         }
-        let chunk: Chunk<'_> = serde_json::from_str(raw).map_err(|err| {
-            AttemptError::Fatal(
-                FailureKind::BadReply,
-                format!("the LLM stream is not usable: malformed event ({err}): {}", clip(raw)),
-            )
-        })?;
+        let chunk: Chunk<'_> = read_event(raw)?;
         if learn
             && self.shape_tries < SHAPE_TRIES
             && let Some(shape) = Shape::learn(raw, &chunk)
@@ -259,12 +254,7 @@ impl Accumulate for Accumulator {
         body: &str,
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Completion, AttemptError> {
-        let reply: WholeReply = serde_json::from_str(body).map_err(|err| {
-            AttemptError::Fatal(
-                FailureKind::BadReply,
-                format!("the LLM stream is not usable: unreadable JSON reply: {err}"),
-            )
-        })?;
+        let reply: WholeReply = read_whole(body)?;
         Ok(Accumulator::whole(self, reply, on_delta))
     }
 
