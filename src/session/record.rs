@@ -171,43 +171,21 @@ impl Record {
     /// The record of a history message.
     pub fn of(message: &ChatMessage) -> Record {
         match message {
-            ChatMessage::User { text, images } => Record::User {
-                id: None,
-                text: text.clone(),
-                images: images
-                    .iter()
-                    .map(|i| ImageRecord { mime: i.mime.clone(), data: i.data.clone() })
-                    .collect(),
-            },
+            ChatMessage::User { text, images } => {
+                Record::User { id: None, text: text.clone(), images: copies(images) }
+            }
             ChatMessage::Assistant { text, thinking, signed, tool_calls } => Record::Assistant {
                 id: None,
                 text: text.clone(),
                 thinking: thinking.clone(),
-                signed: signed
-                    .iter()
-                    .map(|b| SignedRecord {
-                        thinking: b.thinking.clone(),
-                        signature: b.signature.clone(),
-                        redacted: b.redacted,
-                    })
-                    .collect(),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|c| CallRecord {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect(),
+                signed: copies(signed),
+                tool_calls: copies(tool_calls),
             },
             ChatMessage::ToolResult { call_id, content, is_error, images } => Record::ToolResult {
                 call_id: call_id.clone(),
                 content: content.clone(),
                 is_error: *is_error,
-                images: images
-                    .iter()
-                    .map(|i| ImageRecord { mime: i.mime.clone(), data: i.data.clone() })
-                    .collect(),
+                images: copies(images),
             },
         }
     }
@@ -223,43 +201,22 @@ impl Record {
 
     fn message(&self) -> Option<ChatMessage> {
         Some(match self {
-            Record::User { text, images, .. } => ChatMessage::User {
-                text: text.clone(),
-                images: images
-                    .iter()
-                    .map(|i| Image { mime: i.mime.clone(), data: i.data.clone() })
-                    .collect(),
-            },
+            Record::User { text, images, .. } => {
+                ChatMessage::User { text: text.clone(), images: copies(images) }
+            }
             Record::Assistant { text, thinking, signed, tool_calls, .. } => {
                 ChatMessage::Assistant {
                     text: text.clone(),
                     thinking: thinking.clone(),
-                    signed: signed
-                        .iter()
-                        .map(|b| SignedThinking {
-                            thinking: b.thinking.clone(),
-                            signature: b.signature.clone(),
-                            redacted: b.redacted,
-                        })
-                        .collect(),
-                    tool_calls: tool_calls
-                        .iter()
-                        .map(|c| ToolUse {
-                            id: c.id.clone(),
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
-                        })
-                        .collect(),
+                    signed: copies(signed),
+                    tool_calls: copies(tool_calls),
                 }
             }
             Record::ToolResult { call_id, content, is_error, images } => ChatMessage::ToolResult {
                 call_id: call_id.clone(),
                 content: content.clone(),
                 is_error: *is_error,
-                images: images
-                    .iter()
-                    .map(|i| Image { mime: i.mime.clone(), data: i.data.clone() })
-                    .collect(),
+                images: copies(images),
             },
             Record::Start { .. }
             | Record::Rewind { .. }
@@ -382,6 +339,34 @@ pub fn message_id(index: usize) -> String {
 fn widens(mode: &str) -> bool {
     use crate::gate::Mode;
     !matches!(Mode::from_id(mode), Some(Mode::Default | Mode::Plan))
+}
+
+/// Each of `items` in the other form (history to journal, or back).
+fn copies<'a, A: 'a, B: From<&'a A>>(items: &'a [A]) -> Vec<B> {
+    items.iter().map(B::from).collect()
+}
+
+/// The journal and history forms of a message's parts carry the same fields: one
+/// conversion a direction.
+macro_rules! same_fields {
+    ($($a:ident <=> $b:ident { $($field:ident),* });* $(;)?) => {$(
+        impl From<&$a> for $b {
+            fn from(x: &$a) -> $b {
+                $b { $($field: x.$field.clone()),* }
+            }
+        }
+        impl From<&$b> for $a {
+            fn from(x: &$b) -> $a {
+                $a { $($field: x.$field.clone()),* }
+            }
+        }
+    )*};
+}
+
+same_fields! {
+    SignedThinking <=> SignedRecord { thinking, signature, redacted };
+    Image <=> ImageRecord { mime, data };
+    ToolUse <=> CallRecord { id, name, arguments };
 }
 
 /// A signed block of reasoning in a journal.
