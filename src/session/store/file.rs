@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use super::{Journal, Meta, SessionStore};
 use crate::error::{Error, IoContext, Result};
 use crate::session::id::SessionId;
-use crate::session::record::{Line, Rebuilt, Record, UsageRecord};
+use crate::session::record::{Line, Rebuilt, Record};
 use crate::session::seal::Seal;
 
 /// The journal: one record per line, append-only.
@@ -161,19 +161,8 @@ impl SessionStore for FileStore {
         };
         bytes.truncate(bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1));
         let Some((source_meta, source)) = self.peek(from)? else { return Ok(None) };
-        let now = crate::time::now_rfc3339();
-        let meta = Meta {
-            v: 1,
-            session_id: to.to_string(),
-            cwd: cwd.to_string(),
-            title: source_meta.title,
-            created_at: now.clone(),
-            updated_at: now.clone(),
-            forked_from: Some(from.to_string()),
-            messages: source_meta.messages,
-            usage: source_meta.usage,
-            additional_directories: source_meta.additional_directories,
-        };
+        let meta = Meta::forked(source_meta, from, to, cwd);
+        let start = meta.start();
         let dir = self.session_dir(to);
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).at(&dir)?;
         let lock = take_lock(&dir, to.as_str())?;
@@ -181,11 +170,6 @@ impl SessionStore for FileStore {
         file.write_all(&bytes).at(&dir.join(JOURNAL))?;
         let lines = complete_lines(&bytes).count() as u64;
         let journal = self.journal(dir.clone(), to, (file, lines), meta, lock);
-        let start = Record::Start {
-            cwd: cwd.to_string(),
-            created_at: now,
-            forked_from: Some(from.to_string()),
-        };
         journal.append(&start)?;
         if let Some(mode) = source.mode {
             journal.append(&Record::Mode { mode })?;
@@ -413,27 +397,12 @@ fn meta_or_rebuilt(dir: &Path, id: &str, rebuilt: &Rebuilt) -> Option<Meta> {
         Ok(None) => {}
         Err(err) => log::warn!("{err}; rebuilding it from the journal"),
     }
-    let (cwd, created_at, forked_from) = rebuilt.start.clone()?;
     let updated_at = fs::metadata(dir.join(JOURNAL))
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or_else(
-            || created_at.clone(),
-            |d| crate::time::rfc3339(d.as_secs() as i64, d.subsec_millis()),
-        );
-    Some(Meta {
-        v: 1,
-        session_id: id.to_string(),
-        cwd,
-        title: rebuilt.title.clone(),
-        created_at,
-        updated_at,
-        forked_from,
-        messages: rebuilt.all.len() as u64,
-        usage: UsageRecord::totals(&rebuilt.usage),
-        additional_directories: rebuilt.directories.clone().unwrap_or_default(),
-    })
+        .map(|d| crate::time::rfc3339(d.as_secs() as i64, d.subsec_millis()));
+    Meta::rebuilt(id, rebuilt, updated_at)
 }
 
 fn read_meta(dir: &Path) -> Result<Option<Meta>> {

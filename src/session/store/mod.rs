@@ -53,6 +53,53 @@ pub struct Meta {
     pub additional_directories: Vec<String>,
 }
 
+impl Meta {
+    /// The metadata of session `id` rebuilt from its journal's `Start` record, last changed
+    /// at `updated_at` (the creation time when that is not known). `None` without a `Start`.
+    fn rebuilt(id: &str, rebuilt: &Rebuilt, updated_at: Option<String>) -> Option<Meta> {
+        let (cwd, created_at, forked_from) = rebuilt.start.clone()?;
+        Some(Meta {
+            v: 1,
+            session_id: id.to_string(),
+            cwd,
+            title: rebuilt.title.clone(),
+            updated_at: updated_at.unwrap_or_else(|| created_at.clone()),
+            created_at,
+            forked_from,
+            messages: rebuilt.all.len() as u64,
+            usage: super::record::UsageRecord::totals(&rebuilt.usage),
+            additional_directories: rebuilt.directories.clone().unwrap_or_default(),
+        })
+    }
+
+    /// The metadata of `to`, a fork of session `from` (whose metadata is `source`) made now
+    /// in `cwd`.
+    fn forked(source: Meta, from: &SessionId, to: &SessionId, cwd: &str) -> Meta {
+        let now = crate::time::now_rfc3339();
+        Meta {
+            v: 1,
+            session_id: to.to_string(),
+            cwd: cwd.to_string(),
+            title: source.title,
+            created_at: now.clone(),
+            updated_at: now,
+            forked_from: Some(from.to_string()),
+            messages: source.messages,
+            usage: source.usage,
+            additional_directories: source.additional_directories,
+        }
+    }
+
+    /// The journal's `Start` record for this session.
+    fn start(&self) -> Record {
+        Record::Start {
+            cwd: self.cwd.clone(),
+            created_at: self.created_at.clone(),
+            forked_from: self.forked_from.clone(),
+        }
+    }
+}
+
 /// A journal opened for writing and the session's metadata, held (locked) by this process
 /// while it drives the session.
 pub trait Journal: Send + Sync {

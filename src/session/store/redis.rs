@@ -18,7 +18,6 @@ use super::redis_reply::{int, pairs, strings, text, texts};
 use super::{Finding, Journal, Meta, SessionStore};
 use crate::error::{Error, Result};
 use crate::session::id::SessionId;
-use crate::session::record::UsageRecord;
 use crate::session::record::{Rebuilt, Record};
 use crate::session::seal::Seal;
 
@@ -148,23 +147,6 @@ impl RedisStore {
             (meta, seq)
         }))
     }
-
-    /// Metadata rebuilt from the journal's `Start` record, when the hash is gone.
-    fn meta_from(&self, id: &SessionId, rebuilt: &Rebuilt) -> Option<Meta> {
-        let (cwd, created_at, forked_from) = rebuilt.start.clone()?;
-        Some(Meta {
-            v: 1,
-            session_id: id.to_string(),
-            cwd,
-            title: rebuilt.title.clone(),
-            updated_at: created_at.clone(),
-            created_at,
-            forked_from,
-            messages: rebuilt.all.len() as u64,
-            usage: UsageRecord::totals(&rebuilt.usage),
-            additional_directories: rebuilt.directories.clone().unwrap_or_default(),
-        })
-    }
 }
 
 impl SessionStore for RedisStore {
@@ -203,7 +185,7 @@ impl SessionStore for RedisStore {
             let (rebuilt, count) = self.rebuilt(id)?;
             let (meta, seq) = match self.read_meta(id)? {
                 Some((meta, seq)) => (Some(meta), seq),
-                None => (self.meta_from(id, &rebuilt), 0),
+                None => (Meta::rebuilt(id.as_str(), &rebuilt, None), 0),
             };
             Ok::<_, Error>(meta.map(|meta| (rebuilt, meta, seq.max(count as u64))))
         })();
@@ -239,7 +221,7 @@ impl SessionStore for RedisStore {
         }
         let meta = match self.read_meta(id)? {
             Some((meta, _)) => Some(meta),
-            None => self.meta_from(id, &rebuilt),
+            None => Meta::rebuilt(id.as_str(), &rebuilt, None),
         };
         Ok(meta.map(|meta| (meta, rebuilt)))
     }
@@ -253,28 +235,13 @@ impl SessionStore for RedisStore {
         let Some((source, history)) = self.peek(from)? else { return Ok(None) };
         let lines = self.lines(from)?;
         let lease = self.acquire(to)?;
-        let now = crate::time::now_rfc3339();
-        let meta = Meta {
-            v: 1,
-            session_id: to.to_string(),
-            cwd: cwd.to_string(),
-            title: source.title,
-            created_at: now.clone(),
-            updated_at: now.clone(),
-            forked_from: Some(from.to_string()),
-            messages: source.messages,
-            usage: source.usage,
-            additional_directories: source.additional_directories,
-        };
+        let meta = Meta::forked(source, from, to, cwd);
+        let start = meta.start();
         let journal = self.journal(to, lease, 0, meta);
         for line in &lines {
             journal.append_line(line, counts(line))?;
         }
-        journal.append(&Record::Start {
-            cwd: cwd.to_string(),
-            created_at: now,
-            forked_from: Some(from.to_string()),
-        })?;
+        journal.append(&start)?;
         // The copied seals are `from`'s: the mode it would start in is sealed anew.
         if let Some(mode) = history.mode {
             journal.append(&Record::Mode { mode })?;
