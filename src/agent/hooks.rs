@@ -41,39 +41,42 @@ fn tell(turn: &Turn, id: Option<&str>, report: &Report, lines: &mut Vec<String>)
 }
 
 /// Runs the hooks of `about` whose matchers match the call, and tells the client.
-fn run_for_call(
-    turn: &Turn,
-    id: &str,
-    tool: &dyn Tool,
-    invocation: &Invocation,
-    about: &About,
-    lines: &mut Vec<String>,
-) -> Report {
-    let report = crate::gate::with_subject(tool.name(), invocation, turn.place.cwd, |subject| {
+fn run_for_call(turn: &Turn, at: &HookCall, about: &About, lines: &mut Vec<String>) -> Report {
+    let (name, cwd) = (at.tool.name(), turn.place.cwd);
+    let report = crate::gate::with_subject(name, at.invocation, cwd, |subject| {
         let matches = |spec: &crate::hooks::HookSpec| spec.matches_call(subject);
         turn.team.hooks.run(about, Some(mode(turn)), matches, turn.cancel)
     });
-    tell(turn, Some(id), &report, lines);
+    tell(turn, Some(at.id), &report, lines);
     report
+}
+
+/// The call a tool hook is about: its id in the client, the model's call, the tool, its
+/// arguments and what the tool said it would do.
+pub(super) struct HookCall<'a> {
+    pub(super) id: &'a str,
+    pub(super) call: &'a ToolUse,
+    pub(super) tool: &'a dyn Tool,
+    pub(super) args: &'a Value,
+    pub(super) invocation: &'a Invocation,
 }
 
 /// Runs the `PreToolUse` hooks that match the call; what they say for the permission
 /// gate. `Err`: the turn was cancelled while they ran.
 pub(super) fn pre_tool_use(
     turn: &Turn,
-    id: &str,
-    call: &ToolUse,
-    tool: &dyn Tool,
-    args: &Value,
-    invocation: &Invocation,
+    at: &HookCall,
     lines: &mut Vec<String>,
 ) -> Result<Option<(Verdict, String)>, String> {
     if !turn.team.hooks.any(Event::PreToolUse) {
         return Ok(None);
     }
-    let about =
-        About::PreToolUse { tool_name: tool.name(), tool_input: args, tool_use_id: &call.id };
-    let report = run_for_call(turn, id, tool, invocation, &about, lines);
+    let about = About::PreToolUse {
+        tool_name: at.tool.name(),
+        tool_input: at.args,
+        tool_use_id: &at.call.id,
+    };
+    let report = run_for_call(turn, at, &about, lines);
     if report.cancelled() {
         return Err(CANCELLED_RESULT.to_string());
     }
@@ -83,14 +86,9 @@ pub(super) fn pre_tool_use(
 /// Runs the `PostToolUse` hooks that match a call that ran (`ok`: it succeeded, `text`
 /// what the model gets, `raw` its structured output); what they say for the model, to
 /// add to the result.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn post_tool_use(
     turn: &Turn,
-    id: &str,
-    call: &ToolUse,
-    tool: &dyn Tool,
-    args: &Value,
-    invocation: &Invocation,
+    at: &HookCall,
     (ok, text, raw): (bool, &str, &Value),
     lines: &mut Vec<String>,
 ) -> Option<String> {
@@ -106,13 +104,13 @@ pub(super) fn post_tool_use(
         fields.entry("output").or_insert_with(|| Value::String(text.to_string()));
     }
     let about = About::PostToolUse {
-        tool_name: tool.name(),
-        tool_input: args,
-        tool_use_id: &call.id,
+        tool_name: at.tool.name(),
+        tool_input: at.args,
+        tool_use_id: &at.call.id,
         tool_response: &response,
         ok,
     };
-    let report = run_for_call(turn, id, tool, invocation, &about, lines);
+    let report = run_for_call(turn, at, &about, lines);
     report.context().map(|feedback| format!("\n\n{feedback}"))
 }
 

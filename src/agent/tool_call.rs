@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::event::{AgentEvent, SettingsChange, ToolCallEnd, ToolCallStart};
+use super::hooks::HookCall;
 use super::sub_agent::SubAgents;
 use super::{CANCELLED_RESULT, Turn};
 use crate::gate::{self, Network, Passed};
@@ -79,7 +80,8 @@ pub(super) fn run(
         match crate::skills::calls::refused(turn.calls.skills, turn.place.cwd, tool, &invocation) {
             Some(why) => Err(why),
             None => {
-                super::hooks::pre_tool_use(turn, &id, call, tool, &args, &invocation, &mut hooks)
+                let at = HookCall { id: &id, call, tool, args: &args, invocation: &invocation };
+                super::hooks::pre_tool_use(turn, &at, &mut hooks)
             }
         };
     let passed =
@@ -155,9 +157,9 @@ fn execute(
     if passed == Passed::Unasked {
         gate::ran_unasked(turn, tool, invocation);
     }
+    let at = HookCall { id, call, tool, args, invocation };
     let post = |ok: bool, text: &str, raw: &Value, hooks: &mut Vec<String>| {
-        let outcome = (ok, text, raw);
-        super::hooks::post_tool_use(turn, id, call, tool, args, invocation, outcome, hooks)
+        super::hooks::post_tool_use(turn, &at, (ok, text, raw), hooks)
     };
     let notes = &invocation.gate.notes;
     match result {
