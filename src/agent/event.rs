@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 pub use crate::tools::PlanStep;
-use crate::tools::{FileDiff, ToolKind};
+use crate::tools::{FileDiff, Invocation, ToolKind};
 
 /// One thing that happened during a turn.
 #[derive(Debug, Clone)]
@@ -92,6 +92,28 @@ pub struct ToolCallStart {
     pub parent: Option<String>,
     /// A command's tier, as first judged.
     pub tier: Option<crate::infra::Tier>,
+}
+
+impl ToolCallStart {
+    /// A call of the session's own agent (no parent) with `input`, as `invocation`
+    /// describes it (`None`: not described; the tool's name is the title).
+    pub fn announced(
+        id: String,
+        name: &str,
+        kind: ToolKind,
+        input: Value,
+        invocation: Option<&Invocation>,
+    ) -> ToolCallStart {
+        ToolCallStart {
+            id,
+            title: invocation.map_or_else(|| name.to_string(), |i| i.title.clone()),
+            kind,
+            input,
+            locations: invocation.map(|i| i.locations.clone()).unwrap_or_default(),
+            parent: None,
+            tier: invocation.and_then(|i| i.gate.tier),
+        }
+    }
 }
 
 /// The end of a tool call.

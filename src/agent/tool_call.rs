@@ -65,15 +65,7 @@ pub(super) fn run(
     let tool = found.as_ref();
     let mut invocation = gate::describe(tool, &args, &ctx);
     crate::skills::calls::reach(turn.calls.skills, tool, &mut invocation);
-    announce(
-        turn,
-        &id,
-        invocation.title.clone(),
-        tool.kind(),
-        args.clone(),
-        invocation.locations.clone(),
-        invocation.gate.tier,
-    );
+    announce(turn, &id, call, tool.kind(), args.clone(), Some(&invocation));
     let mut hooks = Vec::new();
     // A call the active skill does not allow is refused before any hook runs for it.
     let said =
@@ -204,21 +196,13 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
 fn announce(
     turn: &Turn,
     id: &str,
-    title: String,
+    call: &ToolUse,
     kind: ToolKind,
     input: Value,
-    locations: Vec<(std::path::PathBuf, Option<u32>)>,
-    tier: Option<crate::infra::Tier>,
+    invocation: Option<&Invocation>,
 ) {
-    turn.client.sink.emit(AgentEvent::ToolCall(ToolCallStart {
-        id: id.to_string(),
-        title,
-        kind,
-        input,
-        locations,
-        parent: None,
-        tier,
-    }));
+    let start = ToolCallStart::announced(id.to_string(), &call.name, kind, input, invocation);
+    turn.client.sink.emit(AgentEvent::ToolCall(start));
 }
 
 /// The result is recorded before the client hears of it, so that a crash never loses a
@@ -346,7 +330,7 @@ fn resolve(
         let builtin = turn.calls.tools.iter().map(|t| t.name());
         let names: Vec<&str> = builtin.chain(external.iter().map(|t| t.name())).collect();
         let input = args.unwrap_or(Value::Null);
-        announce(turn, id, call.name.clone(), ToolKind::Other, input, Vec::new(), None);
+        announce(turn, id, call, ToolKind::Other, input, None);
         let message =
             format!("Unknown tool '{}'. Available tools: {}.", call.name, names.join(", "));
         return Err(fail(turn, id, call, message, Vec::new()));
@@ -355,7 +339,7 @@ fn resolve(
         Ok(args) => args,
         Err(message) => {
             let raw = Value::String(call.arguments.clone());
-            announce(turn, id, call.name.clone(), tool.kind(), raw, Vec::new(), None);
+            announce(turn, id, call, tool.kind(), raw, None);
             return Err(fail(turn, id, call, message, Vec::new()));
         }
     };
@@ -365,7 +349,7 @@ fn resolve(
     match restore(turn, tool.as_ref(), &args) {
         Ok(restored) => Ok((tool, args, restored)),
         Err(message) => {
-            announce(turn, id, call.name.clone(), tool.kind(), args, Vec::new(), None);
+            announce(turn, id, call, tool.kind(), args, None);
             Err(fail(turn, id, call, message, Vec::new()))
         }
     }

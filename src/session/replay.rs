@@ -67,26 +67,30 @@ pub fn events(
                     let id = format!("replay-{index}-{}", call.id);
                     let input = serde_json::from_str::<Value>(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-                    let (title, kind, locations, tier) = match tools.get(&call.name) {
-                        Some(tool) => {
-                            let invocation = crate::gate::describe(tool, &input, &ctx);
-                            let tier = invocation.gate.tier;
-                            (invocation.title, tool.kind(), invocation.locations, tier)
-                        }
-                        None => (call.name.clone(), ToolKind::Other, Vec::new(), None),
-                    };
                     let plan = (call.name == "update_plan")
                         .then(|| crate::tools::plan_of(&input).ok())
                         .flatten();
-                    out.push(AgentEvent::ToolCall(ToolCallStart {
-                        id: id.clone(),
-                        title,
-                        kind,
-                        input,
-                        locations,
-                        parent: None,
-                        tier,
-                    }));
+                    let start = match tools.get(&call.name) {
+                        Some(tool) => {
+                            let invocation = crate::gate::describe(tool, &input, &ctx);
+                            let kind = tool.kind();
+                            ToolCallStart::announced(
+                                id.clone(),
+                                &call.name,
+                                kind,
+                                input,
+                                Some(&invocation),
+                            )
+                        }
+                        None => ToolCallStart::announced(
+                            id.clone(),
+                            &call.name,
+                            ToolKind::Other,
+                            input,
+                            None,
+                        ),
+                    };
+                    out.push(AgentEvent::ToolCall(start));
                     ids.insert(call.id.as_str(), (id, plan));
                 }
             }
