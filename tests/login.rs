@@ -4,14 +4,13 @@
 //! `authenticate`, `logout` (over HTTP only with `--allow-remote-logout`), and what a client
 //! without a provider is told.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::support::acp_client::AcpProcess;
-use crate::support::command::iac_code;
+use crate::support::command::{iac_code, run_with_input};
 use crate::support::fake_llm::{FakeLlm, Reply, text_reply};
 use crate::support::http_client::HttpServer;
 use crate::support::pty::Pty;
@@ -28,15 +27,7 @@ fn mode(ws: &Workspace) -> u32 {
 }
 
 fn run(ws: &Workspace, args: &[&str], stdin: &str) -> Output {
-    let mut child = iac_code(ws)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    run_with_input(iac_code(ws).args(args), stdin)
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission};
+use crate::support::command::{code_and_texts, run_with_input};
 use crate::support::fake_llm::{FakeLlm, text_reply, tool_reply};
 use crate::support::redis::Redis;
 use crate::support::workspace::Workspace;
@@ -24,20 +25,9 @@ fn sessions(
     input: &str,
     env: &[(&str, &str)],
 ) -> (i32, String, String) {
-    use std::io::Write as _;
-    let mut child = crate::support::command::iac_code(ws)
-        .arg("sessions")
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("iac-code sessions");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    let mut command = crate::support::command::iac_code(ws);
+    command.arg("sessions").args(args).envs(env.iter().copied());
+    code_and_texts(&run_with_input(&mut command, input))
 }
 
 /// An export of session `id` in the project whose last line is `last`.

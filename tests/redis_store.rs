@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, agent_text};
+use crate::support::command::{code_and_texts, run_with_input};
 use crate::support::fake_llm::{FakeLlm, text_reply};
 use crate::support::redis::Redis;
 use crate::support::workspace::Workspace;
@@ -185,21 +186,10 @@ fn a_store_that_is_down_fails_requests_naming_it() {
 }
 
 fn sessions_cli(ws: &Workspace, store: &str, args: &[&str], input: &str) -> (i32, String, String) {
-    use std::io::Write as _;
-    let mut child = crate::support::command::iac_code(ws)
-        .arg("sessions")
-        .args(args)
-        .env("IAC_CODE_SESSION_STORE", store)
-        .env("IAC_CODE_REDIS_PREFIX", "iac:")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("iac-code sessions");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    let mut command = crate::support::command::iac_code(ws);
+    command.arg("sessions").args(args);
+    command.env("IAC_CODE_SESSION_STORE", store).env("IAC_CODE_REDIS_PREFIX", "iac:");
+    code_and_texts(&run_with_input(&mut command, input))
 }
 
 #[test]

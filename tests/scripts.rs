@@ -2,13 +2,12 @@
 //! modes and exit codes; `doctor` against a live, a dead and a refusing provider;
 //! `sessions list|show|delete`; and install.sh into a temporary prefix.
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::support::command::on_file_store;
-use crate::support::command::{BIN, TestCommand, iac_code};
+use crate::support::command::{BIN, TestCommand, iac_code, run_with_input};
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply};
 use crate::support::http_fixture::{HttpFixture, Route};
 use crate::support::workspace::Workspace;
@@ -26,15 +25,7 @@ fn run(
     if let Some(llm) = llm {
         command.fake_llm(llm);
     }
-    let mut child = command
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    run_with_input(command.envs(env.iter().copied()), stdin)
 }
 
 fn stdout(out: &Output) -> String {

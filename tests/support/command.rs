@@ -4,7 +4,8 @@
 //! [`TestCommand::fake_llm`] points it at a [`FakeLlm`]. What a caller deliberately adds
 //! (arguments, IAC_CODE_LOG, more variables, stdio) stays at the call site.
 
-use std::process::Command;
+use std::io::Write as _;
+use std::process::{Command, Output, Stdio};
 
 use super::fake_llm::FakeLlm;
 use super::workspace::Workspace;
@@ -38,6 +39,25 @@ pub fn iac_code(ws: &Workspace) -> Command {
             .env("IAC_CODE_REDIS_PREFIX", format!("{prefix}:"));
     }
     command
+}
+
+/// Runs `command` with `stdin` written to its input (then closed), its output piped;
+/// what it exited with and wrote.
+pub fn run_with_input(command: &mut Command, stdin: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// An output's exit code (-1 for a signal), stdout and stderr as text.
+pub fn code_and_texts(out: &Output) -> (i32, String, String) {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
 }
 
 /// Whether the suite runs on the file store; a test of the file store's own files says
