@@ -101,20 +101,7 @@ fn cancel_kills_the_whole_tree_and_streams_output_before() {
     let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
     let id = acp.start_prompt(&session, "go");
     // Live output arrives while the command runs; "ready" means every process exists.
-    loop {
-        let msg = acp.recv();
-        if msg["method"] == "session/request_permission" {
-            acp.answer_permission(&msg);
-        }
-        let update = &msg["params"]["update"];
-        if update["sessionUpdate"] == "tool_call_update" && update.get("status").is_none() {
-            let text = update["content"][0]["content"]["text"].as_str().unwrap_or("");
-            assert!(text.starts_with("starting"), "{text}");
-            if text.contains("ready") {
-                break;
-            }
-        }
-    }
+    acp.answer_until_output("ready", |text| assert!(text.starts_with("starting"), "{text}"));
     let pids = pids(&ws);
     assert!(pids.iter().all(|p| alive(*p)), "all five are running before the cancel");
     let started = Instant::now();

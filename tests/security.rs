@@ -454,16 +454,7 @@ fn daemons_are_killed_on_timeout_and_cancel() {
     // the host's (a sandboxed command's die with it: tests/sandbox.rs).
     let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
     let id = acp.start_prompt(&session, "go");
-    loop {
-        let msg = acp.recv();
-        if msg["method"] == "session/request_permission" {
-            acp.answer_permission(&msg);
-        }
-        let text = msg["params"]["update"]["content"][0]["content"]["text"].as_str().unwrap_or("");
-        if text.contains("ready") {
-            break;
-        }
-    }
+    acp.answer_until_output("ready", |_| {});
     let pids = daemons(&ws);
     assert!(pids.iter().all(|p| alive(*p)), "both daemons run before the cancel");
     acp.notify("session/cancel", json!({"sessionId": session}));

@@ -485,6 +485,26 @@ impl AcpProcess {
         self.respond(id, json!({"outcome": outcome}));
     }
 
+    /// Receives, answering each permission request, until a live tool output (a
+    /// `tool_call_update` with no status yet) contains `mark`; `each` sees every live
+    /// output before that.
+    pub fn answer_until_output(&mut self, mark: &str, mut each: impl FnMut(&str)) {
+        loop {
+            let msg = self.recv();
+            if msg["method"] == "session/request_permission" {
+                self.answer_permission(&msg);
+            }
+            let update = &msg["params"]["update"];
+            if update["sessionUpdate"] == "tool_call_update" && update.get("status").is_none() {
+                let text = update["content"][0]["content"]["text"].as_str().unwrap_or("");
+                each(text);
+                if text.contains(mark) {
+                    return;
+                }
+            }
+        }
+    }
+
     /// Kills the agent with SIGKILL and reaps it.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
