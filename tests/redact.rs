@@ -210,6 +210,22 @@ fn no_marker_reaches_the_model_the_journal_the_export_or_the_log() {
     assert_nowhere(&ws, &llm, &acp, &session, &markers);
 }
 
+/// A workspace whose `.env` holds a fresh token (returned), and a fake LLM whose first
+/// turn reads it with `cat`.
+fn token_in_env(name: &str) -> (Workspace, String, FakeLlm) {
+    let ws = Workspace::new(name);
+    let value = marker(24);
+    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
+    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    (ws, value, llm)
+}
+
+/// Has the agent read `.env` in `session`: the placeholder the model got for its token.
+fn read_env(acp: &mut AcpProcess, session: &str, llm: &FakeLlm) -> String {
+    acp.prompt(session, "read .env");
+    placeholder_in(&crate::tools::tool_result(llm, 1))
+}
+
 /// The placeholder of `.env`'s token in the text `result`.
 fn placeholder_in(result: &str) -> String {
     let at = result.find("__SECRET:").expect("a placeholder");
@@ -219,13 +235,9 @@ fn placeholder_in(result: &str) -> String {
 
 #[test]
 fn a_placeholder_the_model_writes_lands_as_the_value_and_never_comes_back() {
-    let ws = Workspace::new("redact-restore");
-    let value = marker(24);
-    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
-    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let (ws, value, llm) = token_in_env("redact-restore");
     let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
-    acp.prompt(&session, "read .env");
-    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    let placeholder = read_env(&mut acp, &session, &llm);
     assert!(placeholder.starts_with("__SECRET:token:"), "{placeholder}");
     llm.push(bash(
         "c2",
@@ -271,10 +283,7 @@ fn a_placeholder_the_model_writes_lands_as_the_value_and_never_comes_back() {
 
 #[test]
 fn redaction_off_lets_output_through_and_says_so() {
-    let ws = Workspace::new("redact-off");
-    let value = marker(24);
-    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
-    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let (ws, value, llm) = token_in_env("redact-off");
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_REDACT", "off")]);
     acp.initialize();
     let session = acp.new_session(&ws.project());
@@ -286,17 +295,13 @@ fn redaction_off_lets_output_through_and_says_so() {
 #[test]
 fn an_mcp_call_gets_the_value_and_its_result_comes_back_redacted() {
     use crate::support::fake_mcp::{Behaviour, FakeTool, Script, stdio_entry, with_method};
-    let ws = Workspace::new("redact-mcp");
-    let value = marker(24);
-    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
+    let (ws, value, llm) = token_in_env("redact-mcp");
     let script = Script::with_tools(vec![FakeTool::new("echo", Behaviour::Echo)]);
     let (entry, server) = stdio_entry("fs", &script, ws.root());
-    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[]);
     acp.initialize();
     let (session, _) = crate::mcp::open(&mut acp, &ws.project(), json!([entry]));
-    acp.prompt(&session, "read .env");
-    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    let placeholder = read_env(&mut acp, &session, &llm);
     llm.push(tool_reply("m1", "mcp__fs__echo", json!({ "text": format!("token {placeholder}") })));
     llm.push(text_reply("echoed"));
     let (msgs, _) = acp.prompt(&session, "echo it");
@@ -319,13 +324,9 @@ fn an_mcp_call_gets_the_value_and_its_result_comes_back_redacted() {
 #[test]
 fn a_loaded_session_restores_what_this_node_sealed_and_another_key_cannot() {
     use std::os::unix::fs::PermissionsExt;
-    let ws = Workspace::new("redact-load");
-    let value = marker(24);
-    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
-    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let (ws, value, llm) = token_in_env("redact-load");
     let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
-    acp.prompt(&session, "read .env");
-    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    let placeholder = read_env(&mut acp, &session, &llm);
     acp.kill();
     let kept = ws.config().join("vaults").join(&session);
     let sealed = std::fs::read(&kept).expect("the vault is kept");
@@ -356,13 +357,9 @@ fn a_loaded_session_restores_what_this_node_sealed_and_another_key_cannot() {
 
 #[test]
 fn a_fork_keeps_the_placeholders_of_the_session_it_copies() {
-    let ws = Workspace::new("redact-fork");
-    let value = marker(24);
-    ws.write(".env", &format!("DEPLOY_TOKEN={value}\n"));
-    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let (ws, value, llm) = token_in_env("redact-fork");
     let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
-    acp.prompt(&session, "read .env");
-    let placeholder = placeholder_in(&crate::tools::tool_result(&llm, 1));
+    let placeholder = read_env(&mut acp, &session, &llm);
     let (_, forked) = acp.open_session("session/fork", &session, &ws.project());
     let fork = forked["result"]["sessionId"].as_str().expect("a fork").to_string();
     assert_ne!(fork, session);
