@@ -32,7 +32,6 @@ use std::time::{Duration, Instant};
 
 use acp_http::{initialize, open_stream, post, read_events};
 use agent::Agent;
-use iac_code::session::SessionId;
 use iac_code::session::record::Record;
 use iac_code::session::store::{FileStore, Meta, RedisStore, SessionStore};
 use redis::Redis;
@@ -52,19 +51,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn meta(cwd: &Path) -> Meta {
-    let now = iac_code::time::now_rfc3339();
-    Meta {
-        v: 1,
-        session_id: SessionId::random().to_string(),
-        cwd: cwd.display().to_string(),
-        title: Some("bench".into()),
-        created_at: now.clone(),
-        updated_at: now,
-        forked_from: None,
-        messages: 0,
-        usage: None,
-        additional_directories: Vec::new(),
-    }
+    Meta::new(cwd.display().to_string(), Some("bench".into()))
 }
 
 fn user(n: usize) -> Record {

@@ -17,19 +17,7 @@ impl Manager {
     /// Creates a session in `cwd` (absolute, an existing directory).
     pub fn create(&self, cwd: &str) -> Result<Arc<Session>> {
         let root = validate_cwd(cwd)?;
-        let now = crate::time::now_rfc3339();
-        let meta = Meta {
-            v: 1,
-            session_id: SessionId::random().to_string(),
-            cwd: cwd.to_string(),
-            title: None,
-            created_at: now.clone(),
-            updated_at: now,
-            forked_from: None,
-            messages: 0,
-            usage: None,
-            additional_directories: Vec::new(),
-        };
+        let meta = Meta::new(cwd.to_string(), None);
         let journal = self.services.store.create(meta)?;
         let session = self.build(journal, root, Rebuilt::default(), None);
         super::hooks::session_start(&self.services, &session, "startup");

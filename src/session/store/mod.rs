@@ -54,6 +54,24 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The metadata of a new session with a random id, made now in `cwd`, with nothing
+    /// in it yet.
+    pub fn new(cwd: String, title: Option<String>) -> Meta {
+        let now = crate::time::now_rfc3339();
+        Meta {
+            v: 1,
+            session_id: SessionId::random().to_string(),
+            cwd,
+            title,
+            created_at: now.clone(),
+            updated_at: now,
+            forked_from: None,
+            messages: 0,
+            usage: None,
+            additional_directories: Vec::new(),
+        }
+    }
+
     /// The metadata of session `id` rebuilt from its journal's `Start` record, last changed
     /// at `updated_at` (the creation time when that is not known). `None` without a `Start`.
     fn rebuilt(id: &str, rebuilt: &Rebuilt, updated_at: Option<String>) -> Option<Meta> {
