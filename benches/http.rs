@@ -16,14 +16,16 @@ mod builds;
 #[allow(dead_code, unused_imports)]
 #[path = "../tests/support/fake_llm/mod.rs"]
 mod fake_llm;
+#[path = "support/server.rs"]
+mod server;
 #[allow(dead_code)]
 #[path = "support/summary.rs"]
 mod summary;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -41,7 +43,8 @@ fn spawn_server(bin: &Path, llm: &FakeLlm) -> (Child, String) {
     let home = std::env::temp_dir().join("iac-code-bench-http");
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(home.join("work")).unwrap();
-    let mut child = Command::new(bin)
+    let mut command = Command::new(bin);
+    command
         .args(["acp", "--transport", "http", "--port", "0", "--max-connections", "8192"])
         .env_clear()
         .env("HOME", &home)
@@ -54,19 +57,8 @@ fn spawn_server(bin: &Path, llm: &FakeLlm) -> (Child, String) {
         )
         .env("IAC_CODE_PROVIDER", "openai_compatible")
         .env("IAC_CODE_BASE_URL", llm.base_url())
-        .env("IAC_CODE_MODEL", "fake-model")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .trim_start_matches("iac-code listening on http://")
-        .trim_end_matches("/acp")
-        .to_string();
-    (child, addr)
+        .env("IAC_CODE_MODEL", "fake-model");
+    server::start_http(&mut command)
 }
 
 fn now_micros() -> u128 {

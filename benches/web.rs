@@ -25,12 +25,13 @@ mod support {
 }
 #[path = "support/builds.rs"]
 mod builds;
+#[path = "support/server.rs"]
+mod server;
 #[allow(dead_code)]
 #[path = "support/summary.rs"]
 mod summary;
 
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -78,23 +79,16 @@ fn spawn_server(bin: &Path) -> (Child, String) {
     let home = std::env::temp_dir().join("iac-code-bench-web");
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(home.join("config")).unwrap();
-    let mut child = Command::new(bin)
+    let mut command = Command::new(bin);
+    command
         .args(["acp", "--transport", "http", "--port", "0"])
         .current_dir(&home)
         .env_clear()
         .env("HOME", &home)
         .env("IAC_CODE_CONFIG_DIR", home.join("config"))
         .env("IAC_CODE_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("iac-code listening on ").expect("the server's address");
-    let addr = url.trim_start_matches("http://").trim_end_matches("/acp").to_string();
-    (child, addr)
+        .stdin(Stdio::null());
+    server::start_http(&mut command)
 }
 
 /// Every file the page loads (path → bytes), from `/` on.
