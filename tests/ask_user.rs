@@ -21,6 +21,19 @@ fn which_environment() -> Value {
     json!({"question": "Which environment?", "options": ["staging", "production"]})
 }
 
+/// A form with a required text field and a bounded number (the terminal client's tests
+/// answer it too).
+pub fn bucket_form() -> Value {
+    json!({
+        "question": "Bucket details?",
+        "fields": {
+            "bucket": {"type": "string", "description": "its name"},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 3}
+        },
+        "required": ["bucket"]
+    })
+}
+
 /// A session whose client renders forms when `forms`.
 fn setup(name: &str, script: Vec<Reply>, forms: bool) -> (Workspace, FakeLlm, AcpProcess, String) {
     let ws = Workspace::new(name);
@@ -89,14 +102,7 @@ fn an_accepted_answer_reaches_the_model() {
 
 #[test]
 fn a_form_declined_or_answered_wrongly_is_told_to_the_model() {
-    let form = json!({
-        "question": "Bucket details?",
-        "fields": {
-            "bucket": {"type": "string", "description": "its name"},
-            "replicas": {"type": "integer", "minimum": 1, "maximum": 3}
-        },
-        "required": ["bucket"]
-    });
+    let form = bucket_form();
     let script = vec![
         ask("q1", form.clone()),
         ask("q2", form),

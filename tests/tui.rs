@@ -352,14 +352,7 @@ fn a_message_typed_during_a_turn_is_queued_and_tab_steers_with_it() {
 #[test]
 fn an_ask_user_form_is_answered_field_by_field() {
     let ws = Workspace::new("tui-form");
-    let form = json!({
-        "question": "Bucket details?",
-        "fields": {
-            "bucket": {"type": "string", "description": "its name"},
-            "replicas": {"type": "integer", "minimum": 1, "maximum": 3}
-        },
-        "required": ["bucket"]
-    });
+    let form = crate::ask_user::bucket_form();
     let llm = FakeLlm::start(vec![tool_reply("q1", "ask_user", form), text_reply("bucket made")]);
     let mut screen = start(&ws, &llm, &[]);
     screen.send("make a bucket\r");
