@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission, updates};
 use crate::support::command::on_file_store;
-use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply};
+use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply_after};
 use crate::support::http_client::HttpServer;
 use crate::support::workspace::Workspace;
 
@@ -42,20 +42,14 @@ fn is_uuid(id: &str) -> bool {
 #[test]
 fn every_chunk_names_its_message_and_load_replays_the_same_ids() {
     let ws = Workspace::new("acp-message-ids");
-    let first = Reply::Stream(vec![
+    let before = vec![
         Event::Reasoning("Think".into()),
         Event::Reasoning("ing.".into()),
         Event::Text("Writing ".into()),
         Event::Text("it.".into()),
-        Event::ToolCall {
-            index: 0,
-            id: "w1".into(),
-            name: "write_file".into(),
-            args: json!({"path": "main.tf", "content": "terraform {}\n"}),
-        },
-        Event::Finish("tool_calls"),
-        Event::Done,
-    ]);
+    ];
+    let write = json!({"path": "main.tf", "content": "terraform {}\n"});
+    let first = tool_reply_after(before, "w1", "write_file", write);
     let (_llm, mut acp) = server(&ws, vec![first, text_reply("Done: main.tf written.")]);
     let id = acp.new_session(&ws.project());
     let (live, response) = acp.prompt(&id, "Create main.tf");

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::acp_client::{AcpProcess, Permission, updates, updates_of};
 use crate::support::command::on_file_store;
-use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply};
+use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply, tool_reply_after};
 use crate::support::workspace::Workspace;
 
 /// A server on `ws` talking to a fresh fake LLM with `script`.
@@ -42,18 +42,12 @@ fn roles(llm: &FakeLlm, request: usize) -> Vec<String> {
 /// A turn with a thought, a tool call and an answer.
 fn thoughtful_turn() -> Vec<Reply> {
     vec![
-        Reply::Stream(vec![
-            Event::Reasoning("Need the file.".into()),
-            Event::Text("Writing it.".into()),
-            Event::ToolCall {
-                index: 0,
-                id: "w1".into(),
-                name: "write_file".into(),
-                args: json!({"path": "main.tf", "content": "terraform {}\n"}),
-            },
-            Event::Finish("tool_calls"),
-            Event::Done,
-        ]),
+        tool_reply_after(
+            vec![Event::Reasoning("Need the file.".into()), Event::Text("Writing it.".into())],
+            "w1",
+            "write_file",
+            json!({"path": "main.tf", "content": "terraform {}\n"}),
+        ),
         text_reply("Done: main.tf written."),
     ]
 }

@@ -16,7 +16,7 @@ mod server;
 pub use recorded::Recorded;
 #[allow(unused_imports)]
 pub use script::open_gate;
-pub use script::{Event, Reply, text_reply, tool_replies, tool_reply};
+pub use script::{Event, Reply, text_reply, tool_replies, tool_reply, tool_reply_after};
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -130,6 +130,14 @@ pub fn tool_replies(calls: &[(&str, &str, Value)]) -> Reply {
     Reply::Stream(events)
 }
 
+/// A streamed answer: `before` (thinking, text), then one tool call (index 0),
+/// `tool_calls` and `[DONE]`, without usage.
+pub fn tool_reply_after(mut before: Vec<Event>, id: &str, name: &str, args: Value) -> Reply {
+    let call = Event::ToolCall { index: 0, id: id.to_owned(), name: name.to_owned(), args };
+    before.extend([call, Event::Finish("tool_calls"), Event::Done]);
+    Reply::Stream(before)
+}
+
 /// The arguments text of a tool call: a JSON string verbatim, any other value serialized.
 pub(super) fn arguments_text(args: &Value) -> String {
     match args {
