@@ -41,8 +41,16 @@ pub(super) enum Flow {
 pub(super) trait Protocol: Send + Sync {
     /// Reads one reply.
     type Acc: Accumulate + Default;
-    /// The endpoint.
-    fn url(&self) -> &str;
+    /// The settings and the URL it sends to.
+    fn endpoint(&self) -> &Endpoint;
+    /// The endpoint's URL.
+    fn url(&self) -> &str {
+        &self.endpoint().url
+    }
+    /// The settings it was made with.
+    fn config(&self) -> &ProviderConfig {
+        &self.endpoint().config
+    }
     /// Adds the API's headers (key, version) to a request.
     fn headers(
         &self,
@@ -52,10 +60,21 @@ pub(super) trait Protocol: Send + Sync {
     fn accumulator(&self) -> Self::Acc {
         Self::Acc::default()
     }
-    /// The settings it was made with.
-    fn config(&self) -> &ProviderConfig;
     /// The request's bytes, as sent.
     fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>, ProviderError>;
+}
+
+/// A protocol's settings and the URL it sends to (`path` below the configured base).
+pub(super) struct Endpoint {
+    pub(super) config: ProviderConfig,
+    url: String,
+}
+
+impl Endpoint {
+    pub(super) fn new(config: ProviderConfig, path: &str) -> Endpoint {
+        let url = format!("{}{path}", config.base_url);
+        Endpoint { config, url }
+    }
 }
 
 /// Every protocol is a provider: encode the request, then stream it.

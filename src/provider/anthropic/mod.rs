@@ -10,7 +10,7 @@ mod wire;
 pub(super) use accumulate::Acc;
 use wire::request_body;
 
-use super::stream::{self, Protocol};
+use super::stream::{self, Endpoint, Protocol};
 use super::{ChatRequest, ProviderError};
 use crate::config::ProviderConfig;
 
@@ -18,24 +18,20 @@ use crate::config::ProviderConfig;
 const API_VERSION: &str = "2023-06-01";
 
 /// The Anthropic Messages provider.
-pub struct Messages {
-    config: ProviderConfig,
-    url: String,
-}
+pub struct Messages(Endpoint);
 
 impl Messages {
     /// A provider for `config`.
     pub fn new(config: ProviderConfig) -> Messages {
-        let url = format!("{}/messages", config.base_url);
-        Messages { config, url }
+        Messages(Endpoint::new(config, "/messages"))
     }
 }
 
 impl Protocol for Messages {
     type Acc = Acc;
 
-    fn url(&self) -> &str {
-        &self.url
+    fn endpoint(&self) -> &Endpoint {
+        &self.0
     }
 
     fn headers(
@@ -43,17 +39,13 @@ impl Protocol for Messages {
         request: ureq::RequestBuilder<ureq::typestate::WithBody>,
     ) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
         let request = request.header("anthropic-version", API_VERSION);
-        match &self.config.api_key {
+        match &self.0.config.api_key {
             Some(key) => request.header("x-api-key", key),
             None => request,
         }
     }
 
-    fn config(&self) -> &ProviderConfig {
-        &self.config
-    }
-
     fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>, ProviderError> {
-        stream::encode_json(&request_body(request, &self.config))
+        stream::encode_json(&request_body(request, &self.0.config))
     }
 }

@@ -8,46 +8,38 @@ mod wire;
 pub(super) use accumulate::Accumulator;
 use wire::wire_request;
 
-use super::stream::{self, Protocol};
+use super::stream::{self, Endpoint, Protocol};
 use super::{ChatRequest, ProviderError};
 use crate::config::ProviderConfig;
 
 /// The OpenAI-compatible provider.
-pub struct OpenAiChat {
-    config: ProviderConfig,
-    url: String,
-}
+pub struct OpenAiChat(Endpoint);
 
 impl OpenAiChat {
     /// A provider for `config`.
     pub fn new(config: ProviderConfig) -> OpenAiChat {
-        let url = format!("{}/chat/completions", config.base_url);
-        OpenAiChat { config, url }
+        OpenAiChat(Endpoint::new(config, "/chat/completions"))
     }
 }
 
 impl Protocol for OpenAiChat {
     type Acc = Accumulator;
 
-    fn url(&self) -> &str {
-        &self.url
+    fn endpoint(&self) -> &Endpoint {
+        &self.0
     }
 
     fn headers(
         &self,
         request: ureq::RequestBuilder<ureq::typestate::WithBody>,
     ) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
-        match &self.config.api_key {
+        match &self.0.config.api_key {
             Some(key) => request.header("Authorization", &format!("Bearer {key}")),
             None => request,
         }
     }
 
-    fn config(&self) -> &ProviderConfig {
-        &self.config
-    }
-
     fn encode(&self, request: &ChatRequest) -> Result<Vec<u8>, ProviderError> {
-        stream::encode_json(&wire_request(request, &self.config))
+        stream::encode_json(&wire_request(request, &self.0.config))
     }
 }
