@@ -6,19 +6,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::acp_client::{AcpProcess, Permission, updates};
+use crate::sessions::server;
+use crate::support::acp_client::{AcpProcess, updates};
 use crate::support::command::on_file_store;
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply_after};
 use crate::support::http_client::HttpServer;
 use crate::support::workspace::Workspace;
-
-fn server(ws: &Workspace, script: Vec<Reply>) -> (FakeLlm, AcpProcess) {
-    let llm = FakeLlm::start(script);
-    let mut acp = AcpProcess::spawn_with_llm(ws, &llm, &[]);
-    acp.set_permission(Permission::AllowOnce);
-    acp.initialize();
-    (llm, acp)
-}
 
 /// (kind, messageId) of every message chunk in `msgs`.
 fn chunk_ids(msgs: &[Value]) -> Vec<(String, String)> {

@@ -11,8 +11,9 @@ use crate::support::command::on_file_store;
 use crate::support::fake_llm::{Event, FakeLlm, Reply, text_reply, tool_reply, tool_reply_after};
 use crate::support::workspace::Workspace;
 
-/// A server on `ws` talking to a fresh fake LLM with `script`.
-fn server(ws: &Workspace, script: Vec<Reply>) -> (FakeLlm, AcpProcess) {
+/// A server on `ws` talking to a fresh fake LLM with `script`, every permission allowed
+/// once, initialized.
+pub fn server(ws: &Workspace, script: Vec<Reply>) -> (FakeLlm, AcpProcess) {
     let llm = FakeLlm::start(script);
     let mut acp = AcpProcess::spawn_with_llm(ws, &llm, &[]);
     acp.set_permission(Permission::AllowOnce);
