@@ -2,7 +2,7 @@
 //! streaming Markdown, a diff, a write question, a destroy question with a real terraform
 //! plan (Enter alone leaves the state as it was), interrupts by Esc and Ctrl+C, the exits
 //! and the resume hint, multi-line input, history across restarts, completion, the mode
-//! cycle, resume, resize, NO_COLOR, SIGTERM, and the fallback without a terminal.
+//! cycle, resume, resize, NO_COLOR, SIGTERM and SIGINT, and the fallback without a terminal.
 
 use std::process::{Command, Stdio};
 
@@ -133,9 +133,14 @@ fn a_destroy_question_stands_out_and_enter_alone_rejects_it() {
     assert!(text.contains("destroys or replaces infrastructure"), "{text}");
     assert!(text.contains(" terraform_data.c │ delete"), "the plan summary as a table:\n{text}");
     assert!(!text.to_lowercase().contains("always"), "no always for a destroy:\n{text}");
+    // A `y` typed ahead only asks again; the next key, not a `y`, takes it back.
+    screen.send("y");
+    screen.expect("Press y again or Enter to destroy");
+    screen.send("e");
+    screen.wait_screen("back on Reject", |t| t.contains("Enter: Reject") && !t.contains("again"));
     screen.send("\r");
     screen.expect("left alone");
-    assert_eq!(state(&ws).len(), 3, "Enter alone destroyed nothing");
+    assert_eq!(state(&ws).len(), 3, "neither y nor Enter alone destroyed anything");
 }
 
 #[test]
@@ -186,7 +191,7 @@ fn ctrl_c_interrupts_clears_and_twice_exits_with_the_resume_hint() {
 }
 
 #[test]
-fn lines_are_added_by_a_backslash_and_alt_enter() {
+fn lines_are_added_by_a_backslash_alt_enter_and_a_paste() {
     let ws = Workspace::new("tui-multiline");
     let llm = FakeLlm::start(vec![text_reply("got three lines")]);
     let mut screen = start(&ws, &llm, &[]);
@@ -195,9 +200,13 @@ fn lines_are_added_by_a_backslash_and_alt_enter() {
     screen.send("line three");
     let text = screen.expect("line three");
     assert!(text.contains("› line one") && text.contains("  line two"), "{text}");
+    // A bracketed paste is text: its newline adds a line, it sends nothing.
+    screen.send("\x1b[200~ pasted\nline four\x1b[201~");
+    let text = screen.expect("line four");
+    assert!(text.contains("line three pasted"), "{text}");
     screen.send("\r");
     screen.expect("got three lines");
-    assert_eq!(last_user_text(&llm), "line one\nline two\nline three");
+    assert_eq!(last_user_text(&llm), "line one\nline two\nline three pasted\nline four");
 }
 
 #[test]
@@ -219,6 +228,15 @@ fn history_survives_a_restart_and_ctrl_r_finds_it() {
     screen.send(CTRL_C);
     screen.send("\x12netw");
     screen.expect("(search) 'netw': plan the network");
+    // Ctrl+G in a search ends it and the keyboard still answers.
+    screen.send("\x07");
+    screen.send("draft");
+    screen.wait_screen("the draft typed", |t| t.contains("› draft") && !t.contains("(search)"));
+    // Ctrl+C in a search leaves the draft as it was.
+    screen.send("\x12check");
+    screen.wait_screen("a search", |t| t.contains("(search) 'check'"));
+    screen.send(CTRL_C);
+    screen.wait_screen("the draft kept", |t| t.contains("› draft") && !t.contains("(search)"));
 }
 
 #[test]
@@ -312,17 +330,19 @@ fn no_color_draws_no_colours() {
 }
 
 #[test]
-fn sigterm_leaves_the_terminal_as_it_was() {
+fn sigterm_and_sigint_leave_the_terminal_as_it_was() {
     let ws = Workspace::new("tui-sigterm");
     let llm = FakeLlm::start(vec![]);
-    let screen = start(&ws, &llm, &[]);
-    assert!(screen.raw_mode(), "raw mode while running");
-    let killed =
-        Command::new("kill").args(["-TERM", &screen.pid().to_string()]).status().expect("kill");
-    assert!(killed.success());
-    let (status, text, raw) = screen.wait_with_mode();
-    assert!(!raw, "cooked mode after SIGTERM:\n{text}");
-    assert_eq!(status.code(), Some(128 + 15), "{text}");
+    for (signal, number) in [("-TERM", 15), ("-INT", 2)] {
+        let screen = start(&ws, &llm, &[]);
+        assert!(screen.raw_mode(), "raw mode while running");
+        let pid = screen.pid().to_string();
+        let killed = Command::new("kill").args([signal, &pid]).status().expect("kill");
+        assert!(killed.success());
+        let (status, text, raw) = screen.wait_with_mode();
+        assert!(!raw, "cooked mode after {signal}:\n{text}");
+        assert_eq!(status.code(), Some(128 + number), "{text}");
+    }
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub const SIGTERM: i32 = libc::SIGTERM;
 
 /// SIGHUP (the terminal went away), for callers that do not import libc.
 pub const SIGHUP: i32 = libc::SIGHUP;
+/// SIGINT, for callers that do not import libc.
+pub const SIGINT: i32 = libc::SIGINT;
+/// SIGQUIT, for callers that do not import libc.
+pub const SIGQUIT: i32 = libc::SIGQUIT;
 
 /// Re-arms `listen(2)` on an already listening socket with a larger backlog (std uses 128),
 /// so that a burst of connections is queued instead of retried.

@@ -158,7 +158,9 @@ impl App {
             let message = error["message"].as_str().unwrap_or("error").to_string();
             self.say(Role::Removed, format!("✗ {message}"));
             match call {
-                Call::Prompt | Call::Steer(_) => self.turn_ended(None),
+                Call::Prompt => self.turn_ended(None),
+                // The message was not taken: it waits for the next prompt.
+                Call::Steer(text) => self.retry_unsteered(text),
                 Call::Initialize | Call::NewSession | Call::Load(_) | Call::ListContinue
                     if self.session.is_none() =>
                 {
@@ -203,15 +205,13 @@ impl App {
                 let reason = result["stopReason"].as_str().map(str::to_string);
                 self.turn_ended(reason.as_deref());
             }
-            // The turn was finishing and took nothing more: the message is the next prompt
-            // (now, if that turn has already ended).
-            Call::Steer(text) if result["outcome"] == "failed" => {
+            // The turn was finishing and took nothing more (`failed`), or had already ended
+            // (`promptRequired`): the message is the next prompt.
+            Call::Steer(text)
+                if result["outcome"] == "failed" || result["outcome"] == "promptRequired" =>
+            {
                 self.notice = Some("The turn was ending: sent as the next prompt.".into());
-                if self.turn {
-                    self.queued.insert(0, text);
-                } else {
-                    self.prompt(&text);
-                }
+                self.retry_unsteered(text);
             }
             Call::Steer(_) => {}
             Call::ListContinue => {
@@ -300,9 +300,23 @@ impl App {
         };
         self.end_flow();
         self.echo_user(text);
+        self.send_prompt(&session, text);
+    }
+
+    fn send_prompt(&mut self, session: &str, text: &str) {
         self.turn = true;
         let params = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
         self.rpc.request("session/prompt", params, Call::Prompt);
+    }
+
+    /// A steering message the turn did not take (already echoed): sent as a prompt now if
+    /// no turn runs, else first in the queue. Never a turn the client cannot see: a
+    /// session found idle is not started by steering (`promptRequired`).
+    fn retry_unsteered(&mut self, text: String) {
+        match self.session.clone() {
+            Some(session) if !self.turn => self.send_prompt(&session, &text),
+            _ => self.queued.insert(0, text),
+        }
     }
 
     /// Sends the queued messages to the running turn now.
@@ -314,7 +328,13 @@ impl App {
         let text = std::mem::take(&mut self.queued).join("\n\n");
         self.end_flow();
         self.echo_user(&text);
-        let params = json!({"sessionId": session, "prompt": text});
+        // A session already idle answers `promptRequired` instead of starting a turn the
+        // client would learn of only by its updates.
+        let params = json!({
+            "sessionId": session,
+            "prompt": text,
+            "_meta": {"steering": {"idleBehavior": "promptRequired"}},
+        });
         self.rpc.request("_session/steering", params, Call::Steer(text));
     }
 
@@ -375,3 +395,7 @@ fn sandbox_state(meta: Option<&Value>) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

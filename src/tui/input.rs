@@ -191,7 +191,7 @@ fn append(file: &Path, entry: &str, all: &[String]) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let open = |truncate: bool| {
-        std::fs::OpenOptions::new()
+        crate::sys::own_file::options()
             .create(true)
             .append(!truncate)
             .write(true)

@@ -144,6 +144,12 @@ impl App {
         self.editor.take();
         self.history.add(&text);
         if text == "/resume" {
+            if self.turn || self.rpc.loading() {
+                self.notice =
+                    Some("/resume waits until the turn has ended (Esc interrupts it)".into());
+                self.editor.set(&text);
+                return;
+            }
             let cwd = self.opts.cwd.display().to_string();
             self.rpc.request("session/list", json!({"cwd": cwd}), Call::ListPicker);
             return;
@@ -217,6 +223,8 @@ impl App {
     fn question_key(&mut self, key: KeyEvent) {
         let Some(q) = self.question.as_mut() else { return };
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Any key but the confirming one takes a destroy's first allow back.
+        let confirming = std::mem::take(&mut q.confirming);
         let chosen = match key.code {
             KeyCode::Esc => {
                 self.interrupt();
@@ -238,13 +246,21 @@ impl App {
             KeyCode::Char(c) if !ctrl => q.by_key(c).cloned(),
             _ => None,
         };
-        if let Some(choice) = chosen {
-            let id = q.id.clone();
-            self.question = None;
-            let role = if choice.kind.starts_with("allow") { Role::Ok } else { Role::Removed };
-            self.say(role, format!("  → {}", choice.name));
-            self.rpc.respond(&id, Question::answer(&choice));
+        let Some(choice) = chosen else {
+            if confirming {
+                q.selected = q.refusal();
+            }
+            return;
+        };
+        q.confirming = confirming;
+        if !q.confirm(&choice) {
+            return;
         }
+        let id = q.id.clone();
+        self.question = None;
+        let role = if choice.kind.starts_with("allow") { Role::Ok } else { Role::Removed };
+        self.say(role, format!("  → {}", choice.name));
+        self.rpc.respond(&id, Question::answer(&choice));
     }
 
     fn picker_key(&mut self, key: KeyEvent) {
@@ -276,7 +292,8 @@ impl App {
                 query.pop();
                 *found = self.history.search(query, None);
             }
-            KeyCode::Esc | KeyCode::Char('g') => self.search = None,
+            // Ctrl+C leaves the search with the input as it was, as Esc does.
+            KeyCode::Esc | KeyCode::Char('g' | 'c') => self.search = None,
             _ => {
                 let entry = found.and_then(|i| self.history.entries.get(i).cloned());
                 self.search = None;

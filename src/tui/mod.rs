@@ -20,6 +20,7 @@ mod term;
 mod theme;
 mod view;
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -55,7 +56,8 @@ pub struct Options {
     pub plain: bool,
 }
 
-/// Call before any thread starts: SIGTERM and SIGHUP restore the terminal and exit.
+/// Call before any thread starts: SIGTERM, SIGHUP, SIGINT and SIGQUIT restore the
+/// terminal, stop the commands still running and exit.
 pub fn prepare() -> std::io::Result<()> {
     term::restore_on_signals()
 }
@@ -119,9 +121,13 @@ fn run_loop(
             screen.close().map_err(Error::Stream)?;
             return Ok(code);
         }
+        let mut editor_key = false;
         let (mut after, mut key) = crossbeam_channel::select_biased! {
             recv(events) -> event => match event {
-                Ok(event) => (on_event(app, event), true),
+                Ok(event) => {
+                    editor_key = is_editor_key(&event);
+                    (on_event(app, event), true)
+                }
                 Err(_) => { app.exit = Some(1); (After::Nothing, true) }
             },
             recv(frames) -> frame => {
@@ -140,6 +146,7 @@ fn run_loop(
         let started = Instant::now();
         while !key && app.exit.is_none() && started.elapsed() < BATCH {
             if let Ok(event) = events.try_recv() {
+                editor_key = is_editor_key(&event);
                 after = on_event(app, event);
                 key = true;
             } else if let Ok(frame) = frames.try_recv() {
@@ -151,6 +158,10 @@ fn run_loop(
         if after == After::Editor {
             screen.draw(app).map_err(Error::Stream)?;
             screen = screen.suspend(|| edit(app)).map_err(Error::Stream)?;
+        }
+        // The key thread waits after every Ctrl+G, whether or not it opened the editor
+        // (in a question, the picker or a search it does not).
+        if editor_key {
             let _ = resume_keys.send(());
         }
     }
@@ -176,10 +187,8 @@ fn on_frame(app: &mut App, bytes: &[u8]) {
 /// The key thread: forwards the terminal's events; after Ctrl+G it waits until the editor
 /// is closed (so that it never reads the editor's keys).
 fn read_keys(tx: &Sender<Event>, resume: &Receiver<()>) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     while let Ok(event) = crossterm::event::read() {
-        let editor = matches!(event, Event::Key(KeyEvent { code: KeyCode::Char('g'), modifiers, .. })
-            if modifiers.contains(KeyModifiers::CONTROL));
+        let editor = is_editor_key(&event);
         if tx.send(event).is_err() {
             return;
         }
@@ -189,14 +198,30 @@ fn read_keys(tx: &Sender<Event>, resume: &Receiver<()>) {
     }
 }
 
+/// Ctrl+G, after which the key thread waits for the loop's word.
+fn is_editor_key(event: &Event) -> bool {
+    use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+    matches!(event, Event::Key(KeyEvent { code: KeyCode::Char('g'), modifiers, kind, .. })
+        if modifiers.contains(KeyModifiers::CONTROL) && *kind != KeyEventKind::Release)
+}
+
 /// Ctrl+G: the input in `$VISUAL` or `$EDITOR` (vi if neither), read back when it exits.
 fn edit(app: &mut App) {
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".to_string());
-    let path = std::env::temp_dir().join(format!("iac-code-input-{}.md", std::process::id()));
-    if std::fs::write(&path, &app.editor.text).is_err() {
-        app.notice = Some("cannot write a temporary file for the editor".into());
+    // A draft may hold anything: a file of our own only (0600, a fresh random name,
+    // never a link or a file someone else put there).
+    let name = format!("iac-code-input-{}.md", uuid::Uuid::new_v4().simple());
+    let path = std::env::temp_dir().join(name);
+    let written = crate::sys::own_file::options()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, app.editor.text.as_bytes()));
+    if let Err(err) = written {
+        app.notice = Some(format!("cannot write a temporary file for the editor: {err}"));
         return;
     }
     let mut command = crate::child::command("sh");

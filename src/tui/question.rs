@@ -29,6 +29,9 @@ pub struct Question {
     pub choices: Vec<Choice>,
     /// The option Enter picks.
     pub selected: usize,
+    /// A destroy's allow was chosen once: only the same choice again approves it (a `y`
+    /// typed ahead into a question that just appeared never destroys).
+    pub confirming: bool,
 }
 
 impl Question {
@@ -45,7 +48,7 @@ impl Question {
             .flatten()
             .filter_map(|o| {
                 let kind = o["kind"].as_str()?.to_string();
-                if destroy && kind.contains("always") {
+                if destroy && kind == "allow_always" {
                     return None;
                 }
                 let key = match kind.as_str() {
@@ -67,15 +70,32 @@ impl Question {
             .collect();
         let reject = choices.iter().position(|c| c.kind == "reject_once");
         let allow = choices.iter().position(|c| c.kind == "allow_once");
-        // A destroy starts on Reject; anything else on Allow once.
-        let selected = if destroy { reject.unwrap_or(0) } else { allow.or(reject).unwrap_or(0) };
-        let content = call["content"]
+        // A destroy starts on a refusal; anything else on Allow once.
+        let mut q = Question {
+            id,
+            title,
+            destroy,
+            content: Vec::new(),
+            choices,
+            selected: 0,
+            confirming: false,
+        };
+        q.selected = if destroy { q.refusal() } else { allow.or(reject).unwrap_or(0) };
+        q.content = call["content"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|c| c["content"]["text"].as_str().map(str::to_string))
             .collect();
-        Question { id, title, destroy, content, choices, selected }
+        q
+    }
+
+    /// Where a destroy's selection starts and goes back to: Reject, or the first option
+    /// that allows nothing.
+    pub fn refusal(&self) -> usize {
+        let reject = self.choices.iter().position(|c| c.kind == "reject_once");
+        let refuse = self.choices.iter().position(|c| !c.kind.starts_with("allow"));
+        reject.or(refuse).unwrap_or(0)
     }
 
     /// What is printed into the scrollback when it arrives: the heading, the title, the
@@ -126,6 +146,13 @@ impl Question {
             row.push(Span::raw(" "));
         }
         out.push(Line::from(row));
+        if let Some(c) = self.choices.get(self.selected).filter(|_| self.confirming) {
+            out.push(Line::from(theme.span(
+                Role::Danger,
+                format!(" Press {} again or Enter to destroy; any other key goes back ", c.key),
+            )));
+            return out;
+        }
         let enter = self.choices.get(self.selected).map_or("", |c| c.name.as_str());
         out.push(Line::from(
             theme.span(Role::Dim, format!(" ←/→ choose · Enter: {enter} · Esc: interrupt")),
@@ -136,6 +163,18 @@ impl Question {
     /// The option `key` picks, if any.
     pub fn by_key(&self, key: char) -> Option<&Choice> {
         self.choices.iter().find(|c| c.key == key.to_ascii_lowercase())
+    }
+
+    /// What choosing `choice` does: `true` to send it now; `false` when it is a destroy's
+    /// first allow, which asks for the same choice again.
+    pub fn confirm(&mut self, choice: &Choice) -> bool {
+        let confirmed = std::mem::take(&mut self.confirming);
+        if self.destroy && choice.kind.starts_with("allow") && !confirmed {
+            self.confirming = true;
+            self.selected = self.choices.iter().position(|c| c.id == choice.id).unwrap_or(0);
+            return false;
+        }
+        true
     }
 
     /// The answer choosing `choice`.
@@ -263,6 +302,30 @@ mod tests {
         );
         assert_eq!(write.choices[write.selected].kind, "allow_once");
         assert_eq!(write.by_key('A').map(|c| c.id.as_str()), Some("a"));
+    }
+
+    #[test]
+    fn a_destroy_is_allowed_only_by_the_same_choice_twice() {
+        let params = json!({"toolCall": {"title": "terraform destroy", "_meta": {"iacCode": {"tier": "destroy"}}}, "options": options()});
+        let mut q = Question::new(json!(7), &params);
+        let allow = q.by_key('y').cloned().unwrap();
+        assert!(!q.confirm(&allow), "the first y only asks again");
+        assert!(q.confirming);
+        assert_eq!(q.choices[q.selected].kind, "allow_once", "Enter now confirms it");
+        assert!(q.confirm(&allow), "the second one sends it");
+        // Any other key in between goes back (the keys set `confirming` to false).
+        assert!(!q.confirm(&allow));
+        q.confirming = false;
+        assert!(!q.confirm(&allow), "asked again after going back");
+        let reject = q.by_key('n').cloned().unwrap();
+        q.confirming = false;
+        assert!(q.confirm(&reject), "a reject is sent at once");
+        // No Reject offered: a destroy still starts on what allows nothing.
+        let odd = json!({"toolCall": {"_meta": {"iacCode": {"tier": "destroy"}}}, "options": [
+            {"optionId": "y", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "x", "name": "Stop", "kind": "reject_always"}]});
+        let q = Question::new(json!(8), &odd);
+        assert_eq!(q.choices[q.selected].id, "x");
     }
 
     #[test]

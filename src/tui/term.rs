@@ -1,6 +1,6 @@
 //! The terminal: raw mode, bracketed paste and the inline viewport's back end, restored
-//! however the client ends (a normal exit, a panic through the hook, SIGTERM or SIGHUP
-//! through a signal thread). The back end answers ratatui's cursor questions from what it
+//! however the client ends (a normal exit, a panic through the hook, SIGTERM, SIGHUP,
+//! SIGINT or SIGQUIT through a signal thread). The back end answers ratatui's cursor questions from what it
 //! last did, so the terminal is asked where the cursor is only once, at start-up, before
 //! the input thread owns the keyboard.
 
@@ -53,24 +53,31 @@ pub fn restore() {
     }
 }
 
-/// Restores the terminal before a panic's message is printed.
+/// Restores the terminal before a panic's message is printed, when the panic is the
+/// client's own (the calling thread's): the agent's threads catch theirs, and the client
+/// goes on drawing.
 pub fn restore_on_panic() {
+    let client = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore();
-        let _ = sys::stdout().write_all(b"\r\n");
+        if std::thread::current().id() == client {
+            restore();
+            let _ = sys::stdout().write_all(b"\r\n");
+        }
         previous(info);
     }));
 }
 
-/// SIGTERM and SIGHUP, blocked in this thread (so in every thread it starts later) and
-/// received by a thread that restores the terminal and exits 128 + the signal.
+/// SIGTERM, SIGHUP, SIGINT and SIGQUIT (a `kill` from outside: in raw mode the keys send
+/// none), blocked in this thread (so in every thread it starts later) and received by a
+/// thread that restores the terminal and exits 128 + the signal.
 pub fn restore_on_signals() -> io::Result<()> {
-    let signals = [sys::SIGTERM, sys::SIGHUP];
+    let signals = [sys::SIGTERM, sys::SIGHUP, sys::SIGINT, sys::SIGQUIT];
     sys::block_signals(&signals)?;
     std::thread::Builder::new().name("tui-signals".into()).spawn(move || {
         if let Ok(signal) = sys::wait_signal(&signals) {
             restore();
+            crate::child::kill_descendants();
             let _ = sys::stdout().write_all(b"\r\n");
             std::process::exit(128 + signal);
         }
