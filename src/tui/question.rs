@@ -308,7 +308,7 @@ mod tests {
     fn a_destroy_is_allowed_only_by_the_same_choice_twice() {
         let params = json!({"toolCall": {"title": "terraform destroy", "_meta": {"iacCode": {"tier": "destroy"}}}, "options": options()});
         let mut q = Question::new(json!(7), &params);
-        let allow = q.by_key('y').cloned().unwrap();
+        let allow = q.by_key('y').cloned().expect("an allow");
         assert!(!q.confirm(&allow), "the first y only asks again");
         assert!(q.confirming);
         assert_eq!(q.choices[q.selected].kind, "allow_once", "Enter now confirms it");
@@ -317,7 +317,7 @@ mod tests {
         assert!(!q.confirm(&allow));
         q.confirming = false;
         assert!(!q.confirm(&allow), "asked again after going back");
-        let reject = q.by_key('n').cloned().unwrap();
+        let reject = q.by_key('n').cloned().expect("a reject");
         q.confirming = false;
         assert!(q.confirm(&reject), "a reject is sent at once");
         // No Reject offered: a destroy still starts on what allows nothing.
