@@ -1,5 +1,6 @@
 //! Issue 32, item 1, black-box with a real terraform: every form the attacker review ran
-//! unasked is now asked (or refused by a deny rule) in default and in bypass mode, and after
+//! unasked is now asked (or refused: by a deny rule, or, a terraform call the gate cannot
+//! plan, by the policies in force) in default and in bypass mode, and after
 //! the test rejects it the state still lists its resources. Reads that reach state without
 //! naming it ask as `cat terraform.tfstate` does.
 
@@ -44,14 +45,28 @@ fn form(template: &str) -> String {
     template.replace("{p}", PAYLOAD)
 }
 
+/// The forms whose terraform call the parser sees but the gate cannot plan: with the
+/// bundled policies in force they are refused unasked (no plan, nothing to judge).
+const UNPLANNED: &[&str] = &[
+    "T=destroy; terraform $T -auto-approve -input=false",
+    "t=terraform; $t destroy -auto-approve -input=false",
+];
+
 /// A question in `mode`, rejected: the call is asked once (no "always"), denied, and the
-/// state keeps its three resources.
+/// state keeps its three resources. An `UNPLANNED` form is refused without a question.
 fn rejected(ws: &Workspace, n: usize, command: &str, mode: &str) {
     let script = vec![bash(&format!("h{n}"), command), text_reply("ok")];
     let (llm, mut acp, session) = session(ws, script, mode);
     acp.set_permission(Permission::RejectOnce);
     let (msgs, _) = acp.prompt(&session, "go");
     let requests = asked(&msgs);
+    if UNPLANNED.contains(&command) {
+        assert!(requests.is_empty(), "{mode}: {command}: refused unasked\n{}", acp.context());
+        let told = tool_result(&llm, 1);
+        assert!(told.contains("plan cannot be made first"), "{mode}: {command}: {told}");
+        assert_eq!(state(ws).len(), 3, "{mode}: {command}: nothing was destroyed");
+        return;
+    }
     assert_eq!(requests.len(), 1, "{mode}: {command}: asks\n{}", acp.context());
     assert_eq!(option_kinds(requests[0]), ["allow_once", "reject_once"], "{mode}: {command}");
     assert_eq!(tool_result(&llm, 1), "Permission denied.", "{mode}: {command}");

@@ -169,7 +169,7 @@ fn terraform_plan_runs_in_plan_mode() {
 }
 
 #[test]
-fn every_obfuscated_destroy_asks_even_in_bypass_mode_and_nothing_is_destroyed() {
+fn every_obfuscated_destroy_asks_or_is_refused_even_in_bypass_mode_and_nothing_is_destroyed() {
     let Some(tf_path) = terraform() else { return };
     let ws = applied("obfuscated");
     std::fs::create_dir_all(ws.path("infra")).unwrap();
@@ -192,12 +192,28 @@ fn every_obfuscated_destroy_asks_even_in_bypass_mode_and_nothing_is_destroyed() 
         "git push --force origin main",
         "python3 -c 'import os; os.system(\"terraform destroy -auto-approve\")'",
     ];
+    // The terraform calls the gate sees but cannot plan: refused unasked while the
+    // bundled policies are in force (nobody can judge a plan that was never made).
+    let unplanned = [
+        "bash -c 'terraform destroy'",
+        "t=terraform; $t destroy",
+        "echo yes | terraform destroy",
+        "find . -maxdepth 0 -exec terraform destroy \\;",
+        "echo . | xargs terraform destroy",
+    ];
     for (n, command) in commands.iter().enumerate() {
         let script = vec![bash(&format!("d{n}"), command), text_reply("ok")];
         let (llm, mut acp, session) = session(&ws, script, "bypass_permissions");
         acp.set_permission(Permission::RejectOnce);
         let (msgs, _) = acp.prompt(&session, "clean up");
         let requests = asked(&msgs);
+        if unplanned.contains(command) {
+            assert!(requests.is_empty(), "{command}: refused unasked\n{}", acp.context());
+            let told = tool_result(&llm, 1);
+            assert!(told.contains("plan cannot be made first"), "{command}: {told}");
+            assert_eq!(state(&ws).len(), 3, "{command}: nothing was destroyed");
+            continue;
+        }
         assert_eq!(requests.len(), 1, "{command}: asks in bypass mode\n{}", acp.context());
         let title = requests[0]["params"]["toolCall"]["title"].as_str().unwrap();
         assert!(title.starts_with("⚠ DESTRUCTIVE"), "{command}: {title}");

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::infra::{asked, bash, session, state, terraform};
 use crate::support::acp_client::{AcpProcess, Permission, updates_of};
 use crate::support::command::iac_code;
-use crate::support::fake_llm::{FakeLlm, text_reply};
+use crate::support::fake_llm::{FakeLlm, text_reply, tool_reply};
 use crate::support::skip::{Ci, program};
 use crate::support::workspace::Workspace;
 use crate::tools::tool_result;
@@ -96,6 +96,10 @@ fn a_project_policy_refuses_a_destroy_in_bypass_mode_without_a_question() {
         text_reply("ok"),
         bash("d3", "terraform apply tfplan"),
         text_reply("ok"),
+        bash("d4", "terraform init -input=false && terraform destroy -auto-approve"),
+        text_reply("ok"),
+        bash("d5", "TF_CLI_ARGS_destroy=-lock=false terraform destroy -auto-approve"),
+        text_reply("ok"),
     ];
     let (llm, mut acp, sid) = session(&ws, script, "bypass_permissions");
     acp.set_permission(Permission::AllowOnce);
@@ -118,6 +122,41 @@ fn a_project_policy_refuses_a_destroy_in_bypass_mode_without_a_question() {
     let told = tool_result(&llm, 5);
     assert!(told.contains("must never be deleted"), "{told}");
     assert_eq!(state(&ws).len(), 2, "nothing was destroyed");
+    // Applies and destroys whose plan the gate cannot make are refused: nobody could
+    // judge them.
+    for (n, what) in [(7, "not a lone command"), (9, "terraform destroy")] {
+        let (msgs, _) = acp.prompt(&sid, "tear it down another way");
+        assert!(asked(&msgs).is_empty(), "no question is offered");
+        let told = tool_result(&llm, n);
+        assert!(told.contains("plan cannot be made first") && told.contains(what), "{told}");
+        assert_eq!(state(&ws).len(), 2, "nothing was destroyed");
+    }
+}
+
+#[test]
+fn the_model_cannot_switch_the_policies_off_even_in_bypass_mode() {
+    let ws = Workspace::new("policy-settings");
+    let settings = ws.config().join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    let off = serde_json::json!({"policy": {"bundled": false}}).to_string();
+    let script = vec![
+        tool_reply("s1", "write_file", serde_json::json!({"path": settings, "content": off})),
+        text_reply("ok"),
+        tool_reply(
+            "s2",
+            "edit_file",
+            serde_json::json!({"path": settings, "old_string": "{}", "new_string": off}),
+        ),
+        text_reply("ok"),
+    ];
+    let (llm, mut acp, sid) = session(&ws, script, "bypass_permissions");
+    for n in [1, 3] {
+        let (msgs, _) = acp.prompt(&sid, "turn the policies off");
+        assert!(asked(&msgs).is_empty(), "refused, not asked");
+        let told = tool_result(&llm, n);
+        assert!(told.contains("iac-code configuration directory"), "{told}");
+    }
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}", "the settings are as they were");
 }
 
 #[test]
@@ -179,6 +218,17 @@ fn an_edited_project_policy_holds_nothing_new_until_approved() {
         "{told}"
     );
     assert_eq!(state(&ws).len(), 2);
+    // Removed without approval: the same.
+    std::fs::remove_dir_all(ws.path(".iac-code/policies")).unwrap();
+    let script = vec![bash("e3", "terraform destroy -auto-approve"), text_reply("ok")];
+    let (llm, mut acp, sid) = session(&ws, script, "bypass_permissions");
+    acp.set_permission(Permission::AllowOnce);
+    let (msgs, _) = acp.prompt(&sid, "destroy");
+    assert!(asked(&msgs).is_empty());
+    let told = tool_result(&llm, 1);
+    assert!(told.contains("changed since"), "a removed policy is a change: {told}");
+    assert_eq!(state(&ws).len(), 2);
+    ws.write(".iac-code/policies/protect.rego", "package main\n");
     // Approved as edited: a destroy is asked again like any destroy.
     approve(&ws);
     let script = vec![bash("e2", "terraform destroy -auto-approve"), text_reply("ok")];
@@ -222,20 +272,49 @@ fn a_broken_policy_refuses_applies_while_reads_and_plans_go_on() {
 #[test]
 fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
     let ws = Workspace::new("policy-kubectl");
-    // A kubectl that only leaves a mark: no cluster exists here.
-    ws.write(".bin/kubectl", "#!/bin/sh\necho \"$@\" >> \"$PWD/kubectl-ran\"\n");
+    // A kubectl (and an oc) that only leave a mark: no cluster exists here.
     use std::os::unix::fs::PermissionsExt;
-    let fake = ws.path(".bin/kubectl");
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ran = ws.path("kubectl-ran");
+    for program in ["kubectl", "oc"] {
+        let fake = format!("#!/bin/sh\necho \"$@\" >> '{}'\n", ran.display());
+        ws.write(&format!(".bin/{program}"), &fake);
+        let fake = ws.path(&format!(".bin/{program}"));
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let pod = std::fs::read_to_string(fixture("privileged-pod.yaml")).unwrap();
     ws.write("pod.yaml", &pod);
+    ws.write("k8s/pod.yaml", &pod);
+    ws.write("manifests/ok.yaml", "kind: ConfigMap\nmetadata: {name: c}\n");
+    ws.write("manifests/deep/pod.yaml", &pod);
+    ws.write("yes.yaml", "kind: Pod\nmetadata: {name: y}\nspec:\n  containers:\n  - name: a\n    image: 'nginx:1.27'\n    securityContext: {privileged: yes}\n");
+    ws.write("merged.yaml", "kind: Pod\nmetadata: {name: m}\nx: &root {privileged: true}\nspec:\n  containers:\n  - name: a\n    image: 'nginx:1.27'\n    securityContext: {<<: *root}\n");
+    ws.write("list.yaml", "kind: List\nitems:\n- kind: Pod\n  metadata: {name: l}\n  spec:\n    containers:\n    - {name: a, image: 'nginx:1.27', securityContext: {privileged: true}}\n");
     ws.write("ok.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec:\n  containers:\n  - {name: a, image: 'nginx:1.27'}\n");
-    let script = vec![
-        bash("k1", "kubectl -n default apply -f pod.yaml"),
-        text_reply("ok"),
-        bash("k2", "kubectl apply -f ok.yaml"),
-        text_reply("ok"),
+    // (command, what the model is told): each is refused unasked and kubectl never runs.
+    let refused = [
+        ("kubectl -n default apply -f pod.yaml", "Pod debug: container shell is privileged"),
+        ("cd k8s && kubectl apply -f pod.yaml", "container shell is privileged"),
+        ("kubectl apply -f=pod.yaml", "container shell is privileged"),
+        ("kubectl apply -R -f manifests", "container shell is privileged"),
+        ("oc apply -f pod.yaml", "container shell is privileged"),
+        ("kubectl run dbg --image=busybox:1.36 --privileged", "is privileged"),
+        ("kubectl apply -f yes.yaml", "is privileged"),
+        ("kubectl apply -f merged.yaml", "is privileged"),
+        ("kubectl apply -f list.yaml", "is privileged"),
+        ("kubectl apply -f - <<'EOF'\nkind: Pod\nEOF", "cannot read"),
+        ("cat pod.yaml | kubectl apply -f -", "cannot read"),
+        ("kubectl apply -k k8s", "a kustomization"),
+        ("kubectl apply -f https://example.invalid/pod.yaml", "not a local file"),
+        ("F=pod.yaml; kubectl apply -f $F", "cannot read"),
+        ("kubectl apply -f missing.yaml", "cannot read"),
     ];
+    let mut script = Vec::new();
+    for (n, (command, _)) in refused.iter().enumerate() {
+        script.push(bash(&format!("k{n}"), command));
+        script.push(text_reply("ok"));
+    }
+    script.push(bash("ok", "kubectl apply -f ok.yaml"));
+    script.push(text_reply("ok"));
     let llm = FakeLlm::start(script);
     let path =
         format!("{}:{}", ws.path(".bin").display(), std::env::var("PATH").unwrap_or_default());
@@ -246,13 +325,16 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
         "session/set_mode",
         serde_json::json!({"sessionId": sid, "modeId": "bypass_permissions"}),
     );
-    let (msgs, _) = acp.prompt(&sid, "deploy");
-    assert!(asked(&msgs).is_empty());
-    let told = tool_result(&llm, 1);
-    assert!(told.contains("Pod debug: container shell is privileged"), "{told}");
-    assert!(!ws.exists("kubectl-ran"), "kubectl never ran");
+    for (n, (command, why)) in refused.iter().enumerate() {
+        let (msgs, _) = acp.prompt(&sid, "deploy");
+        assert!(asked(&msgs).is_empty(), "{command}: no question");
+        let told = tool_result(&llm, 2 * n + 1);
+        assert!(told.contains(why), "{command}: {told}");
+        assert!(!ran.exists(), "{command}: kubectl never ran");
+    }
     let (_, _) = acp.prompt(&sid, "deploy the other");
-    assert!(ws.exists("kubectl-ran"), "a compliant manifest goes on: {}", tool_result(&llm, 3));
+    let told = tool_result(&llm, 2 * refused.len() + 1);
+    assert!(ran.exists(), "a compliant manifest goes on: {told}");
 }
 
 fn fixture(name: &str) -> std::path::PathBuf {

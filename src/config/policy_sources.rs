@@ -84,7 +84,12 @@ fn project_policies(
     let dir = settings_path.parent().map(|d| d.join("policies")).unwrap_or_default();
     let approved: Option<&Runs> = project.check.as_ref().map(|c| c.approved());
     let Some(approved) = approved else {
-        let Ok(real) = std::fs::canonicalize(&dir) else { return Vec::new() };
+        // A policies directory removed since is looked up where it was.
+        let real = std::fs::canonicalize(&dir).ok().or_else(|| {
+            let parent = std::fs::canonicalize(settings_path.parent()?).ok()?;
+            Some(parent.join("policies"))
+        });
+        let Some(real) = real else { return Vec::new() };
         // Approved once, changed since (a policy, a hook's script or the settings): no
         // edit may loosen them unseen, so applies are refused until approved again.
         if HOOKS.runner_of(config_dir, &real.join("policy.rego")).is_some() {

@@ -90,7 +90,13 @@ pub(super) fn prepare(
             gate.content.push(acts_on(&scope));
         }
         let mut judged = Judged::default();
-        policy::judge_manifests(&script, &mut judged, timeout, ctx);
+        if let Some(line) = policy::apply_line(&gate.lines, &gate.patterns) {
+            let why = format!("`{line}` is not a lone command the gate can plan");
+            policy::unjudged(&why, &mut judged, ctx);
+        }
+        if judged.refused.is_none() {
+            policy::judge_manifests(&script, &mut judged, timeout, ctx);
+        }
         lay(gate, judged);
         return Ok(());
     };
@@ -103,7 +109,8 @@ pub(super) fn prepare(
             gate.content.push(acts_on(&scope));
         }
         let mut judged = Judged::default();
-        policy::unjudged(&mut judged, ctx);
+        let why = format!("options the gate cannot carry into a plan: {}", tf.unknown.join(" "));
+        policy::unjudged(&why, &mut judged, ctx);
         lay(gate, judged);
         return Ok(());
     }

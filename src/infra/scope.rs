@@ -85,38 +85,15 @@ impl Vars<'_> {
 /// release. `cwd` is where the script starts; `env` its environment.
 pub fn scope(script: &Script, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut lines = Lines::default();
-    let mut dir = Some(cwd.to_path_buf());
-    let mut exported: Vec<(String, String)> = Vec::new();
     let mut selected: Option<String> = None;
-    for cmd in &script.commands {
-        let vars = Vars { own: &cmd.assigns, script: &exported, env };
-        let Some(program) = cmd.program() else {
-            // `X=1` alone changes the environment of later commands only if X is exported.
-            let before = Vars { own: &[], script: &exported, env };
-            let known: Vec<_> =
-                cmd.assigns.iter().filter(|(n, _)| before.get(n).is_some()).cloned().collect();
-            exported.extend(known);
-            continue;
-        };
+    walk(script, cwd, env, |cmd, program, dir, vars| {
+        let vars = &vars;
         match program {
-            "cd" | "pushd" => dir = change_dir(dir.as_deref(), cmd, &vars),
-            "popd" => dir = None,
-            "export" => {
-                let words =
-                    cmd.argv.iter().zip(cmd.dynamic.iter().chain(std::iter::repeat(&false)));
-                for (word, dynamic) in words.skip(1) {
-                    if let Some((name, value)) = word.split_once('=')
-                        && !dynamic
-                    {
-                        exported.push((name.to_string(), value.to_string()));
-                    }
-                }
-            }
             "terraform" | "tofu" | "terragrunt" => {
-                terraform(&mut lines, cmd, dir.as_deref(), cwd, &vars, &mut selected);
+                terraform(&mut lines, cmd, dir, cwd, vars, &mut selected);
             }
             "kubectl" | "helm" | "kustomize" => {
-                kube::scope(&mut lines, program, cmd, dir.as_deref(), &vars);
+                kube::scope(&mut lines, program, cmd, dir, vars);
             }
             "aws" => {
                 let profile = flag(cmd, "--profile").map(|p| format!("{p} (--profile)"));
@@ -136,7 +113,7 @@ pub fn scope(script: &Script, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) 
                 let project = flag(cmd, "--project")
                     .map(|p| format!("{p} (--project)"))
                     .or_else(|| vars.first(&["CLOUDSDK_CORE_PROJECT"]))
-                    .or_else(|| gcloud_project(cmd, &vars));
+                    .or_else(|| gcloud_project(cmd, vars));
                 if let Some(p) = project {
                     lines.add(Kind::GcpProject, format!("Google Cloud project: {p}"));
                 }
@@ -144,15 +121,84 @@ pub fn scope(script: &Script, cwd: &Path, env: &dyn Fn(&str) -> Option<String>) 
             "az" => {
                 let sub = flag(cmd, "--subscription")
                     .map(|s| format!("{s} (--subscription)"))
-                    .or_else(|| azure_subscription(&vars));
+                    .or_else(|| azure_subscription(vars));
                 if let Some(s) = sub {
                     lines.add(Kind::AzureSubscription, format!("Azure subscription: {s}"));
                 }
             }
             _ => {}
         }
-    }
+    });
     lines.finish()
+}
+
+/// The directory each command of `script` runs in (`cd`, `pushd` and `popd` followed;
+/// `None` where it cannot be known: a hidden `cd $X`, `popd`, `cd -`).
+pub fn dirs(
+    script: &Script,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Option<PathBuf>> {
+    let mut out = Vec::with_capacity(script.commands.len());
+    walk_all(script, cwd, env, |_, dir, _| out.push(dir.map(Path::to_path_buf)));
+    out
+}
+
+/// Calls `f` with each command that has a program, its program, the directory it runs in
+/// and the environment it sees.
+fn walk(
+    script: &Script,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    mut f: impl FnMut(&Simple, &str, Option<&Path>, Vars),
+) {
+    walk_all(script, cwd, env, |cmd, dir, vars| {
+        if let Some(program) = cmd.program() {
+            f(cmd, program, dir, vars);
+        }
+    });
+}
+
+/// Calls `f` with every command of `script` (bare assignments too), the directory it runs
+/// in and the environment it sees; follows `cd`, `pushd`, `popd` and `export`.
+fn walk_all(
+    script: &Script,
+    cwd: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    mut f: impl FnMut(&Simple, Option<&Path>, Vars),
+) {
+    let mut dir = Some(cwd.to_path_buf());
+    let mut exported: Vec<(String, String)> = Vec::new();
+    for cmd in &script.commands {
+        f(cmd, dir.as_deref(), Vars { own: &cmd.assigns, script: &exported, env });
+        let vars = Vars { own: &cmd.assigns, script: &exported, env };
+        let Some(program) = cmd.program() else {
+            // `X=1` alone changes the environment of later commands only if X is exported.
+            let before = Vars { own: &[], script: &exported, env };
+            let known: Vec<_> =
+                cmd.assigns.iter().filter(|(n, _)| before.get(n).is_some()).cloned().collect();
+            exported.extend(known);
+            continue;
+        };
+        match program {
+            "cd" | "pushd" => dir = change_dir(dir.as_deref(), cmd, &vars),
+            "popd" => dir = None,
+            "export" => {
+                let words =
+                    cmd.argv.iter().zip(cmd.dynamic.iter().chain(std::iter::repeat(&false)));
+                let mut set = Vec::new();
+                for (word, dynamic) in words.skip(1) {
+                    if let Some((name, value)) = word.split_once('=')
+                        && !dynamic
+                    {
+                        set.push((name.to_string(), value.to_string()));
+                    }
+                }
+                exported.extend(set);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Where `cd`/`pushd` goes; `None` when it cannot be known.

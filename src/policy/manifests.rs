@@ -1,41 +1,167 @@
 //! Kubernetes manifests as policy input: each YAML document of a file as its own JSON
-//! value (conftest's way), empty documents skipped. Pure.
+//! value (conftest's way), empty documents skipped, a `kind: List` as its items. Read as
+//! kubectl reads them (YAML 1.1): a plain `yes`, `on` or `y` is true, `no`, `off` or `n`
+//! false; a merge key (`<<: *base`) brings its mapping's keys; an alias is its anchor's
+//! value. A quoted scalar is always a string. Pure.
+
+use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Nodes deeper than this are refused (a hostile file cannot exhaust the stack).
+const MAX_DEPTH: usize = 256;
 
 /// The documents of `text` (YAML, JSON included), each as JSON.
 pub fn documents(text: &str) -> Result<Vec<Value>, String> {
-    let docs = YamlLoader::load_from_str(text).map_err(|err| err.to_string())?;
-    Ok(docs.iter().filter(|d| !matches!(d, Yaml::Null)).map(json_of).collect())
+    let mut builder = Builder::default();
+    Parser::new_from_str(text).load(&mut builder, true).map_err(|err| err.to_string())?;
+    if let Some(why) = builder.error {
+        return Err(why);
+    }
+    let mut out = Vec::new();
+    for doc in builder.docs {
+        match doc {
+            Value::Null => {}
+            Value::Object(ref map)
+                if map.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"))
+                    && map.get("items").is_some_and(Value::is_array) =>
+            {
+                let items = map.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+                out.extend(items.into_iter().filter(|i| !i.is_null()));
+            }
+            doc => out.push(doc),
+        }
+    }
+    Ok(out)
 }
 
-fn json_of(yaml: &Yaml) -> Value {
-    match yaml {
-        Yaml::String(s) => Value::String(s.clone()),
-        Yaml::Integer(i) => Value::Number((*i).into()),
-        Yaml::Real(text) => text
-            .parse::<f64>()
-            .ok()
-            .and_then(Number::from_f64)
-            .map_or_else(|| Value::String(text.clone()), Value::Number),
-        Yaml::Boolean(b) => Value::Bool(*b),
-        Yaml::Array(items) => Value::Array(items.iter().map(json_of).collect()),
-        Yaml::Hash(hash) => {
-            let mut map = Map::new();
-            for (key, value) in hash {
-                let key = match key {
-                    Yaml::String(s) | Yaml::Real(s) => s.clone(),
-                    Yaml::Integer(i) => i.to_string(),
-                    Yaml::Boolean(b) => b.to_string(),
-                    other => format!("{other:?}"),
-                };
-                map.insert(key, json_of(value));
-            }
-            Value::Object(map)
+/// A node being built: a sequence, or a mapping waiting for a key or for a key's value.
+enum Open {
+    Seq(Vec<Value>, usize),
+    Map(Map<String, Value>, Option<String>, usize, Vec<Value>),
+}
+
+/// Builds JSON values from the parser's events.
+#[derive(Default)]
+struct Builder {
+    docs: Vec<Value>,
+    stack: Vec<Open>,
+    anchors: HashMap<usize, Value>,
+    error: Option<String>,
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, event: Event, _mark: Marker) {
+        if self.error.is_some() {
+            return;
         }
-        Yaml::Null | Yaml::BadValue | Yaml::Alias(_) => Value::Null,
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = scalar(text, style, tag.as_ref());
+                self.done(value, anchor);
+            }
+            Event::Alias(id) => {
+                let value = self.anchors.get(&id).cloned().unwrap_or(Value::Null);
+                self.done(value, 0);
+            }
+            Event::SequenceStart(anchor, _) => self.open(Open::Seq(Vec::new(), anchor)),
+            Event::MappingStart(anchor, _) => {
+                self.open(Open::Map(Map::new(), None, anchor, Vec::new()));
+            }
+            Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
+                Some(Open::Seq(items, anchor)) => self.done(Value::Array(items), anchor),
+                Some(Open::Map(mut map, _, anchor, merged)) => {
+                    // Merged keys never override the mapping's own.
+                    for base in merged {
+                        for (k, v) in base.as_object().into_iter().flatten() {
+                            map.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                    self.done(Value::Object(map), anchor);
+                }
+                None => {}
+            },
+            _ => {}
+        }
     }
+}
+
+impl Builder {
+    fn open(&mut self, node: Open) {
+        if self.stack.len() >= MAX_DEPTH {
+            self.error = Some(format!("nested more than {MAX_DEPTH} levels deep"));
+            return;
+        }
+        self.stack.push(node);
+    }
+
+    /// A finished node: into its parent, or a document of its own.
+    fn done(&mut self, value: Value, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.docs.push(value),
+            Some(Open::Seq(items, _)) => items.push(value),
+            Some(Open::Map(map, key, _, merged)) => match key.take() {
+                None => *key = Some(key_of(&value)),
+                Some(k) if k == "<<" => match value {
+                    Value::Array(bases) => merged.extend(bases),
+                    base => merged.push(base),
+                },
+                Some(k) => {
+                    map.insert(k, value);
+                }
+            },
+        }
+    }
+}
+
+/// A mapping key as JSON keys are: text.
+fn key_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A scalar as YAML 1.1 resolves it (plain only; a quoted or block scalar is a string,
+/// and so is anything tagged `!!str`).
+fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
+    let tagged_str = tag.is_some_and(|t| t.suffix == "str" || t.suffix.ends_with(":str"));
+    if style != TScalarStyle::Plain || tagged_str {
+        return Value::String(text);
+    }
+    match text.as_str() {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => {
+            return Value::Bool(true);
+        }
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => {
+            return Value::Bool(false);
+        }
+        _ => {}
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(&text);
+    if let Some(hex) = digits.strip_prefix("0x") {
+        if let Ok(n) = i64::from_str_radix(hex, 16) {
+            return Value::Number(if text.starts_with('-') { -n } else { n }.into());
+        }
+    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(n) = text.parse::<i64>() {
+            return Value::Number(n.into());
+        }
+    } else if digits.bytes().any(|b| b.is_ascii_digit())
+        && digits
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+        && let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64)
+    {
+        return Value::Number(n);
+    }
+    Value::String(text)
 }
 
 #[cfg(test)]
@@ -47,12 +173,39 @@ mod tests {
         let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  \
                     - {name: c, image: 'nginx:1', ports: [{containerPort: 80}]}\n---\n---\n\
                     kind: Service\nspec: {ratio: 0.5, on: true}\n";
-        let docs = documents(text).unwrap();
+        let docs = documents(text).expect("YAML");
         assert_eq!(docs.len(), 2, "the empty document is skipped");
         assert_eq!(docs[0]["spec"]["containers"][0]["ports"][0]["containerPort"], 80);
         assert_eq!(docs[0]["metadata"]["name"], "a");
         assert_eq!(docs[1]["spec"]["ratio"], 0.5);
-        assert_eq!(docs[1]["spec"]["on"], true);
+        assert_eq!(docs[1]["spec"]["true"], true, "a plain `on` key is true, as kubectl reads it");
         assert!(documents("a: [b").is_err());
+    }
+
+    #[test]
+    fn yaml_1_1_booleans_merge_keys_aliases_and_lists_are_read_as_kubectl_reads_them() {
+        let docs = documents(
+            "a: yes\nb: 'yes'\nc: off\nd: !!str on\ne: 0x1F\nf: 1.5\ng: ~\nh: \"1\"\n\
+             base: &b {privileged: true, x: 1}\nm: {<<: *b, x: 2}\nalias: *b\nn: 1\n",
+        )
+        .expect("YAML");
+        let d = &docs[0];
+        assert_eq!(d["a"], true);
+        assert_eq!(d["b"], "yes", "quoted stays a string");
+        assert_eq!(d["c"], false);
+        assert_eq!(d["d"], "on");
+        assert_eq!(d["e"], 31);
+        assert_eq!(d["f"], 1.5);
+        assert_eq!(d["g"], Value::Null);
+        assert_eq!(d["h"], "1");
+        assert_eq!(d["m"]["privileged"], true, "merged");
+        assert_eq!(d["m"]["x"], 2, "the mapping's own key wins");
+        assert_eq!(d["alias"]["x"], 1);
+        assert_eq!(d["false"], 1, "a plain `n` key is false (YAML 1.1)");
+        let list = documents("kind: List\nitems:\n- kind: Pod\n- kind: Service\n").expect("YAML");
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[1]["kind"], "Service");
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert!(documents(&deep).is_err(), "too deep");
     }
 }

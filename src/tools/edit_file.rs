@@ -49,7 +49,7 @@ impl Tool for EditFile {
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
         let mut invocation = describe_path("Edit", args, ctx, None).writing();
-        super::state_files::refuse(&mut invocation);
+        super::state_files::refuse(&mut invocation, ctx.config_dir);
         invocation
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

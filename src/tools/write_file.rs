@@ -44,7 +44,7 @@ impl Tool for WriteFile {
     }
     fn describe(&self, args: &Value, ctx: &ToolContext) -> Invocation {
         let mut invocation = describe_path("Write", args, ctx, None).writing();
-        super::state_files::refuse(&mut invocation);
+        super::state_files::refuse(&mut invocation, ctx.config_dir);
         invocation
     }
     fn run(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

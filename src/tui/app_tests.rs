@@ -20,7 +20,9 @@ fn client() -> (App, memory::Server) {
 /// The next request the client sent: its id, method and params.
 fn sent(server: &memory::Server) -> (Value, String, Value) {
     match server.inbox.try_recv() {
-        Ok(Ok(Message::Request(r))) => (serde_json::to_value(&r.id).expect("an id"), r.method, r.params),
+        Ok(Ok(Message::Request(r))) => {
+            (serde_json::to_value(&r.id).expect("an id"), r.method, r.params)
+        }
         other => panic!("expected a request from the client, got {other:?}"),
     }
 }
