@@ -249,12 +249,15 @@ fn man_page_documents_every_flag_subcommand_and_variable() {
     let man_path = concat!(env!("CARGO_MANIFEST_DIR"), "/man/iac-code.1");
     let man = std::fs::read_to_string(man_path).expect("man page").replace("\\-", "-");
     // The examples and the development section after them also show other programs'
-    // flags (cargo, install.sh, deploy/release.sh), and so does the infrastructure gate's
-    // section (terraform's, kubectl's, git's).
+    // flags (cargo, install.sh, deploy/release.sh), and so do the infrastructure gate's
+    // and the policies' sections (terraform's, kubectl's, helm's, git's).
     let documented = man.split(".SH EXAMPLES").next().unwrap_or_default();
-    let (before, gate) = documented.split_once(".SH INFRASTRUCTURE GATE").expect("the gate");
-    let after = gate.split_once("\n.SH ").map_or("", |(_, rest)| rest);
-    let ours = format!("{before}{after}");
+    let mut ours = documented.to_string();
+    for section in [".SH INFRASTRUCTURE GATE", ".SH POLICY"] {
+        let (before, rest) = ours.split_once(section).expect("the section");
+        let after = rest.split_once("\n.SH ").map_or("", |(_, rest)| rest);
+        ours = format!("{before}\n.SH {after}");
+    }
     assert_eq!(flags(&help), flags(&ours), "flags differ between --help and the man page");
     let commands = subcommands(&help);
     for must in ["chat", "acp", "doctor", "sessions migrate", "mcp add-json", "policy eval"] {

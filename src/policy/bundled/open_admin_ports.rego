@@ -22,10 +22,9 @@ deny contains msg if {
 
 # AWS: inline ingress blocks of a security group.
 ingress_rules(rc) := {rule |
-	rc.type == "aws_security_group"
 	some block in object.get(after(rc), "ingress", [])
 	rule := {"sources": array.concat(nonull(block.cidr_blocks), nonull(block.ipv6_cidr_blocks)), "ports": aws_ports(block.protocol, block.from_port, block.to_port)}
-} if rc.type == "aws_security_group"
+} if rc.type in {"aws_security_group", "aws_default_security_group"}
 
 ingress_rules(rc) := {rule |
 	a := after(rc)
@@ -38,13 +37,27 @@ ingress_rules(rc) := {rule |
 	rule := {"sources": [s | some s in [a.cidr_ipv4, a.cidr_ipv6]; s != null], "ports": aws_ports(a.ip_protocol, object.get(a, "from_port", null), object.get(a, "to_port", null))}
 } if rc.type == "aws_vpc_security_group_ingress_rule"
 
-# Google Cloud: an ingress firewall's allowed ports.
+# Google Cloud: an ingress firewall's allowed ports. With no source ranges, tags or
+# service accounts, Google Cloud takes the source to be 0.0.0.0/0.
 ingress_rules(rc) := {rule |
 	a := after(rc)
 	object.get(a, "direction", "INGRESS") != "EGRESS"
 	some allow in nonull(a.allow)
-	rule := {"sources": nonull(a.source_ranges), "ports": gcp_ports(allow)}
+	rule := {"sources": gcp_sources(a), "ports": gcp_ports(allow)}
 } if rc.type == "google_compute_firewall"
+
+gcp_sources(a) := nonull(a.source_ranges) if count(nonull(object.get(a, "source_ranges", []))) > 0
+
+gcp_sources(a) := ["0.0.0.0/0"] if {
+	count(nonull(object.get(a, "source_ranges", []))) == 0
+	count(nonull(object.get(a, "source_tags", []))) == 0
+	count(nonull(object.get(a, "source_service_accounts", []))) == 0
+}
+
+gcp_sources(a) := [] if {
+	count(nonull(object.get(a, "source_ranges", []))) == 0
+	count(array.concat(nonull(object.get(a, "source_tags", [])), nonull(object.get(a, "source_service_accounts", [])))) > 0
+}
 
 # Azure: an inbound allow rule, on its own or inside a security group.
 ingress_rules(rc) := {rule |

@@ -29,3 +29,12 @@ test_azure_any_port_from_internet_is_denied_twice if {
 test_azure_deny_rules_are_not_openings if {
 	count(deny) == 0 with input as plan("azurerm_network_security_rule", {"direction": "Inbound", "access": "Deny", "source_address_prefix": "*", "destination_port_range": "22"})
 }
+
+test_the_default_security_group_is_judged_too if {
+	count(deny) == 2 with input as plan("aws_default_security_group", {"ingress": [{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"], "ipv6_cidr_blocks": null}]})
+}
+
+test_a_google_firewall_without_sources_is_open_to_anywhere if {
+	deny == {"google_compute_firewall.x opens port 22 to 0.0.0.0/0"} with input as plan("google_compute_firewall", {"direction": "INGRESS", "allow": [{"protocol": "tcp", "ports": ["22"]}], "source_ranges": null})
+	count(deny) == 0 with input as plan("google_compute_firewall", {"direction": "INGRESS", "allow": [{"protocol": "tcp", "ports": ["22"]}], "source_ranges": null, "source_tags": ["bastion"]})
+}

@@ -1,6 +1,9 @@
 # Storage created or changed without encryption at rest: a warning. Only attributes that
-# default to unencrypted (or are explicitly turned off) are judged; storage every cloud
-# encrypts by default (S3, Google Cloud disks and buckets, Azure storage accounts) is not.
+# default to unencrypted (or are explicitly turned off) are judged. Storage a cloud always
+# encrypts is not: S3 (since 2023), every Google Cloud disk, bucket and database (Google's
+# keys unless a customer key is named, which is a choice of keys, not of encryption), Azure
+# storage accounts and managed disks (platform keys). Azure SQL's transparent data
+# encryption can be turned off, so it is judged.
 package iac_code.unencrypted_storage
 
 # The attribute that must be true, per resource type.
@@ -14,17 +17,11 @@ encryption_flags := {
 	"aws_redshift_cluster": "encrypted",
 	"aws_elasticache_replication_group": "at_rest_encryption_enabled",
 	"azurerm_mssql_database": "transparent_data_encryption_enabled",
-	"azurerm_managed_disk": "secure_vm_disk_encryption_set_id",
-	"google_sql_database_instance": "encryption_key_name",
 }
-
-# Attributes that hold a key rather than a flag: absent means the provider's default keys.
-key_attributes := {"secure_vm_disk_encryption_set_id", "encryption_key_name"}
 
 warn contains msg if {
 	some rc in input.resource_changes
 	attribute := encryption_flags[rc.type]
-	not key_attributes[attribute]
 	some action in rc.change.actions
 	action in {"create", "update"}
 	object.get(rc.change.after, attribute, false) != true
