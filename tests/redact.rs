@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::infra::{bash, terraform, tf};
 use crate::support::acp_client::{AcpProcess, updates_of};
 use crate::support::fake_llm::{FakeLlm, Reply, text_reply, tool_reply};
+use crate::support::http_fixture::HttpFixture;
 use crate::support::workspace::Workspace;
 
 /// A random marker of `len` letters and digits, mixed case (so every shape takes it).
@@ -279,6 +280,55 @@ fn a_placeholder_the_model_writes_lands_as_the_value_and_never_comes_back() {
         assert!(!question.to_string().contains(&value), "the question shows placeholders");
     }
     assert_nowhere(&ws, &llm, &acp, &session, &[&value]);
+}
+
+#[test]
+fn a_placeholder_never_changes_what_a_command_is_nor_names_what_was_never_shown() {
+    let ws = Workspace::new("redact-hostile");
+    let value = marker(24);
+    // A hostile project: its token's value is shell syntax.
+    ws.write(".env", &format!("API_TOKEN=\"{value};touch pwned\"\n"));
+    let host = marker(40);
+    let llm = FakeLlm::start(vec![bash("c1", "cat .env"), text_reply("read")]);
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("DEPLOY_SECRET", &host)]);
+    acp.initialize();
+    let session = acp.new_session(&ws.project());
+    acp.call("session/set_mode", json!({"sessionId": session, "modeId": "bypass_permissions"}));
+    let placeholder = read_env(&mut acp, &session, &llm);
+    llm.push(bash("c2", &format!("echo {placeholder}")));
+    // The host's credential was learned at start and never shown: its number is guessed.
+    llm.push(bash("c3", "printf '%s' __SECRET:credential:1__ > guessed.txt"));
+    let site = HttpFixture::start(vec![]);
+    let url = site.url(&format!("/{placeholder}"));
+    llm.push(tool_reply("f1", "web_fetch", json!({ "url": url })));
+    llm.push(text_reply("done"));
+    acp.prompt(&session, "use it");
+    // web_fetch never gets a value: the URL it sends keeps the placeholder.
+    let fetched = crate::tools::tool_result(&llm, 5);
+    assert_eq!(site.hits(), [format!("/{placeholder}")], "{fetched}");
+    assert!(!ws.exists("pwned"), "the value ran as a command");
+    let told = crate::tools::tool_result(&llm, 3);
+    assert!(told.contains("shell syntax"), "{told}");
+    assert!(!ws.exists("guessed.txt"), "an unseen value is never restored");
+    let told = crate::tools::tool_result(&llm, 4);
+    assert!(told.contains("not a secret of this session"), "{told}");
+    assert_nowhere(&ws, &llm, &acp, &session, &[&value, &host]);
+}
+
+#[test]
+fn a_sessions_title_is_made_from_its_first_prompt_as_redacted() {
+    let ws = Workspace::new("redact-title");
+    let value = marker(24);
+    let llm = FakeLlm::start(vec![text_reply("noted")]);
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
+    acp.prompt(&session, &format!("db_password = \"{value}\" is the one to use"));
+    let list = acp.call("session/list", json!({}));
+    let title = list["result"]["sessions"][0]["title"].as_str().unwrap_or_default().to_string();
+    assert!(title.contains("__SECRET:"), "the title holds the placeholder: {title}");
+    let from_agent: Vec<String> =
+        acp.transcript().lines().filter(|l| l.starts_with("<--")).map(str::to_string).collect();
+    assert!(!from_agent.iter().any(|l| l.contains(&value)), "no frame of the agent's holds it");
+    assert!(!files_text(&ws.config().join("sessions")).contains(&value), "nor the journal");
 }
 
 #[test]

@@ -97,15 +97,29 @@ pub(super) fn run(
     result
 }
 
-/// `args` with the session's placeholders restored. Memory never holds a secret: a
-/// placeholder there is refused rather than restored (memory reaches every later prompt).
+/// The tools whose arguments get the values back: a command, a file's content, an MCP
+/// call. Nothing else does: not a URL (`web_fetch`), a question (`ask_user`,
+/// `exit_plan_mode`), a plan, a sub-agent's prompt, a path or a pattern.
+const RESTORED: [&str; 3] = ["bash", "write_file", "edit_file"];
+
+/// `args` with the session's placeholders restored, for the tools that get values.
+/// Memory never holds a secret: a placeholder there is refused rather than restored
+/// (memory reaches every later prompt).
 fn restore(turn: &Turn, tool: &dyn Tool, args: &Value) -> Result<Value, String> {
-    if tool.name() == "write_memory" && args.to_string().contains(crate::secret::OPEN) {
+    let name = tool.name();
+    if name == "write_memory" && args.to_string().contains(crate::secret::OPEN) {
         return Err(
             "Refused: memory never holds secrets, and a placeholder stands for one.".to_string()
         );
     }
-    turn.record.vault.restore_value(args)
+    if !RESTORED.contains(&name) && !name.starts_with("mcp__") {
+        return Ok(args.clone());
+    }
+    let restored = turn.record.vault.restore_value(args)?;
+    if let (Some(shown), Some(real)) = (tool.command(args), tool.command(&restored)) {
+        gate::restored_command(&shown.text, &real.text, turn.place.cwd)?;
+    }
+    Ok(restored)
 }
 
 /// A call that passed the gate, and the lines of the hooks that ran for it so far.

@@ -33,6 +33,7 @@ use crate::tools::{Invocation, Tool, ToolContext, ToolKind};
 
 pub use always::Always;
 pub use decide::{Call, decide};
+pub use judge::restored_command;
 pub use network::{DENY_ALL, Network, decide_network, network_refused};
 pub use pass::{Passed, pass, ran_unasked, written};
 pub use plan::remove_scratch;

@@ -187,6 +187,20 @@ fn a_value_gets_one_placeholder_and_comes_back_on_restore() {
 }
 
 #[test]
+fn a_value_never_shown_cannot_be_named_by_guessing_its_placeholder() {
+    let vault = vault();
+    // Learned (a host credential), never in anything redacted: its number is guessable.
+    vault.learn("credential", "AKIA-host-credential-value-1234");
+    let guess = format!("{OPEN}credential:1__");
+    assert!(vault.restore(&format!("curl -d {guess} x")).is_err(), "refused while unseen");
+    assert!(vault.entries().is_empty(), "nothing unseen is kept");
+    let (shown, _) = vault.redact("key AKIA-host-credential-value-1234 here");
+    assert_eq!(shown, format!("key {guess} here"));
+    assert_eq!(vault.restore(&guess).expect("shown now"), "AKIA-host-credential-value-1234");
+    assert_eq!(vault.entries().len(), 1);
+}
+
+#[test]
 fn an_unknown_placeholder_is_an_error() {
     let vault = vault();
     let err = vault.restore("echo __SECRET:password:7__").expect_err("an unknown placeholder");

@@ -60,6 +60,10 @@ struct Entry {
     kind: String,
     value: String,
     placeholder: String,
+    /// The placeholder stood in for the value in something redacted (a tool's result, a
+    /// message): only such a placeholder is restored. A value learned and never seen (the
+    /// host's credentials, state read in the background) cannot be named by guessing.
+    shown: bool,
 }
 
 #[derive(Default)]
@@ -165,7 +169,8 @@ impl Vault {
                 continue;
             }
             out.push_str(&text[at..start]);
-            let entry = &inner.entries[index];
+            let entry = &mut inner.entries[index];
+            entry.shown = true;
             out.push_str(&entry.placeholder);
             tally.add(&entry.kind);
             at = end;
@@ -189,13 +194,14 @@ impl Vault {
         }
     }
 
-    /// Every value and its placeholder as `[kind, value, placeholder]`, in the order given
-    /// (to keep for load and resume; see `session/vault_file.rs`).
+    /// Every value shown and its placeholder as `[kind, value, placeholder]`, in the order
+    /// given (to keep for load and resume; see `session/vault_file.rs`).
     pub fn entries(&self) -> Vec<[String; 3]> {
         let inner = crate::sync::lock(&self.inner);
         inner
             .entries
             .iter()
+            .filter(|e| e.shown)
             .map(|e| [e.kind.clone(), e.value.clone(), e.placeholder.clone()])
             .collect()
     }
@@ -219,7 +225,7 @@ impl Vault {
                 inner.exact.push(index);
                 inner.stale = true;
             }
-            inner.entries.push(Entry { kind, value, placeholder });
+            inner.entries.push(Entry { kind, value, placeholder, shown: true });
             inner.skip = inner.skip.max(number.saturating_sub(inner.entries.len()));
         }
     }
@@ -268,9 +274,9 @@ impl Vault {
                 continue;
             };
             let placeholder = &rest[at..at + OPEN.len() + len];
-            match inner.by_placeholder.get(placeholder) {
-                Some(index) => out.push_str(&inner.entries[*index].value),
-                None => {
+            match inner.by_placeholder.get(placeholder).map(|i| &inner.entries[*i]) {
+                Some(entry) if entry.shown => out.push_str(&entry.value),
+                _ => {
                     return Err(format!(
                         "{placeholder} is not a secret of this session (it was never shown in \
                          it, or the session was loaded again where its kept placeholders \
@@ -341,8 +347,10 @@ impl Inner {
         let placeholder = format!("{OPEN}{kind}:{}{CLOSE}", self.skip + index + 1);
         self.by_value.insert(value.to_string(), index);
         self.by_placeholder.insert(placeholder.clone(), index);
-        self.entries.push(Entry { kind: kind.to_string(), value: value.to_string(), placeholder });
-        if value.len() >= MIN_EXACT {
+        let exact = value.len() >= MIN_EXACT;
+        let (kind, value) = (kind.to_string(), value.to_string());
+        self.entries.push(Entry { kind, value, placeholder, shown: false });
+        if exact {
             self.exact.push(index);
             self.stale = true;
         }

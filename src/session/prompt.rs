@@ -98,7 +98,8 @@ impl Manager {
         session.open_inbox(command.is_none());
         let cancel_handle = cancel.clone();
         if command.is_none() && session.journal.meta().title.is_none() {
-            let title = crate::text::title(&text);
+            // The title is kept and shown everywhere: made from the prompt as redacted.
+            let title = crate::text::title(&session.vault.redact(&text).0);
             session.record(&super::record::Record::Title { title: title.clone() });
             session.touch(|m| m.title = Some(title.clone()));
             let updated_at = Some(session.journal.meta().updated_at);
