@@ -48,7 +48,7 @@ pub(super) fn placeholder(found: &str) -> bool {
 
 /// Whether a value assigned to a secret's name is itself a secret: long enough, and not a
 /// reference, an expression or a placeholder.
-pub(super) fn literal_secret(value: &str, quoted: bool) -> bool {
+pub(super) fn literal_secret(value: &str, quoted: bool, flag: bool) -> bool {
     let value = value.trim();
     // A PEM key is its own kind (`shapes::pem`).
     if value.chars().count() < MIN_LITERAL || placeholder(value) || value.contains("-----BEGIN") {
@@ -62,9 +62,10 @@ pub(super) fn literal_secret(value: &str, quoted: bool) -> bool {
     if REFERENCES.iter().any(|r| lower.starts_with(r)) || lower.contains("${") {
         return false;
     }
+    // Quoted, blanks and all, it is the value: a passphrase is words too
+    // (`"correct horse battery staple"`), and hiding a sentence costs less than showing one.
     if quoted {
-        // A sentence about the value is not the value (`"the password of the db"`).
-        return !(value.contains(' ') && prose(value));
+        return true;
     }
     // YAML tags, anchors and aliases (`!vault |`, `*db_password`).
     if value.starts_with(['!', '&', '*']) {
@@ -77,14 +78,9 @@ pub(super) fn literal_secret(value: &str, quoted: bool) -> bool {
     if value.contains('(') || (value.contains('.') && value.split('.').all(identifier)) {
         return false;
     }
-    !value.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c == '_')
-}
-
-/// Words of a sentence: four or more words, each of lower-case letters only.
-fn prose(value: &str) -> bool {
-    let words: Vec<&str> = value.split(' ').filter(|w| !w.is_empty()).collect();
-    words.len() >= 4
-        && words.iter().all(|w| w.chars().all(|c| c.is_ascii_lowercase() || ",.".contains(c)))
+    // After a flag (`--password swordfish`) a word is the value; after a name in YAML or
+    // an assignment (`password: required`) a lone lower-case word is a word.
+    flag || !value.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c == '_')
 }
 
 /// Bits of entropy per character of `value`.

@@ -7,11 +7,13 @@
 //! Kubernetes `Secret` data, learned as exact values), `vault.rs` (a session's
 //! placeholders, redaction and restore) and `host.rs` (the host's own credentials:
 //! environment, provider key, credential stores, terraform state files). Memory's filter
-//! ([`find`]), the logs ([`scrub`]) and redaction all use it. Format characters
+//! ([`find`]), the logs ([`scrub`], with every value any vault of the process learned:
+//! `known.rs`) and redaction all use it. Format characters
 //! (U+200B…U+200D, U+2060, U+FEFF) are removed before matching.
 
 mod check;
 mod host;
+mod known;
 mod learn;
 mod rules;
 mod shapes;
@@ -63,8 +65,9 @@ pub fn strip_format(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().filter(|c| !FORMAT.contains(c)).collect())
 }
 
-/// `text` with every secret its shapes show replaced by `__SECRET:<kind>__` (no number:
-/// for logs, which no session's vault sees; off with `IAC_CODE_REDACT=off`).
+/// `text` with every secret its shapes show, and every value a vault of this process
+/// learned, replaced by `__SECRET:<kind>__` (no number: for logs, which no session's vault
+/// sees; off with `IAC_CODE_REDACT=off`).
 pub fn scrub(text: &str) -> Cow<'_, str> {
     static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let off = OFF.get_or_init(|| {
@@ -76,6 +79,7 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
     let stripped = strip_format(text);
     let mut found = Vec::new();
     scan(&stripped, &mut found);
+    known::spans(&stripped, &mut found);
     if found.is_empty() {
         return stripped;
     }

@@ -8,6 +8,9 @@ pub(super) enum Check {
     Token,
     /// A literal assigned to a secret's name: not a reference or expression.
     Literal,
+    /// A literal after a secret's flag (`--password VALUE`): as `Literal`, and a plain word
+    /// is a value.
+    Flag,
     /// A value after a key-like name: high entropy.
     Entropy,
     /// A password in a URL: not a variable or mask.
@@ -120,7 +123,7 @@ pub(super) const RULES: &[Rule] = &[
             r#"(?i)--?(?P<n>[a-z-]*(?:password|passwd|passphrase|token|secret|api-?key))(?:=|[ \t]+)"#,
             r#"(?:"(?P<q>[^"\n]*)"|'(?P<s>[^'\n]*)'|(?P<v>[^\s"'|;&)]+))"#
         ),
-        check: Check::Literal,
+        check: Check::Flag,
         needs: b"-",
     },
     Rule {

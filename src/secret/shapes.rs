@@ -151,7 +151,8 @@ fn rules_in(
             };
             let ok = match rule.check {
                 Check::Token => !check::placeholder(value.as_str()),
-                Check::Literal => check::literal_secret(value.as_str(), quoted),
+                Check::Literal => check::literal_secret(value.as_str(), quoted, false),
+                Check::Flag => check::literal_secret(value.as_str(), quoted, true),
                 Check::Entropy => check::high_entropy(value.as_str()),
                 Check::UrlPassword => check::url_password(value.as_str()),
                 Check::Base64Pem => check::base64_pem(value.as_str()),

@@ -151,6 +151,10 @@ const NEW_FORMS: &[(&str, &str)] = &[
         "password",
     ),
     ("whsec_Zq8Wm3Nx5Bv7Cr9Ty1Ui4Op6As2Df0Gh8", "stripe-key"),
+    ("mysql --password swordfish --host db", "password"),
+    ("psql --password 'open sesame now' -h db", "password"),
+    ("backup_passphrase: \"correct horse battery staple\"", "password"),
+    ("curl --token s3cr3tv4lu3x https://api", "token"),
 ];
 
 fn vault() -> Vault {
@@ -165,6 +169,25 @@ fn every_new_form_is_found_by_memory_and_redacted() {
         assert!(tally.kinds.iter().any(|k| k == kind), "{text:?}: {tally:?} {redacted}");
         assert!(redacted.contains(&format!("{OPEN}{kind}:")), "{redacted}");
     }
+}
+
+#[test]
+fn a_private_keys_body_read_without_its_header_is_still_redacted() {
+    let vault = vault();
+    let body = [
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+        "k3Fq9Zx2Lm8Nw4Rt6Yu1Io3Pa5Sd7Fg9Hj2Kl4Zx6Cv8Bn0Mq2We4Rt6Y",
+    ];
+    let key = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n{}\n-----END PRIVATE KEY-----\n",
+        body[0], body[1]
+    );
+    let (redacted, _) = vault.redact(&key);
+    assert!(!redacted.contains(body[0]), "{redacted}");
+    // `sed 1d key.pem`: the body alone.
+    let (redacted, tally) = vault.redact(&format!("{}\n{}\n", body[0], body[1]));
+    assert_eq!(tally.count, 2, "{redacted}");
+    assert!(!redacted.contains(body[0]) && !redacted.contains(body[1]), "{redacted}");
 }
 
 #[test]
@@ -310,4 +333,13 @@ fn kept_entries_come_back_with_their_placeholders_and_new_ones_follow() {
         .filter_map(|[_, _, p]| p.trim_end_matches('_').rsplit(':').next()?.parse::<usize>().ok())
         .max();
     assert!(new.contains(&format!(":{}__", highest.expect("numbers") + 1)), "{new}");
+}
+
+#[test]
+fn the_logs_hide_every_value_a_vault_learned_even_without_a_shape() {
+    let vault = vault();
+    let value = "plainvalue-of-a-host-credential-91";
+    assert_eq!(scrub(&format!("frame {value}")), format!("frame {value}"), "no shape of its own");
+    vault.learn("credential", value);
+    assert_eq!(scrub(&format!("frame {value} end")), "frame __SECRET:credential__ end");
 }

@@ -145,6 +145,17 @@ impl Vault {
                 found.push(Found { start: m.start(), end: m.end(), kind: "custom", name: None });
             }
         }
+        // Each line of a private key's body is learned too: a later read of the body alone
+        // (`sed 1d key.pem`) is redacted by its values.
+        for f in found.iter().filter(|f| f.kind == "private-key") {
+            for line in text[f.start..f.end].split('\n').flat_map(|l| l.split("\\n")) {
+                let line = line.trim();
+                let base64 = line.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b));
+                if line.len() >= 32 && base64 {
+                    learned.push(("private-key", line.to_string()));
+                }
+            }
+        }
         // A placeholder already in the text is never (part of) a secret.
         let kept = placeholders(&text);
         found.retain(|f| !kept.iter().any(|&(start, end)| f.start < end && start < f.end));
@@ -348,6 +359,9 @@ impl Inner {
         self.by_value.insert(value.to_string(), index);
         self.by_placeholder.insert(placeholder.clone(), index);
         let exact = value.len() >= MIN_EXACT;
+        if exact {
+            super::known::remember(value, kind_name(kind));
+        }
         let (kind, value) = (kind.to_string(), value.to_string());
         self.entries.push(Entry { kind, value, placeholder, shown: false });
         if exact {
@@ -374,4 +388,19 @@ impl Inner {
             spans.push((m.start(), m.end(), self.exact[m.pattern().as_usize()]));
         }
     }
+}
+
+/// A kind as a static name for the logs (a team's own kinds are `custom`).
+fn kind_name(kind: &str) -> &'static str {
+    const KINDS: [&str; 8] = [
+        "credential",
+        "private-key",
+        "password",
+        "token",
+        "terraform-sensitive",
+        "kubernetes-secret",
+        "custom",
+        "secret",
+    ];
+    KINDS.iter().find(|k| **k == kind).copied().unwrap_or("secret")
 }
