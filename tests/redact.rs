@@ -316,12 +316,18 @@ fn a_placeholder_never_changes_what_a_command_is_nor_names_what_was_never_shown(
 }
 
 #[test]
-fn a_sessions_title_is_made_from_its_first_prompt_as_redacted() {
+fn the_title_and_the_system_prompt_are_made_from_redacted_text() {
     let ws = Workspace::new("redact-title");
     let value = marker(24);
+    // The project's instructions hold a secret too.
+    let told = marker(24);
+    ws.write("AGENTS.md", &format!("Tests use api_key = \"{told}\" against the sandbox.\n"));
     let llm = FakeLlm::start(vec![text_reply("noted")]);
     let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
     acp.prompt(&session, &format!("db_password = \"{value}\" is the one to use"));
+    let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
+    assert!(body.contains("Tests use api_key"), "AGENTS.md is in the system prompt");
+    assert!(!body.contains(&told) && !body.contains(&value), "{body:.400}");
     let list = acp.call("session/list", json!({}));
     let title = list["result"]["sessions"][0]["title"].as_str().unwrap_or_default().to_string();
     assert!(title.contains("__SECRET:"), "the title holds the placeholder: {title}");

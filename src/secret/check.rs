@@ -75,7 +75,16 @@ pub(super) fn literal_secret(value: &str, quoted: bool, flag: bool) -> bool {
     // lower-case letters is a word (`password: required`), not a secret.
     let identifier =
         |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_-[]\"*".contains(c));
-    if value.contains('(') || (value.contains('.') && value.split('.').all(identifier)) {
+    // A dotted path is a reference (`aws_db_instance.main.password`) unless a part of it
+    // is random (a Terraform Cloud token, `xxxx.atlasv1.yyyy`).
+    let random = |p: &str| {
+        p.len() >= 20
+            && p.bytes().any(|b| b.is_ascii_digit())
+            && p.bytes().any(|b| b.is_ascii_uppercase())
+            && p.bytes().any(|b| b.is_ascii_lowercase())
+    };
+    let path = value.contains('.') && value.split('.').all(identifier);
+    if value.contains('(') || (path && !value.split('.').any(random)) {
         return false;
     }
     // After a flag (`--password swordfish`) a word is the value; after a name in YAML or

@@ -45,13 +45,51 @@ pub fn from_stores(vault: &Vault, stores: &[PathBuf]) {
     }
 }
 
-/// Scans one file for secrets (they are learned; the redacted text is dropped).
+/// Scans one file for secrets (they are learned, not shown), and learns what the stores
+/// whose values have no shape of their own hold: `.netrc`'s passwords, `.pgpass`'s last
+/// field, a vault token file, the tokens of terraform's credentials files.
 fn learn_file(vault: &Vault, path: &Path) {
     if std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_FILE)
         && let Ok(text) = std::fs::read_to_string(path)
     {
-        let _ = vault.redact(&text);
+        vault.absorb(&text);
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        for value in store_values(name, &text) {
+            vault.learn("credential", &value);
+        }
     }
+}
+
+/// The values of a credential store file named `name` that only its format shows.
+fn store_values(name: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match name {
+        ".netrc" | "_netrc" => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            for pair in words.windows(2) {
+                if matches!(pair[0], "password" | "passwd") {
+                    out.push(pair[1].to_string());
+                }
+            }
+        }
+        ".pgpass" => {
+            let last = text.lines().filter_map(|l| l.rsplit(':').next());
+            out.extend(last.filter(|v| !v.is_empty()).map(str::to_string));
+        }
+        ".vault-token" => out.push(text.trim().to_string()),
+        "credentials.tfrc.json" => {
+            // {"credentials": {"app.terraform.io": {"token": "…"}}}
+            if let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) {
+                for host in doc["credentials"].as_object().into_iter().flatten() {
+                    if let Some(token) = host.1["token"].as_str() {
+                        out.push(token.to_string());
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 /// Terraform state files under a directory and when each was last read.
@@ -92,5 +130,21 @@ impl StateWatch {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::store_values;
+
+    #[test]
+    fn stores_without_shapes_give_their_values() {
+        let netrc = "machine git.example.com login me password hunter2plain\n";
+        assert_eq!(store_values(".netrc", netrc), ["hunter2plain"]);
+        assert_eq!(store_values(".pgpass", "db:5432:app:me:pgsecretword\n"), ["pgsecretword"]);
+        assert_eq!(store_values(".vault-token", "hvs.somevaulttoken\n"), ["hvs.somevaulttoken"]);
+        let tfrc = r#"{"credentials": {"app.terraform.io": {"token": "abc.atlasv1.def"}}}"#;
+        assert_eq!(store_values("credentials.tfrc.json", tfrc), ["abc.atlasv1.def"]);
+        assert!(store_values("config", "password x").is_empty());
     }
 }

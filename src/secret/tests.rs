@@ -155,6 +155,7 @@ const NEW_FORMS: &[(&str, &str)] = &[
     ("psql --password 'open sesame now' -h db", "password"),
     ("backup_passphrase: \"correct horse battery staple\"", "password"),
     ("curl --token s3cr3tv4lu3x https://api", "token"),
+    ("token = Xk9pQ2mL7vB4nR8t.atlasv1.Zq8Wm3Nx5Bv7Cr9Ty1Ui4Op6As2Df0Gh8Jk", "token"),
 ];
 
 fn vault() -> Vault {

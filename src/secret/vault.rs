@@ -131,6 +131,17 @@ impl Vault {
 
     /// `text` with every secret replaced by its placeholder, and what was replaced.
     pub fn redact(&self, text: &str) -> (String, Tally) {
+        self.redact_showing(text, true)
+    }
+
+    /// Learns the secrets `text` holds without showing their placeholders to anyone (a
+    /// credential store read at start): they stay unrestorable until a redaction shows
+    /// them.
+    pub fn absorb(&self, text: &str) {
+        let _ = self.redact_showing(text, false);
+    }
+
+    fn redact_showing(&self, text: &str, show: bool) -> (String, Tally) {
         let mut tally = Tally::default();
         if !self.policy.on {
             return (text.to_string(), tally);
@@ -181,7 +192,7 @@ impl Vault {
             }
             out.push_str(&text[at..start]);
             let entry = &mut inner.entries[index];
-            entry.shown = true;
+            entry.shown |= show;
             out.push_str(&entry.placeholder);
             tally.add(&entry.kind);
             at = end;

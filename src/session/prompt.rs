@@ -262,7 +262,7 @@ impl<'a> TurnParts<'a> {
         let catalog = catalog::render(skills.skills(), budget);
         // Built once per session and kept (the provider's prompt cache depends on it).
         // What the `SessionStart` hooks said, waited for before the prefix is locked.
-        let started = session.vault.redact(&session.started.section()).0;
+        let started = session.started.section();
         let system = session.system_prompt(&model, &tool_names, &catalog, |date| {
             let sections = [started.as_str(), catalog.as_str()];
             system_prompt(services, session, &model, &tool_names, &sections, date)
@@ -332,7 +332,9 @@ fn system_prompt(
         system.push_str(section);
     }
     system.extend(crate::memory::prompt_section(&config.config_dir, &session.root));
-    system
+    // The project's instructions are its files: a secret in AGENTS.md is redacted like
+    // one in any file the model reads.
+    session.vault.redact(&system).0
 }
 
 /// Counts running prompt threads; decrements on drop, even when the thread panics.

@@ -70,9 +70,36 @@ pub(super) fn push_tail(tail: &mut VecDeque<u8>, bytes: &[u8], cap: usize) {
     tail.extend(bytes);
 }
 
+/// The live tail as the client may see it: when its start was cut (`cut`), from the
+/// first whole line (a cut token's prefix would hide its shape from redaction), and past
+/// the end of a private key whose header was cut away (its body has no shape at all).
+pub(super) fn whole_lines(text: &str, cut: bool) -> String {
+    let mut text = text;
+    if cut {
+        text = text.find('\n').map_or("", |at| &text[at + 1..]);
+    }
+    if let Some(end) = text.find("PRIVATE KEY-----")
+        && !text[..end].contains("-----BEGIN")
+    {
+        let after = end + "PRIVATE KEY-----".len();
+        text = text[after..].find('\n').map_or("", |at| &text[after + at + 1..]);
+    }
+    text.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_tail_starts_on_a_whole_line_and_past_a_headless_key() {
+        assert_eq!(whole_lines("hp_abcdef\nnext\n", true), "next\n");
+        assert_eq!(whole_lines("ghp_abcdef\nnext\n", false), "ghp_abcdef\nnext\n");
+        let headless = "MIIEvQIBADANBg\nAAAA\n-----END RSA PRIVATE KEY-----\nafter\n";
+        assert_eq!(whole_lines(headless, false), "after\n");
+        let whole = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+        assert_eq!(whole_lines(whole, false), whole, "a whole key is redaction's to hide");
+    }
 
     #[test]
     fn capture_keeps_head_and_tail() {

@@ -175,6 +175,7 @@ fn supervise(
         undone: Vec::new(),
     };
     let mut live = VecDeque::new();
+    let mut shown_from_start = true;
     let mut dirty = false;
     let deadline = after(timeout);
     let ticker = tick(PROGRESS_EVERY);
@@ -194,6 +195,7 @@ fn supervise(
                         Stream::Out => run.stdout.push(&bytes),
                         Stream::Err => run.stderr.push(&bytes),
                     }
+                    shown_from_start &= live.len() + bytes.len() <= LIVE_TAIL;
                     push_tail(&mut live, &bytes, LIVE_TAIL);
                     dirty = true;
                 }
@@ -239,7 +241,8 @@ fn supervise(
                 if dirty {
                     dirty = false;
                     let bytes: Vec<u8> = live.iter().copied().collect();
-                    (ctx.progress)(String::from_utf8_lossy(&bytes).into_owned());
+                    let text = String::from_utf8_lossy(&bytes);
+                    (ctx.progress)(super::limits::whole_lines(&text, !shown_from_start));
                 }
             },
         }
