@@ -117,7 +117,7 @@ fn restore(turn: &Turn, tool: &dyn Tool, args: &Value) -> Result<Value, String> 
     }
     let restored = turn.record.vault.restore_value(args)?;
     if let (Some(shown), Some(real)) = (tool.command(args), tool.command(&restored)) {
-        gate::restored_command(&shown.text, &real.text, turn.place.cwd)?;
+        gate::restored_command(shown.text, real.text, turn.place.cwd)?;
     }
     Ok(restored)
 }
