@@ -2,7 +2,8 @@
 //! streaming Markdown, a diff, a write question, a destroy question with a real terraform
 //! plan (Enter alone leaves the state as it was), interrupts by Esc and Ctrl+C, the exits
 //! and the resume hint, multi-line input, history across restarts, completion, the mode
-//! cycle, resume, resize, NO_COLOR, SIGTERM and SIGINT, and the fallback without a terminal.
+//! cycle, resume, resize, NO_COLOR, SIGTERM and SIGINT, the status line, the plan and a
+//! coloured diff under TERM=screen, and the fallback without a terminal.
 
 use std::process::{Command, Stdio};
 
@@ -265,8 +266,48 @@ fn shift_tab_cycles_the_modes_and_reaches_bypass_only_when_started_in_it() {
     let mut screen =
         Screen::spawn(client(&ws, &llm, &["--permission-mode", "bypass_permissions"]), 24, 80);
     screen.expect("mode: Bypass permissions");
-    screen.send("\x1b[Z");
-    screen.expect("mode: Default");
+    // Started with it allowed, the cycle goes back to it.
+    for next in ["Default", "Accept edits", "Plan (read-only)", "Bypass permissions"] {
+        screen.send("\x1b[Z");
+        screen.wait_screen(next, |t| t.contains(&format!("mode: {next}")));
+    }
+}
+
+#[test]
+fn the_status_line_the_plan_checklist_and_a_coloured_diff_under_screen() {
+    let ws = Workspace::new("tui-status");
+    ws.write("main.tf", "a = 1\nb = 2\n");
+    let pricing = json!({"pricing": {"fake-model": {"input": 3.0, "output": 15.0}}});
+    std::fs::write(ws.config().join("settings.json"), pricing.to_string()).unwrap();
+    let plan = json!({"entries": [
+        {"content": "change b", "status": "completed"},
+        {"content": "run the plan", "status": "in_progress"},
+        {"content": "tell the team"}]});
+    let edit = json!({"path": "main.tf", "content": "a = 1\nb = 3\n"});
+    let llm = FakeLlm::start(vec![
+        tool_reply("p1", "update_plan", plan),
+        tool_reply("w1", "write_file", edit),
+        text_reply("all done"),
+    ]);
+    let mut command = client(&ws, &llm, &["--permission-mode", "accept_edits"]);
+    // GNU screen's (and tmux's default) terminal type; the sandbox switched off says so.
+    command.env("TERM", "screen-256color").env("IAC_CODE_SANDBOX", "off");
+    let mut screen = Screen::spawn(command, 24, 80);
+    screen.expect("mode: Accept edits");
+    screen.send("change b and plan\r");
+    let text = screen.expect("all done");
+    for shown in ["☑ change b", "▶ run the plan", "☐ tell the team", "-b = 2", "+b = 3"] {
+        assert!(text.contains(shown), "{shown:?} not in:\n{text}");
+    }
+    let status = screen.wait_screen("the status line after a turn", |t| {
+        t.contains("sandbox off") && t.contains("context ") && t.contains("$0.0")
+    });
+    assert!(status.contains("fake-model"), "the model: {status}");
+    let raw = String::from_utf8_lossy(&screen.raw()).into_owned();
+    // ratatui writes a palette colour as 38;5;N (1 red, 2 green), so the terminal's own
+    // theme, light or dark, decides the shade.
+    assert!(raw.contains("\x1b[38;5;1;49m  -b = 2"), "removed lines red");
+    assert!(raw.contains("\x1b[38;5;2;49m  +b = 3"), "added lines green");
 }
 
 #[test]
