@@ -101,6 +101,54 @@ fn a_reply_streams_as_markdown_and_ctrl_d_exits_with_the_resume_hint() {
     assert_eq!(id.len(), 36, "a session id: {id}");
 }
 
+/// The visible screen, each row without its trailing blanks, blank rows at the end dropped.
+fn snapshot(screen: &str) -> String {
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let end = rows.iter().rposition(|r| !r.is_empty()).map_or(0, |i| i + 1);
+    rows[..end].join("\n")
+}
+
+#[test]
+fn a_markdown_reply_draws_this_screen_at_80_by_24() {
+    let ws = Workspace::new("tui-snapshot");
+    let reply = "## Plan\n\n1. **Tag** the bucket\n2. Run `terraform plan`\n\n\
+                 | resource | action |\n|---|---|\n| aws_s3_bucket.logs | update |\n\n\
+                 ```diff\n- acl = \"public-read\"\n+ acl = \"private\"\n```\n";
+    let llm = FakeLlm::start(vec![text_reply(reply)]);
+    let mut command = client(&ws, &llm, &[]);
+    command.env("IAC_CODE_SANDBOX", "off");
+    let mut screen = Screen::spawn(command, 24, 80);
+    screen.expect(READY);
+    screen.send("make the logs bucket private\r");
+    // The idle status line drawn (a frame caught mid-draw has none).
+    let shown = screen.wait_screen("the reply drawn and the turn ended", |t| {
+        t.contains("+ acl") && t.contains("sandbox off · context") && !t.contains("working")
+    });
+    // Fences stay, dimmed, so that what is copied from the scrollback is Markdown again.
+    let expected = "\
+› make the logs bucket private
+
+Plan
+
+1. Tag the bucket
+2. Run terraform plan
+
+ resource           │ action
+ ───────────────────┼───────
+ aws_s3_bucket.logs │ update
+
+```diff
+  - acl = \"public-read\"
+  + acl = \"private\"
+```
+────────────────────────────────────────────────────────────────────────────────
+›
+fake-model · mode: Default · sandbox off · context 0% (0k/128k)";
+    let drawn = snapshot(&shown);
+    let from = drawn.find("› make").expect("the prompt on the screen");
+    assert_eq!(&drawn[from..], expected, "the screen:\n{shown}");
+}
+
 #[test]
 fn a_write_question_allows_on_y_and_the_edit_shows_as_a_diff() {
     let ws = Workspace::new("tui-write");
