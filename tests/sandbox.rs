@@ -525,6 +525,48 @@ fn terraform_plans_fmt_validate_and_make_run_unasked_in_bypass_on_a_copy_of_stat
 }
 
 #[test]
+fn in_bypass_terraform_never_runs_unreviewed_code_that_starts_programs_with_credentials() {
+    let Some(_) = terraform() else { return };
+    let ws = applied("sandbox-unseen");
+    let external = "data \"external\" \"x\" {\n  program = [\"sh\", \"-c\", \"echo ran >> ran.txt; echo '{}'\"]\n}\n";
+    let plain = "resource \"terraform_data\" \"e\" {\n  input = \"x\"\n}\n";
+    let llm = FakeLlm::start(vec![
+        crate::support::fake_llm::tool_reply(
+            "w1",
+            "write_file",
+            json!({"path": "extra.tf", "content": plain}),
+        ),
+        bash("t1", "terraform plan -input=false -no-color"),
+        crate::support::fake_llm::tool_reply(
+            "w2",
+            "write_file",
+            json!({"path": "exec.tf", "content": external}),
+        ),
+        bash("t2", "terraform apply -auto-approve -input=false"),
+        bash("t3", "terraform plan -input=false -no-color"),
+        text_reply("done"),
+    ]);
+    let (mut acp, session) = server(&ws, &llm, &[], "bypass_permissions");
+    let (msgs, _) = acp.prompt(&session, "go");
+    assert!(asked(&msgs).is_empty(), "{}", acp.context());
+    let runs = sandboxes(&msgs);
+    // Unreviewed but plain: the plan gets the network and the credentials.
+    assert_eq!(
+        (&runs[0]["network"], &runs[0]["credentials"]),
+        (&json!(true), &json!(true)),
+        "{}",
+        runs[0]
+    );
+    let told = tool_result(&llm, 4);
+    assert!(told.contains("external data source") && told.contains("bypass mode"), "{told}");
+    assert_eq!(state(&ws).len(), 3, "nothing was applied");
+    // A plan of it runs sealed.
+    let last = runs.last().expect("the second plan ran");
+    assert_eq!((&last["network"], &last["credentials"]), (&json!(false), &json!(false)), "{last}");
+    assert_eq!(runs.len(), 2, "the two plans ran, the apply never did");
+}
+
+#[test]
 fn a_destroy_asks_in_bypass_and_only_a_yes_runs_it_outside() {
     let Some(_) = terraform() else { return };
     let ws = applied("sandbox-destroy");

@@ -139,6 +139,16 @@ pub fn pass(
     // so is any plan where the sandbox cannot hold it.
     let bypass = host.standing(|s| *s.mode == Mode::BypassPermissions);
     let unreviewed = !found.is_empty() && !bypass;
+    // In bypass mode nobody reviews the code a plan would run: code that can start
+    // programs or bring code from elsewhere never runs with the user's credentials.
+    let unseen = |invocation: &Invocation, found: &Found| {
+        (bypass && !found.is_empty()).then(|| runs_programs(invocation, found)).flatten()
+    };
+    if invocation.gate.terraform.is_some()
+        && let Some(why) = unseen(invocation, &found)
+    {
+        return Err(unseen_code(&found, &why, ctx));
+    }
     // (Plans run here, never in the client's terminal.)
     let plannable = crate::child::sandbox().usable();
     if invocation.gate.terraform.is_some() && (unreviewed || !plannable) {
@@ -169,7 +179,15 @@ pub fn pass(
         Decision::Allow => {
             let always = host.standing(|s| allowed_always(s.always, tool, invocation));
             let passed = if always { Passed::ByPerson } else { Passed::Unasked };
-            return Ok((passed, sandbox_of(host, invocation, &rule, confinable)));
+            // Code nobody reviewed that can start programs runs sealed: no network, no
+            // credentials, no state.
+            let sandbox = match sandbox_of(host, invocation, &rule, confinable) {
+                Run::Confined(_) if unseen(invocation, &found).is_some() => {
+                    Run::Confined(Profile::Sealed)
+                }
+                sandbox => sandbox,
+            };
+            return Ok((passed, sandbox));
         }
         Decision::Deny(why) => return Err(why),
         Decision::Ask { offer_always } => offer_always && tool.offers_always(),
@@ -203,6 +221,24 @@ pub fn pass(
         }
     });
     outcome(host, chosen).map(|()| (Passed::ByPerson, Run::Approved))
+}
+
+/// Why the unreviewed code below the call's directories can start programs or bring code
+/// from elsewhere: the files written unreviewed, or every terraform file there when a tool
+/// that may have written anything ran unasked.
+fn runs_programs(invocation: &Invocation, found: &Found) -> Option<String> {
+    let files = found.tools.is_empty().then_some(found.files.as_slice());
+    crate::infra::runs_programs(&invocation.gate.runs_code_in, files)
+}
+
+/// Why a terraform apply or destroy over such code does not run in bypass mode.
+fn unseen_code(found: &Found, why: &str, ctx: &ToolContext) -> String {
+    format!(
+        "Refused: {} ({why}), and terraform would run it with the user's credentials while \
+         nobody is asked (bypass mode). Nothing ran. Ask the user to review the change (in \
+         another mode the gate asks).",
+        found.describe(ctx.cwd)
+    )
 }
 
 /// Asks and waits; `Err` is what the model is told when the answer is not a yes.
@@ -240,7 +276,8 @@ pub fn ran_unasked(host: &impl Host, tool: &dyn Tool, invocation: &Invocation) {
     let wrote = gate.tier.is_none_or(|t| t >= Tier::Mutate).then(|| written(tool, invocation));
     let unknown = match (tool.access(), gate.tier) {
         (Access::Mcp { .. }, _) => Some(tool.name().to_string()),
-        (_, Some(tier)) if tier >= Tier::Mutate && !gate.file_only => {
+        // A planned apply applies the gate's own plan: it writes state, not code.
+        (_, Some(tier)) if tier >= Tier::Mutate && !gate.file_only && gate.prepared.is_none() => {
             Some(format!("bash `{}`", crate::text::clip(&gate.lines.join("; "), 60)))
         }
         _ => None,

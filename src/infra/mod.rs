@@ -17,6 +17,7 @@ mod kube;
 mod path;
 pub mod plan;
 mod program;
+mod programs;
 mod scan;
 pub mod scope;
 mod secret;
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 use crate::shell::{self, Script};
 
 pub use path::holds_state;
+pub use programs::runs_programs;
 pub use state::terraform_owned;
 
 use judge::{Cmd, Out};
