@@ -99,11 +99,10 @@ fn foreign(source: &str) -> Option<String> {
     let official = match parts.as_slice() {
         [namespace, _] => namespace.eq_ignore_ascii_case("hashicorp"),
         [host, namespace, _] => {
-            host.eq_ignore_ascii_case("registry.terraform.io")
-                || host.eq_ignore_ascii_case("registry.opentofu.org")
+            let registry = host.eq_ignore_ascii_case("registry.terraform.io")
+                || host.eq_ignore_ascii_case("registry.opentofu.org");
+            registry && namespace.eq_ignore_ascii_case("hashicorp")
         }
-        .then_some(namespace.eq_ignore_ascii_case("hashicorp"))
-        .unwrap_or(false),
         _ => false,
     };
     (!official).then(|| format!("code from elsewhere (source \"{source}\")"))
