@@ -279,6 +279,18 @@ fn a_placeholder_the_model_writes_lands_as_the_value_and_never_comes_back() {
     for question in &questions {
         assert!(!question.to_string().contains(&value), "the question shows placeholders");
     }
+    // Each call that gets the value is asked, names the placeholder, and offers no always.
+    let giving: Vec<&&Value> = questions
+        .iter()
+        .filter(|q| {
+            q["params"]["toolCall"]["title"].as_str().unwrap_or("").contains("with the values of")
+        })
+        .collect();
+    assert_eq!(giving.len(), 3, "bash, write_file and edit_file: {questions:?}");
+    for question in giving {
+        assert!(question.to_string().contains(&placeholder));
+        assert!(!question["params"]["options"].to_string().contains("always"), "{question}");
+    }
     assert_nowhere(&ws, &llm, &acp, &session, &[&value]);
 }
 
@@ -301,8 +313,12 @@ fn a_placeholder_never_changes_what_a_command_is_nor_names_what_was_never_shown(
     let site = HttpFixture::start(vec![]);
     let url = site.url(&format!("/{placeholder}"));
     llm.push(tool_reply("f1", "web_fetch", json!({ "url": url })));
+    // A path never takes a value (it would be a path nobody judged).
+    llm.push(tool_reply("p1", "write_file", json!({ "path": placeholder, "content": "x" })));
     llm.push(text_reply("done"));
     acp.prompt(&session, "use it");
+    let told = crate::tools::tool_result(&llm, 6);
+    assert!(told.contains("never takes a secret's value"), "{told}");
     // web_fetch never gets a value: the URL it sends keeps the placeholder.
     let fetched = crate::tools::tool_result(&llm, 5);
     assert_eq!(site.hits(), [format!("/{placeholder}")], "{fetched}");

@@ -64,6 +64,12 @@ pub(super) fn run(
     };
     let tool = found.as_ref();
     let mut invocation = gate::describe(tool, &args, &ctx);
+    if restored != args {
+        let named = crate::secret::placeholders_in(&args.to_string());
+        invocation.title =
+            format!("{} (with the values of {})", invocation.title, named.join(", "));
+        invocation.gate.restores = named;
+    }
     crate::skills::calls::reach(turn.calls.skills, tool, &mut invocation);
     announce(turn, &id, call, tool.kind(), args.clone(), Some(&invocation));
     let mut hooks = Vec::new();
@@ -97,10 +103,15 @@ pub(super) fn run(
     result
 }
 
-/// The tools whose arguments get the values back: a command, a file's content, an MCP
-/// call. Nothing else does: not a URL (`web_fetch`), a question (`ask_user`,
-/// `exit_plan_mode`), a plan, a sub-agent's prompt, a path or a pattern.
-const RESTORED: [&str; 3] = ["bash", "write_file", "edit_file"];
+/// The tools whose arguments get the values back, and which: a command, a file's content
+/// (never its path), an MCP call's arguments (`None`: all). Nothing else does: not a URL
+/// (`web_fetch`), a question (`ask_user`, `exit_plan_mode`), a plan, a sub-agent's prompt,
+/// a path or a pattern.
+const RESTORED: [(&str, Option<&[&str]>); 3] = [
+    ("bash", Some(&["command"])),
+    ("write_file", Some(&["content"])),
+    ("edit_file", Some(&["old_string", "new_string"])),
+];
 
 /// `args` with the session's placeholders restored, for the tools that get values.
 /// Memory never holds a secret: a placeholder there is refused rather than restored
@@ -112,12 +123,33 @@ fn restore(turn: &Turn, tool: &dyn Tool, args: &Value) -> Result<Value, String> 
             "Refused: memory never holds secrets, and a placeholder stands for one.".to_string()
         );
     }
-    if !RESTORED.contains(&name) && !name.starts_with("mcp__") {
-        return Ok(args.clone());
-    }
-    let restored = turn.record.vault.restore_value(args)?;
+    let fields = match RESTORED.iter().find(|(tool, _)| *tool == name) {
+        Some((_, fields)) => *fields,
+        None if name.starts_with("mcp__") => None,
+        None => return Ok(args.clone()),
+    };
+    let restored = match (fields, args) {
+        (Some(fields), Value::Object(map)) => {
+            let mut out = map.clone();
+            for (key, value) in map {
+                if fields.contains(&key.as_str()) {
+                    out.insert(key.clone(), turn.record.vault.restore_value(value)?);
+                } else if value.to_string().contains(crate::secret::OPEN)
+                    && !crate::secret::placeholders_in(&value.to_string()).is_empty()
+                {
+                    return Err(format!(
+                        "Refused: `{key}` of {name} never takes a secret's value (only {} \
+                         do): nothing ran.",
+                        fields.join(", ")
+                    ));
+                }
+            }
+            Value::Object(out)
+        }
+        _ => turn.record.vault.restore_value(args)?,
+    };
     if let (Some(shown), Some(real)) = (tool.command(args), tool.command(&restored)) {
-        gate::restored_command(shown.text, real.text, turn.place.cwd)?;
+        gate::restored_command(shown.text, real.text, turn.place.cwd, turn.place.config_dir)?;
     }
     Ok(restored)
 }

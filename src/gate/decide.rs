@@ -8,6 +8,8 @@
 //! 4. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
 //!    person); otherwise ask, every time, in every mode, bypass included, never "always";
 //! 5. plan mode: anything that changes something is denied (read and plan tiers go on);
+//!    then a call that gets the values of secrets the model named by placeholder: ask,
+//!    never "always", in every mode, bypass included;
 //! 6. an "always reject" answer: deny;
 //! 7. an ask rule, or a hook that asks: ask, never "always", in every mode;
 //! 8. bypass mode: allow;
@@ -55,6 +57,8 @@ pub struct Call<'a> {
     /// A command that would rely on the OS sandbox to run unasked, where the sandbox
     /// cannot be built (or is turned off): it is asked instead.
     pub unconfined: bool,
+    /// The call gets the values of secrets the model named by placeholder.
+    pub restores: bool,
 }
 
 impl<'a> Call<'a> {
@@ -72,6 +76,7 @@ impl<'a> Call<'a> {
             refused: None,
             hook: None,
             unconfined: false,
+            restores: false,
         }
     }
 }
@@ -117,6 +122,10 @@ fn table(mode: Mode, always: &Always, call: &Call) -> Decision {
     }
     if mode == Mode::Plan && changes {
         return plan_mode_refusal(call.tool);
+    }
+    // A secret's value given to a tool: a person sees which, every time, in every mode.
+    if call.restores {
+        return sticky;
     }
     let prefixes = call.prefixes.unwrap_or(&[]);
     if always.rejects(call.tool) || (call.tier.is_some() && always.rejects_prefix(prefixes)) {

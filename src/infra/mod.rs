@@ -39,6 +39,7 @@ use crate::shell::{self, Script};
 
 pub use path::holds_state;
 pub use programs::runs_programs;
+pub use secret::HOLDS_SECRET;
 pub use state::terraform_owned;
 
 use judge::{Cmd, Out};

@@ -7,6 +7,10 @@
 use super::judge::{Cmd, Out};
 use super::word::words;
 
+/// How the reason of a command whose own words hold a secret starts (the gate tells it
+/// from the reasons of commands that print secrets).
+pub const HOLDS_SECRET: &str = "the command itself holds a secret";
+
 /// Marks `cmd` as printing secrets when it does.
 pub(super) fn check(cmd: &Cmd, out: &mut Out) {
     let mut words = cmd.positionals().map(|(_, w)| w);
@@ -31,7 +35,7 @@ pub(super) fn check(cmd: &Cmd, out: &mut Out) {
         _ => {
             let line = super::word::line(cmd.program, cmd.args);
             if let Some(why) = crate::secret::find(&line) {
-                out.secret(format!("the command itself holds a secret: {why}"));
+                out.secret(format!("{HOLDS_SECRET}: {why}"));
             }
             return;
         }

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 pub use check::OPEN;
 pub use host::{StateWatch, from_env, from_stores};
 pub use shapes::{Found, scan};
-pub use vault::{MIN_EXACT, Tally, Vault};
+pub use vault::{MIN_EXACT, Tally, Vault, placeholders_in};
 
 /// How a node redacts: on or off (`IAC_CODE_REDACT=off`, `"redact": "off"`), and the
 /// team's own patterns and exact values (`redactPatterns`, `redactValues`).

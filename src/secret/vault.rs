@@ -332,6 +332,17 @@ impl Vault {
 }
 
 /// Where `text` holds placeholders (whether this session gave them or not).
+/// The placeholders `text` holds, each once, in order.
+pub fn placeholders_in(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (start, end) in placeholders(text) {
+        if !out.iter().any(|p| *p == text[start..end]) {
+            out.push(text[start..end].to_string());
+        }
+    }
+    out
+}
+
 fn placeholders(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (at, _) in text.match_indices(OPEN) {

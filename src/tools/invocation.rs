@@ -98,6 +98,9 @@ pub struct Gate {
     pub cloud: Option<Tier>,
     /// The command was understood whole (nothing opaque, no hidden program).
     pub whole: bool,
+    /// The placeholders whose secret values the call gets (`agent/tool_call.rs`): such a
+    /// call is asked, in every mode, and what it writes stays unreviewed.
+    pub restores: Vec<String>,
     /// Added to the call's result (the team's policies' warnings).
     pub notes: Vec<String>,
 }

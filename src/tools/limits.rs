@@ -70,9 +70,10 @@ pub(super) fn push_tail(tail: &mut VecDeque<u8>, bytes: &[u8], cap: usize) {
     tail.extend(bytes);
 }
 
-/// The live tail as the client may see it: when its start was cut (`cut`), from the
-/// first whole line (a cut token's prefix would hide its shape from redaction), and past
-/// the end of a private key whose header was cut away (its body has no shape at all).
+/// The live tail as the client may see it: whole lines only. When its start was cut
+/// (`cut`), from the first whole line (a cut token's prefix would hide its shape from
+/// redaction), past the end of a private key whose header was cut away (its body has no
+/// shape at all), and up to the last line ended.
 pub(super) fn whole_lines(text: &str, cut: bool) -> String {
     let mut text = text;
     if cut {
@@ -84,7 +85,9 @@ pub(super) fn whole_lines(text: &str, cut: bool) -> String {
         let after = end + "PRIVATE KEY-----".len();
         text = text[after..].find('\n').map_or("", |at| &text[after + at + 1..]);
     }
-    text.to_string()
+    // The last line may still be printing a value (`password = "abc` has no closing quote
+    // yet, a value half printed matches nothing): it shows once it ends.
+    text.rfind('\n').map_or("", |at| &text[..=at]).to_string()
 }
 
 #[cfg(test)]
@@ -95,6 +98,7 @@ mod tests {
     fn a_cut_tail_starts_on_a_whole_line_and_past_a_headless_key() {
         assert_eq!(whole_lines("hp_abcdef\nnext\n", true), "next\n");
         assert_eq!(whole_lines("ghp_abcdef\nnext\n", false), "ghp_abcdef\nnext\n");
+        assert_eq!(whole_lines("done\npassword = \"abc", false), "done\n", "a line still printing");
         let headless = "MIIEvQIBADANBg\nAAAA\n-----END RSA PRIVATE KEY-----\nafter\n";
         assert_eq!(whole_lines(headless, false), "after\n");
         let whole = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
