@@ -276,7 +276,10 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
     use std::os::unix::fs::PermissionsExt;
     let ran = ws.path("kubectl-ran");
     for program in ["kubectl", "oc"] {
-        let fake = format!("#!/bin/sh\necho \"$@\" >> '{}'\n", ran.display());
+        let fake = format!(
+            "#!/bin/sh\necho \"$@\" >> '{0}'\n[ \"$2\" = -f ] && cat \"$3\" >> '{0}.sent'\nexit 0\n",
+            ran.display()
+        );
         ws.write(&format!(".bin/{program}"), &fake);
         let fake = ws.path(&format!(".bin/{program}"));
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -301,12 +304,18 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
         ("kubectl apply -f yes.yaml", "is privileged"),
         ("kubectl apply -f merged.yaml", "is privileged"),
         ("kubectl apply -f list.yaml", "is privileged"),
-        ("kubectl apply -f - <<'EOF'\nkind: Pod\nEOF", "cannot read"),
-        ("cat pod.yaml | kubectl apply -f -", "cannot read"),
+        ("kubectl apply -f - <<'EOF'\nkind: Pod\nEOF", "cannot judge"),
+        ("cat pod.yaml | kubectl apply -f -", "cannot judge"),
         ("kubectl apply -k k8s", "a kustomization"),
         ("kubectl apply -f https://example.invalid/pod.yaml", "not a local file"),
-        ("F=pod.yaml; kubectl apply -f $F", "cannot read"),
-        ("kubectl apply -f missing.yaml", "cannot read"),
+        ("F=pod.yaml; kubectl apply -f $F", "cannot judge"),
+        ("kubectl apply -f missing.yaml", "cannot judge"),
+        ("kubectl apply -Rf manifests", "container shell is privileged"),
+        ("kubectl apply -f ok.yaml,pod.yaml", "container shell is privileged"),
+        ("cp pod.yaml ok2.yaml && kubectl apply -f ok.yaml", "a command of its own"),
+        ("kubectl patch deploy web -p '{}'", "no manifest shows"),
+        ("kubectl debug node/n --image=busybox:1.36 --profile=sysadmin", "no manifest shows"),
+        ("kubectl run x --image=busybox:1.36 --overrides='{}'", "--overrides"),
     ];
     let mut script = Vec::new();
     for (n, (command, _)) in refused.iter().enumerate() {
@@ -335,6 +344,14 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
     let (_, _) = acp.prompt(&sid, "deploy the other");
     let told = tool_result(&llm, 2 * refused.len() + 1);
     assert!(ran.exists(), "a compliant manifest goes on: {told}");
+    // What runs applies a private copy of the files as judged, not the files themselves.
+    let args = std::fs::read_to_string(&ran).unwrap();
+    assert!(args.starts_with("apply -f ") && !args.contains("ok.yaml"), "{args}");
+    let copy = args.trim().trim_start_matches("apply -f ");
+    assert!(copy.starts_with(&ws.config().display().to_string()), "{args}");
+    assert!(!Path::new(copy).exists(), "the copy is removed after the call");
+    let sent = std::fs::read_to_string(ws.path("kubectl-ran.sent")).unwrap_or_default();
+    assert!(sent.contains("name: ok"), "kubectl read the copy in its sandbox: {sent:?} {told}");
 }
 
 fn fixture(name: &str) -> std::path::PathBuf {

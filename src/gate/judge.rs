@@ -95,7 +95,7 @@ pub(super) fn prepare(
             policy::unjudged(&why, &mut judged, ctx);
         }
         if judged.refused.is_none() {
-            policy::judge_manifests(&script, &mut judged, timeout, ctx);
+            super::manifests::judge_manifests(&script, &mut judged, timeout, ctx);
         }
         lay(gate, judged);
         return Ok(());
@@ -137,6 +137,12 @@ pub(super) fn prepare(
 fn lay(gate: &mut Gate, judged: Judged) {
     if judged.refused.is_some() {
         gate.refused = judged.refused;
+    }
+    // The manifests as judged, applied from a private copy checked again before it runs.
+    if let Some((command, path, bytes)) = judged.prepared {
+        gate.prepared = Some(command);
+        gate.scratch.push(path.clone());
+        gate.shown_plan = Some((path, bytes));
     }
     gate.content.extend(judged.content);
     gate.notes.extend(judged.notes);

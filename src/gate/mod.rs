@@ -15,6 +15,7 @@
 mod always;
 mod decide;
 mod judge;
+mod manifests;
 mod network;
 mod pass;
 mod plan;

@@ -5,7 +5,7 @@
 //! or, if the state moved on meanwhile, terraform's own "saved plan is stale" error.
 
 use std::io::Read;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,6 +52,17 @@ fn scratch_dir(config_dir: &Path) -> Result<PathBuf, ToolError> {
         .create(&dir)
         .map_err(|err| ToolError::Model(format!("cannot create {}: {err}", dir.display())))?;
     Ok(dir)
+}
+
+/// A new private file (0600) in the scratch directory holding `bytes`, named `*.{ext}`.
+pub(super) fn scratch_file(config_dir: &Path, ext: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    let dir = scratch_dir(config_dir).map_err(|err| std::io::Error::other(format!("{err:?}")))?;
+    let path = dir.join(format!("{}.{ext}", uuid::Uuid::new_v4().simple()));
+    let mut file =
+        crate::sys::own_file::options().write(true).create_new(true).mode(0o600).open(&path)?;
+    file.write_all(bytes)?;
+    Ok(path)
 }
 
 /// Plans `tf` (or reads its saved plan) and summarises the plan.

@@ -1,8 +1,9 @@
 //! Kubernetes manifests as policy input: each YAML document of a file as its own JSON
-//! value (conftest's way), empty documents skipped, a `kind: List` as its items. Read as
-//! kubectl reads them (YAML 1.1): a plain `yes`, `on` or `y` is true, `no`, `off` or `n`
-//! false; a merge key (`<<: *base`) brings its mapping's keys; an alias is its anchor's
-//! value. A quoted scalar is always a string. Pure.
+//! value (conftest's way), empty documents skipped, an object with an `items` array as its
+//! items. Read as kubectl reads them (YAML 1.1): a plain `yes`, `on` or `y` is true, `no`,
+//! `off` or `n` false; a merge key (`<<: *base`) brings its mapping's keys in document
+//! order; an alias is its anchor's value; a tag (`!!bool "true"`) says what a scalar is,
+//! and a quoted scalar without one is a string. Pure.
 
 use std::collections::HashMap;
 
@@ -22,25 +23,43 @@ pub fn documents(text: &str) -> Result<Vec<Value>, String> {
     }
     let mut out = Vec::new();
     for doc in builder.docs {
-        match doc {
-            Value::Null => {}
-            Value::Object(ref map)
-                if map.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"))
-                    && map.get("items").is_some_and(Value::is_array) =>
-            {
-                let items = map.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-                out.extend(items.into_iter().filter(|i| !i.is_null()));
-            }
-            doc => out.push(doc),
-        }
+        flatten(doc, &mut out, 0);
     }
     Ok(out)
+}
+
+/// A document, or, as kubectl reads any object whose `items` is an array, its items (lists
+/// within lists too; an item without a kind takes the list's, less `List`).
+fn flatten(doc: Value, out: &mut Vec<Value>, depth: usize) {
+    match doc {
+        Value::Null => {}
+        Value::Object(mut map)
+            if depth < MAX_DEPTH && map.get("items").is_some_and(Value::is_array) =>
+        {
+            let kind = map.get("kind").and_then(Value::as_str).and_then(|k| k.strip_suffix("List"));
+            let kind = kind.filter(|k| !k.is_empty()).map(str::to_string);
+            let version = map.get("apiVersion").cloned();
+            let Some(Value::Array(items)) = map.remove("items") else { return };
+            for mut item in items {
+                if let Value::Object(fields) = &mut item {
+                    if let Some(kind) = &kind {
+                        fields.entry("kind").or_insert_with(|| Value::String(kind.clone()));
+                    }
+                    if let Some(version) = &version {
+                        fields.entry("apiVersion").or_insert_with(|| version.clone());
+                    }
+                }
+                flatten(item, out, depth + 1);
+            }
+        }
+        doc => out.push(doc),
+    }
 }
 
 /// A node being built: a sequence, or a mapping waiting for a key or for a key's value.
 enum Open {
     Seq(Vec<Value>, usize),
-    Map(Map<String, Value>, Option<String>, usize, Vec<Value>),
+    Map(Map<String, Value>, Option<String>, usize),
 }
 
 /// Builds JSON values from the parser's events.
@@ -67,20 +86,10 @@ impl MarkedEventReceiver for Builder {
                 self.done(value, 0);
             }
             Event::SequenceStart(anchor, _) => self.open(Open::Seq(Vec::new(), anchor)),
-            Event::MappingStart(anchor, _) => {
-                self.open(Open::Map(Map::new(), None, anchor, Vec::new()));
-            }
+            Event::MappingStart(anchor, _) => self.open(Open::Map(Map::new(), None, anchor)),
             Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
                 Some(Open::Seq(items, anchor)) => self.done(Value::Array(items), anchor),
-                Some(Open::Map(mut map, _, anchor, merged)) => {
-                    // Merged keys never override the mapping's own.
-                    for base in merged {
-                        for (k, v) in base.as_object().into_iter().flatten() {
-                            map.entry(k.clone()).or_insert_with(|| v.clone());
-                        }
-                    }
-                    self.done(Value::Object(map), anchor);
-                }
+                Some(Open::Map(map, _, anchor)) => self.done(Value::Object(map), anchor),
                 None => {}
             },
             _ => {}
@@ -105,12 +114,21 @@ impl Builder {
         match self.stack.last_mut() {
             None => self.docs.push(value),
             Some(Open::Seq(items, _)) => items.push(value),
-            Some(Open::Map(map, key, _, merged)) => match key.take() {
+            // Keys in document order, a merge's too (as kubectl's YAML reader does: a key
+            // after `<<` overrides it, and a merge overrides the keys before it).
+            Some(Open::Map(map, key, _)) => match key.take() {
                 None => *key = Some(key_of(&value)),
-                Some(k) if k == "<<" => match value {
-                    Value::Array(bases) => merged.extend(bases),
-                    base => merged.push(base),
-                },
+                Some(k) if k == "<<" => {
+                    let bases = match value {
+                        Value::Array(bases) => bases,
+                        base => vec![base],
+                    };
+                    for base in bases {
+                        if let Value::Object(fields) = base {
+                            map.extend(fields);
+                        }
+                    }
+                }
                 Some(k) => {
                     map.insert(k, value);
                 }
@@ -130,8 +148,15 @@ fn key_of(value: &Value) -> String {
 /// A scalar as YAML 1.1 resolves it (plain only; a quoted or block scalar is a string,
 /// and so is anything tagged `!!str`).
 fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
-    let tagged_str = tag.is_some_and(|t| t.suffix == "str" || t.suffix.ends_with(":str"));
-    if style != TScalarStyle::Plain || tagged_str {
+    let tagged = |name: &str| {
+        tag.is_some_and(|t| t.suffix == name || t.suffix.ends_with(&format!(":{name}")))
+    };
+    if tagged("str") {
+        return Value::String(text);
+    }
+    // A tag says what a quoted scalar is (`!!bool "true"` is true).
+    let typed = ["bool", "int", "float", "null"].iter().any(|t| tagged(t));
+    if style != TScalarStyle::Plain && !typed {
         return Value::String(text);
     }
     match text.as_str() {
@@ -166,6 +191,8 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -199,12 +226,27 @@ mod tests {
         assert_eq!(d["g"], Value::Null);
         assert_eq!(d["h"], "1");
         assert_eq!(d["m"]["privileged"], true, "merged");
-        assert_eq!(d["m"]["x"], 2, "the mapping's own key wins");
+        assert_eq!(d["m"]["x"], 2, "a key after the merge overrides it");
         assert_eq!(d["alias"]["x"], 1);
         assert_eq!(d["false"], 1, "a plain `n` key is false (YAML 1.1)");
         let list = documents("kind: List\nitems:\n- kind: Pod\n- kind: Service\n").expect("YAML");
         assert_eq!(list.len(), 2);
         assert_eq!(list[1]["kind"], "Service");
+        // Any object with items, lists within lists, kinds inherited.
+        let nested = documents(
+            "kind: ConfigMap\nitems:\n- kind: PodList\n  apiVersion: v1\n  items:\n  - metadata: {name: p}\n",
+        )
+        .expect("YAML");
+        assert_eq!(nested.len(), 1);
+        assert_eq!((&nested[0]["kind"], &nested[0]["apiVersion"]), (&json!("Pod"), &json!("v1")));
+        let tagged = documents("a: !!bool \"true\"\nb: !!int \"7\"\nc: !!str 8\n").expect("YAML");
+        assert_eq!(
+            (&tagged[0]["a"], &tagged[0]["b"], &tagged[0]["c"]),
+            (&json!(true), &json!(7), &json!("8"))
+        );
+        let order = documents("base: &b {privileged: true}\nm: {privileged: false, <<: *b}\n")
+            .expect("YAML");
+        assert_eq!(order[0]["m"]["privileged"], true, "a merge overrides the keys before it");
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
         assert!(documents(&deep).is_err(), "too deep");
     }

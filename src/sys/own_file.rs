@@ -19,6 +19,14 @@ pub fn options() -> OpenOptions {
     options
 }
 
+/// `OpenOptions::new()` for a file of the project's that is read as it is (a link is
+/// followed): a FIFO there cannot stall the open and a terminal never becomes ours.
+pub fn project_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    options
+}
+
 /// Whether an open by [`options`] failed because a symbolic link stands at the path.
 pub fn is_link(err: &io::Error) -> bool {
     err.raw_os_error() == Some(libc::ELOOP)
