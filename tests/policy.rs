@@ -229,6 +229,22 @@ fn an_edited_project_policy_holds_nothing_new_until_approved() {
     assert!(told.contains("changed since"), "a removed policy is a change: {told}");
     assert_eq!(state(&ws).len(), 2);
     ws.write(".iac-code/policies/protect.rego", "package main\n");
+    // Settings made unreadable by the model during a turn: the same (a later prompt is
+    // refused as a whole until they are fixed).
+    let settings = serde_json::json!({"path": ".iac-code/settings.json", "content": "{"});
+    let script = vec![
+        tool_reply("e4", "write_file", settings),
+        bash("e5", "terraform destroy -auto-approve"),
+        text_reply("ok"),
+    ];
+    let (llm, mut acp, sid) = session(&ws, script, "bypass_permissions");
+    acp.set_permission(Permission::AllowOnce);
+    let (msgs, _) = acp.prompt(&sid, "destroy");
+    assert!(asked(&msgs).is_empty());
+    let told = tool_result(&llm, 2);
+    assert!(told.contains("cannot be read"), "unreadable settings keep refusing: {told}");
+    assert_eq!(state(&ws).len(), 2);
+    ws.write(".iac-code/settings.json", "{}");
     // Approved as edited: a destroy is asked again like any destroy.
     approve(&ws);
     let script = vec![bash("e2", "terraform destroy -auto-approve"), text_reply("ok")];

@@ -75,6 +75,12 @@ fn project_policies(
 ) -> Vec<PolicyFile> {
     let project = match super::hooks::project_hooks(cwd, config_dir) {
         Ok(project) => project,
+        // Settings that cannot be read never take the project's policies out of force
+        // unseen: with a policies directory beside them, applies are refused.
+        Err(why) if policies_dir_near(cwd).is_some() => {
+            listing.problems.push(format!("the project's policies cannot be read: {why}"));
+            return Vec::new();
+        }
         Err(why) => {
             listing.notes.push(format!("the project's policies are not in force: {why}"));
             return Vec::new();
@@ -140,3 +146,9 @@ fn project_policies(
     }
     files.into_iter().filter(|f| tests || !f.name.ends_with("_test.rego")).collect()
 }
+
+/// The nearest `.iac-code/policies` directory at or above `cwd`, if any.
+fn policies_dir_near(cwd: &Path) -> Option<std::path::PathBuf> {
+    cwd.ancestors().map(|d| d.join(".iac-code/policies")).find(|d| d.is_dir())
+}
+
