@@ -159,6 +159,8 @@ fn no_marker_reaches_the_model_the_journal_the_export_or_the_log() {
         "cat .env k8s/secret.yaml sa.json ~/.kube/config ~/.aws/credentials",
         "grep -rn . .env k8s sa.json",
         "base64 -d <<< $(grep password: k8s/secret.yaml | awk '{print $2}')",
+        // The key's body without its header, after the whole file was shown.
+        "grep -o 'KEY-----.n[A-Za-z0-9]*' sa.json | cut -c11-",
     ];
     let mut script: Vec<Reply> =
         reads.iter().enumerate().map(|(n, c)| bash(&format!("b{n}"), c)).collect();
@@ -170,7 +172,9 @@ fn no_marker_reaches_the_model_the_journal_the_export_or_the_log() {
     script.push(tool_reply("g1", "grep", json!({ "pattern": "Mk7q", "path": "." })));
     script.push(text_reply("done"));
     let llm = FakeLlm::start(script);
-    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("MY_SERVICE_TOKEN", &agent_marker)]);
+    // The log at trace holds every frame in and out: the values restored and read too.
+    let env = [("MY_SERVICE_TOKEN", agent_marker.as_str()), ("IAC_CODE_LOG", "trace")];
+    let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &env);
     acp.initialize();
     let session = acp.new_session(&ws.project());
     // The user embeds a resource holding the agent's own credential, bare.
@@ -208,6 +212,7 @@ fn no_marker_reaches_the_model_the_journal_the_export_or_the_log() {
         &agent_marker,
     ];
     let markers: Vec<&str> = markers.iter().map(|m| m.as_str()).collect();
+    assert!(acp.stderr().contains("\"jsonrpc\""), "the log traced the frames");
     assert_nowhere(&ws, &llm, &acp, &session, &markers);
 }
 
