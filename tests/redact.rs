@@ -359,6 +359,42 @@ fn the_title_and_the_system_prompt_are_made_from_redacted_text() {
 }
 
 #[test]
+fn hooks_sub_agents_and_fetched_pages_reach_the_model_redacted() {
+    let ws = Workspace::new("redact-paths");
+    let (hook_marker, page_marker, file_marker) = (marker(24), marker(25), marker(26));
+    ws.write("notes.txt", &format!("db_password = \"{file_marker}\"\n"));
+    // A PostToolUse hook whose words reach the model (and whose command, shown to the
+    // client as it runs, holds one too).
+    let hook = format!("echo 'token: {hook_marker}'");
+    let settings = json!({"hooks": {"PostToolUse": [{"matcher": "read_file", "command": hook}]}});
+    std::fs::write(ws.config().join("settings.json"), settings.to_string()).unwrap();
+    let page = format!("<html><body><p>api_key = \"{page_marker}\"</p></body></html>");
+    let site = HttpFixture::start(vec![(
+        "/docs",
+        crate::support::http_fixture::Route::ok("text/html", page.as_str()),
+    )]);
+    let task =
+        json!({"prompt": "read notes.txt", "description": "notes", "subagent_type": "explore"});
+    let llm = FakeLlm::start(vec![
+        tool_reply("f1", "web_fetch", json!({ "url": site.url("/docs") })),
+        tool_reply("a1", "agent", task),
+        tool_reply("s1", "read_file", json!({ "path": "notes.txt" })),
+        text_reply(&format!("the file says {file_marker}")),
+        text_reply("done"),
+    ]);
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "bypass_permissions");
+    acp.prompt(&session, "look around");
+    let fetched = crate::tools::tool_result(&llm, 1);
+    assert!(fetched.contains("__SECRET:"), "the page came back redacted: {fetched}");
+    // The sub-agent's own result (what its model wrote, quoting the file) is redacted too.
+    let reported = crate::tools::tool_result(&llm, 4);
+    assert!(reported.contains("__SECRET:"), "{reported}");
+    let hooked = crate::tools::tool_result(&llm, 3);
+    assert!(hooked.contains("PostToolUse") && hooked.contains("__SECRET:"), "{hooked}");
+    assert_nowhere(&ws, &llm, &acp, &session, &[&hook_marker, &page_marker, &file_marker]);
+}
+
+#[test]
 fn redaction_off_lets_output_through_and_says_so() {
     let (ws, value, llm) = token_in_env("redact-off");
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_REDACT", "off")]);

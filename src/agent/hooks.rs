@@ -31,12 +31,15 @@ fn tell(turn: &Turn, id: Option<&str>, report: &Report, lines: &mut Vec<String>)
     if report.is_empty() {
         return;
     }
-    lines.extend(report.lines());
+    // What a hook printed, and the command it is, may hold a secret: the client sees
+    // them as the model would.
+    let redact = |text: &str| turn.record.vault.redact(text).0;
+    lines.extend(report.lines().iter().map(|l| redact(l)));
     if let Some(id) = id {
         turn.client.sink.emit(AgentEvent::ToolHooks { id: id.to_string(), lines: lines.clone() });
     }
     for warning in report.warnings() {
-        turn.client.sink.emit(AgentEvent::Notice(format!("{warning}\n\n")));
+        turn.client.sink.emit(AgentEvent::Notice(format!("{}\n\n", redact(&warning))));
     }
 }
 

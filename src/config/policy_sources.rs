@@ -151,4 +151,3 @@ fn project_policies(
 fn policies_dir_near(cwd: &Path) -> Option<std::path::PathBuf> {
     cwd.ancestors().map(|d| d.join(".iac-code/policies")).find(|d| d.is_dir())
 }
-
