@@ -107,9 +107,15 @@ fn harness_sessions_are_apart_and_emulate_dark_mode_and_zoom() {
 
     let width = || one.script("return [innerWidth, devicePixelRatio]", &[]);
     let before = width();
+    // The browser applies a zoom on its next frame: wait for it, never read at once.
     one.zoom(2.0);
+    one.wait_until("innerWidth == 640 && devicePixelRatio == 2", WAIT);
     assert_eq!(width(), json!([640, 2]), "at 200 % the page is 640 CSS pixels wide");
     one.zoom(1.0);
+    one.wait_until(
+        &format!("innerWidth == {} && devicePixelRatio == {}", before[0], before[1]),
+        WAIT,
+    );
     assert_eq!(width(), before);
     one.set_window_size(800, 600);
     one.wait_until("innerWidth <= 800 && innerWidth > 700", WAIT);
