@@ -303,11 +303,12 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
     let pod = std::fs::read_to_string(fixture("privileged-pod.yaml")).unwrap();
     ws.write("pod.yaml", &pod);
     ws.write("k8s/pod.yaml", &pod);
-    ws.write("manifests/ok.yaml", "kind: ConfigMap\nmetadata: {name: c}\n");
+    ws.write("manifests/ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
     ws.write("manifests/deep/pod.yaml", &pod);
-    ws.write("yes.yaml", "kind: Pod\nmetadata: {name: y}\nspec:\n  containers:\n  - name: a\n    image: 'nginx:1.27'\n    securityContext: {privileged: yes}\n");
-    ws.write("merged.yaml", "kind: Pod\nmetadata: {name: m}\nx: &root {privileged: true}\nspec:\n  containers:\n  - name: a\n    image: 'nginx:1.27'\n    securityContext: {<<: *root}\n");
-    ws.write("list.yaml", "kind: List\nitems:\n- kind: Pod\n  metadata: {name: l}\n  spec:\n    containers:\n    - {name: a, image: 'nginx:1.27', securityContext: {privileged: true}}\n");
+    ws.write("yes.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: y}\nspec:\n  containers:\n  - name: a\n    image: 'nginx:1.27'\n    securityContext: {privileged: yes}\n");
+    ws.write("merged.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: m}\nx: &root {privileged: true}\nspec:\n  containers:\n  - name: a\n    image: 'nginx:1.27'\n    securityContext: {<<: *root}\n");
+    ws.write("list.yaml", "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: l}\n  spec:\n    containers:\n    - {name: a, image: 'nginx:1.27', securityContext: {privileged: true}}\n");
+    ws.write("split.yaml", "a\n---#\n{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"s\"}, \"spec\": {\"containers\": [{\"name\": \"a\", \"image\": \"nginx:1.27\", \"securityContext\": {\"privileged\": true}}]}}\n");
     ws.write("ok.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec:\n  containers:\n  - {name: a, image: 'nginx:1.27'}\n");
     // (command, what the model is told): each is refused unasked and kubectl never runs.
     let refused = [
@@ -332,13 +333,20 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
         ("kubectl patch deploy web -p '{}'", "no manifest shows"),
         ("kubectl debug node/n --image=busybox:1.36 --profile=sysadmin", "no manifest shows"),
         ("kubectl run x --image=busybox:1.36 --overrides='{}'", "--overrides"),
+        ("kubectl --cache-dir install apply -f pod.yaml", "container shell is privileged"),
+        ("kubectl --bogus install apply -f pod.yaml", "the subcommand"),
+        ("kubectl -n run apply -f pod.yaml", "container shell is privileged"),
+        ("kubectl create --raw /api/v1/namespaces/default/pods -f ok.yaml", "--raw"),
+        ("kubectl apply -f split.yaml", "without a kind"),
+        ("kubectl apply -Rl app=x -f ok.yaml", "write -f, -k and -R on their own"),
     ];
     let mut script = Vec::new();
     for (n, (command, _)) in refused.iter().enumerate() {
         script.push(bash(&format!("k{n}"), command));
         script.push(text_reply("ok"));
     }
-    script.push(bash("ok", "kubectl apply -f ok.yaml"));
+    // A selector written short keeps its value (`-ltier=frontend` names no file).
+    script.push(bash("ok", "kubectl apply -f ok.yaml -ltier=frontend"));
     script.push(text_reply("ok"));
     let llm = FakeLlm::start(script);
     let path =
@@ -363,7 +371,8 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
     // What runs applies a private copy of the files as judged, not the files themselves.
     let args = std::fs::read_to_string(&ran).unwrap();
     assert!(args.starts_with("apply -f ") && !args.contains("ok.yaml"), "{args}");
-    let copy = args.trim().trim_start_matches("apply -f ");
+    assert!(args.trim().ends_with(" -ltier=frontend"), "the other options stay: {args}");
+    let copy = args.trim().trim_start_matches("apply -f ").trim_end_matches(" -ltier=frontend");
     assert!(copy.starts_with(&ws.config().display().to_string()), "{args}");
     assert!(!Path::new(copy).exists(), "the copy is removed after the call");
     let sent = std::fs::read_to_string(ws.path("kubectl-ran.sent")).unwrap_or_default();

@@ -37,16 +37,40 @@ pub(super) fn judge_manifests(
     let mut judged = false;
     let mut files_of: Option<(&Simple, Option<&Path>)> = None;
     for (simple, dir) in script.commands.iter().zip(&dirs) {
-        let kube = matches!(simple.program(), Some("kubectl" | "oc"));
+        let program = simple.program().unwrap_or("");
+        let kube = matches!(program, "kubectl" | "oc");
+        if !kube && program != "helm" {
+            continue;
+        }
         let dir = dir.as_deref();
-        // Any word that names a mutation counts (an option whose value is not known here
-        // never hides the subcommand).
-        let sub = simple.argv.iter().skip(1).map(String::as_str).find(|w| {
-            matches!(*w, "apply" | "create" | "replace" | "run" | "install" | "upgrade")
-                || UNJUDGED.contains(w)
+        // The subcommand where the classifier finds it; a word that names a mutation
+        // anywhere, with an option before the subcommand that is not known, is unclear.
+        let named = simple.argv.iter().skip(1).any(|w| {
+            matches!(w.as_str(), "apply" | "create" | "replace" | "run" | "install" | "upgrade")
+                || UNJUDGED.contains(&w.as_str())
         });
+        let sub = match crate::infra::kube_subcommand_at(program, &simple.argv[1..]) {
+            Ok(at) => at.and_then(|i| simple.argv.get(i + 1)).map(String::as_str),
+            Err(option) if named => {
+                judged = true;
+                found.unread.push(format!(
+                    "the subcommand (an option the gate does not know comes first: {option}; \
+                     write it after the subcommand)"
+                ));
+                continue;
+            }
+            Err(_) => None,
+        };
+        let refuses = |word: &str| {
+            simple.argv.iter().any(|w| w == word || w.starts_with(&format!("{word}=")))
+        };
         if kube && matches!(sub, Some("apply" | "create" | "replace")) {
             judged = true;
+            for option in ["--raw", "--edit"] {
+                if refuses(option) {
+                    found.unread.push(format!("kubectl {option} (what it sends is not the file)"));
+                }
+            }
             if kubectl_files(simple, dir, &mut found) {
                 files_of = Some((simple, dir));
             }
@@ -59,14 +83,20 @@ pub(super) fn judge_manifests(
             found.unread.push(format!(
                 "`{sub}` changes objects no manifest shows (change the manifest and apply it)"
             ));
-        } else if simple.program() == Some("helm") && matches!(sub, Some("install" | "upgrade")) {
+        } else if !kube && matches!(sub, Some("install" | "upgrade")) {
             judged = true;
             match dir {
                 Some(dir) => {
-                    helm_templates(simple, dir, sub == Some("upgrade"), timeout, ctx, &mut found)
+                    helm_templates(simple, dir, sub == Some("upgrade"), timeout, ctx, &mut found);
                 }
                 None => found.unread.push("helm: the directory it runs in is hidden".into()),
             }
+        }
+        // A secret's value would change what is sent after it was judged.
+        if judged && simple.argv.iter().any(|w| !crate::secret::placeholders_in(w).is_empty()) {
+            found
+                .unread
+                .push("a secret's placeholder in its words (its value is not judged)".into());
         }
     }
     if !judged {
@@ -75,7 +105,18 @@ pub(super) fn judge_manifests(
     let mut inputs = Vec::new();
     for (name, text) in &found.texts {
         match crate::policy::manifests::documents(text) {
-            Ok(docs) => inputs.extend(docs.iter().map(Value::to_string)),
+            Ok(docs) => {
+                // A document the policies cannot tell the kind of is one they cannot judge
+                // (the API server may take it from elsewhere).
+                let nameless = docs.iter().any(|d| {
+                    !d.get("kind").is_some_and(Value::is_string)
+                        || !d.get("apiVersion").is_some_and(Value::is_string)
+                });
+                if nameless {
+                    found.unread.push(format!("{name}: a document without a kind or apiVersion"));
+                }
+                inputs.extend(docs.iter().map(Value::to_string));
+            }
             Err(why) => found.unread.push(format!("{name}: {why}")),
         }
     }
@@ -202,28 +243,29 @@ fn named_files(simple: &Simple, found: &mut Found) -> (Vec<(String, bool)>, bool
                 _ => {}
             }
         } else if let Some(cluster) = word.strip_prefix('-').filter(|c| !c.is_empty()) {
-            // Short flags, clustered as pflag reads them: `-Rf DIR`, `-fFILE`, `-f=FILE`.
-            for (at, flag) in cluster.char_indices() {
-                match flag {
-                    'R' => recursive = true,
-                    'f' | 'k' => {
-                        let rest = &cluster[at + 1..];
-                        let rest = rest.strip_prefix('=').unwrap_or(rest);
-                        let v = if rest.is_empty() {
+            // Short flags, clustered as pflag reads them: `-Rf DIR`, `-fFILE`, `-f=FILE`. A
+            // cluster that mixes the file flags with others (`-Rl app=x`) is not read apart.
+            match file_cluster(cluster) {
+                Cluster::Other => {}
+                Cluster::Mixed => {
+                    found.unread.push(format!("{word} (write -f, -k and -R on their own)"))
+                }
+                Cluster::Files { recursive: r, value: v, kustomize } => {
+                    recursive |= r;
+                    let v = match v {
+                        Some(attached) => Some((attached, hidden(i))),
+                        None => {
                             i += 1;
                             simple.argv.get(i).map(|v| (v.clone(), hidden(i)))
-                        } else {
-                            Some((rest.to_string(), hidden(i)))
-                        };
-                        if flag == 'k' {
-                            found.unread.push("a kustomization (-k)".into());
-                        } else {
-                            value = v;
                         }
-                        break;
+                    };
+                    if kustomize {
+                        found.unread.push("a kustomization (-k)".into());
+                    } else {
+                        value = v;
                     }
-                    _ => {}
                 }
+                Cluster::Recursive => recursive = true,
             }
         }
         if let Some((v, hidden)) = value {
@@ -232,6 +274,49 @@ fn named_files(simple: &Simple, found: &mut Found) -> (Vec<(String, bool)>, bool
         i += 1;
     }
     (named, recursive)
+}
+
+/// What a cluster of short flags (`Rf`, `fFILE`, `l`) is to the file options.
+#[derive(Debug, PartialEq, Eq)]
+enum Cluster {
+    /// No file flag in it.
+    Other,
+    /// `-R` alone.
+    Recursive,
+    /// `-f` or `-k` (perhaps after `R`), with its value when attached.
+    Files { recursive: bool, value: Option<String>, kustomize: bool },
+    /// File flags mixed with others.
+    Mixed,
+}
+
+/// Reads a cluster as pflag does: flags one by one, and a flag that takes a value takes
+/// the rest of the cluster (or, when nothing is left, the next word).
+fn file_cluster(cluster: &str) -> Cluster {
+    // kubectl's short flags that take a value.
+    const VALUED: &str = "fklnosvcpi";
+    let mut recursive = false;
+    let mut others = false;
+    for (at, flag) in cluster.char_indices() {
+        match flag {
+            'R' => recursive = true,
+            'f' | 'k' if others => return Cluster::Mixed,
+            'f' | 'k' => {
+                let rest = &cluster[at + 1..];
+                let rest = rest.strip_prefix('=').unwrap_or(rest);
+                let value = (!rest.is_empty()).then(|| rest.to_string());
+                return Cluster::Files { recursive, value, kustomize: flag == 'k' };
+            }
+            flag if VALUED.contains(flag) => {
+                return if recursive { Cluster::Mixed } else { Cluster::Other };
+            }
+            _ => others = true,
+        }
+    }
+    match (recursive, others) {
+        (true, false) => Cluster::Recursive,
+        (true, true) => Cluster::Mixed,
+        _ => Cluster::Other,
+    }
 }
 
 /// Reads the files `-f` names, in `dir` (a directory: its YAML and JSON files, and those
@@ -330,28 +415,37 @@ fn copy_judged(
     let mut words: Vec<String> = simple.assigns.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut skip_next = false;
     let mut placed = false;
-    let sub = simple.argv.iter().find(|w| matches!(w.as_str(), "apply" | "create" | "replace"));
-    let sub = sub.cloned().unwrap_or_default();
+    let program = simple.program().unwrap_or("");
+    let at = crate::infra::kube_subcommand_at(program, &simple.argv[1..]).ok().flatten();
     for (i, word) in simple.argv.iter().enumerate() {
         if skip_next {
             skip_next = false;
             continue;
         }
-        let file_flag = matches!(word.as_str(), "--filename" | "--kustomize" | "--recursive")
-            || word.starts_with("--filename=")
-            || word.starts_with("--recursive=")
-            || (word.starts_with('-')
-                && !word.starts_with("--")
-                && word[1..].contains(['f', 'R', 'k']));
-        if i > 0 && file_flag {
-            // A flag that takes the next word as its value.
-            let takes = matches!(word.as_str(), "--filename" | "--kustomize")
-                || (!word.starts_with("--") && word.ends_with(['f', 'k']));
-            skip_next = takes;
+        // The words the file options are (`named_files` read them: the same rules).
+        let long = word.strip_prefix("--");
+        let file_word = match (long, word.strip_prefix('-')) {
+            (Some(l), _) => {
+                let name = l.split('=').next().unwrap_or(l);
+                let file = matches!(name, "filename" | "kustomize" | "recursive");
+                skip_next = file && !l.contains('=') && name != "recursive";
+                file
+            }
+            (None, Some(cluster)) if i > 0 && !cluster.is_empty() => match file_cluster(cluster) {
+                Cluster::Files { value, .. } => {
+                    skip_next = value.is_none();
+                    true
+                }
+                Cluster::Recursive => true,
+                Cluster::Other | Cluster::Mixed => false,
+            },
+            _ => false,
+        };
+        if file_word {
             continue;
         }
         words.push(word.clone());
-        if !placed && *word == sub {
+        if !placed && at.is_some_and(|a| a + 1 == i) {
             words.push("-f".into());
             words.push(path.display().to_string());
             placed = true;

@@ -62,3 +62,21 @@ fn files_are_found_in_the_directory_the_command_runs_in() {
     assert_eq!(names("kubectl apply -f fifo.yaml", &dir.join("k8s")).1.len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn short_flag_clusters_are_read_as_pflag_reads_them() {
+    assert_eq!(
+        file_cluster("Rf"),
+        Cluster::Files { recursive: true, value: None, kustomize: false }
+    );
+    assert_eq!(
+        file_cluster("f=pod.yaml"),
+        Cluster::Files { recursive: false, value: Some("pod.yaml".into()), kustomize: false }
+    );
+    assert_eq!(file_cluster("R"), Cluster::Recursive);
+    // `-ltier=frontend` is a selector, its value holds an f: not a file.
+    assert_eq!(file_cluster("ltier=frontend"), Cluster::Other);
+    assert_eq!(file_cluster("Rl"), Cluster::Mixed);
+    assert_eq!(file_cluster("xf"), Cluster::Mixed);
+    assert_eq!(file_cluster("n"), Cluster::Other);
+}

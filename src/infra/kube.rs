@@ -30,6 +30,29 @@ const HELM_VALUES: Words = words!(
 /// helm options that stand alone.
 const HELM_FLAGS: Words = words!("--debug --kube-insecure-skip-tls-verify -h --help");
 
+/// Where the subcommand of a kubectl, oc or helm command line is (`args`: the words after
+/// the program), past the leading options as the classifier reads them; `Err` names an
+/// unknown leading option (what follows it cannot be told apart from its value).
+pub fn subcommand_at(program: &str, args: &[String]) -> Result<Option<usize>, String> {
+    let (values, flags) = match program {
+        "helm" => (HELM_VALUES, HELM_FLAGS),
+        _ => (KUBECTL_VALUES, KUBECTL_FLAGS),
+    };
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if !is_option(arg) {
+            return Ok(Some(i));
+        }
+        if values.has(arg) {
+            i += 1;
+        } else if !arg.contains('=') && !flags.has(arg) {
+            return Err(arg.clone());
+        }
+        i += 1;
+    }
+    Ok(None)
+}
+
 /// Judges one command of the family; always known.
 pub(super) fn judge(cmd: &Cmd, out: &mut Out) -> bool {
     match cmd.name {

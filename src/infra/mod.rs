@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 use crate::shell::{self, Script};
 
+pub use kube::subcommand_at as kube_subcommand_at;
 pub use path::holds_state;
 pub use programs::runs_programs;
 pub use secret::HOLDS_SECRET;

@@ -14,18 +14,37 @@ use yaml_rust2::scanner::{Marker, TScalarStyle};
 /// Nodes deeper than this are refused (a hostile file cannot exhaust the stack).
 const MAX_DEPTH: usize = 256;
 
-/// The documents of `text` (YAML, JSON included), each as JSON.
+/// The documents of `text` (YAML, JSON included), each as JSON. Split first as kubectl
+/// splits a file: at every line that starts with `---`, whatever follows on it (`---#`).
 pub fn documents(text: &str) -> Result<Vec<Value>, String> {
-    let mut builder = Builder::default();
-    Parser::new_from_str(text).load(&mut builder, true).map_err(|err| err.to_string())?;
-    if let Some(why) = builder.error {
-        return Err(why);
-    }
     let mut out = Vec::new();
-    for doc in builder.docs {
-        flatten(doc, &mut out, 0);
+    for chunk in chunks(text) {
+        let mut builder = Builder::default();
+        Parser::new_from_str(chunk).load(&mut builder, true).map_err(|err| err.to_string())?;
+        if let Some(why) = builder.error {
+            return Err(why);
+        }
+        for doc in builder.docs {
+            flatten(doc, &mut out, 0);
+        }
     }
     Ok(out)
+}
+
+/// `text` cut at each line starting with `---` (the separator lines left out).
+fn chunks(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("---") {
+            out.push(&text[start..at]);
+            start = at + line.len();
+        }
+        at += line.len();
+    }
+    out.push(&text[start..]);
+    out
 }
 
 /// A document, or, as kubectl reads any object whose `items` is an array, its items (lists
@@ -247,6 +266,10 @@ mod tests {
         let order = documents("base: &b {privileged: true}\nm: {privileged: false, <<: *b}\n")
             .expect("YAML");
         assert_eq!(order[0]["m"]["privileged"], true, "a merge overrides the keys before it");
+        // kubectl splits at `---#` too, and so do we.
+        let split = documents("a\n---#\n{\"kind\": \"Pod\", \"spec\": {}}\n").expect("YAML");
+        assert_eq!(split.len(), 2, "{split:?}");
+        assert_eq!(split[1]["kind"], "Pod");
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
         assert!(documents(&deep).is_err(), "too deep");
     }
