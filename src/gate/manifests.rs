@@ -37,63 +37,17 @@ pub(super) fn judge_manifests(
     let mut judged = false;
     let mut files_of: Option<(&Simple, Option<&Path>)> = None;
     for (simple, dir) in script.commands.iter().zip(&dirs) {
-        let program = simple.program().unwrap_or("");
-        let kube = matches!(program, "kubectl" | "oc");
-        if !kube && program != "helm" {
-            continue;
-        }
         let dir = dir.as_deref();
-        // The subcommand where the classifier finds it; a word that names a mutation
-        // anywhere, with an option before the subcommand that is not known, is unclear.
-        let named = simple.argv.iter().skip(1).any(|w| {
-            matches!(w.as_str(), "apply" | "create" | "replace" | "run" | "install" | "upgrade")
-                || UNJUDGED.contains(&w.as_str())
-        });
-        let sub = match crate::infra::kube_subcommand_at(program, &simple.argv[1..]) {
-            Ok(at) => at.and_then(|i| simple.argv.get(i + 1)).map(String::as_str),
-            Err(option) if named => {
+        match read_command(simple, dir, timeout, ctx, &mut found) {
+            Read::Nothing => continue,
+            Read::Judged => judged = true,
+            Read::Files => {
                 judged = true;
-                found.unread.push(format!(
-                    "the subcommand (an option the gate does not know comes first: {option}; \
-                     write it after the subcommand)"
-                ));
-                continue;
-            }
-            Err(_) => None,
-        };
-        let refuses = |word: &str| {
-            simple.argv.iter().any(|w| w == word || w.starts_with(&format!("{word}=")))
-        };
-        if kube && matches!(sub, Some("apply" | "create" | "replace")) {
-            judged = true;
-            for option in ["--raw", "--edit"] {
-                if refuses(option) {
-                    found.unread.push(format!("kubectl {option} (what it sends is not the file)"));
-                }
-            }
-            if kubectl_files(simple, dir, &mut found) {
                 files_of = Some((simple, dir));
-            }
-        } else if kube && sub == Some("run") {
-            judged = true;
-            run_pod(simple, &mut found);
-        } else if kube && sub.is_some_and(|s| UNJUDGED.contains(&s)) {
-            judged = true;
-            let sub = sub.unwrap_or_default();
-            found.unread.push(format!(
-                "`{sub}` changes objects no manifest shows (change the manifest and apply it)"
-            ));
-        } else if !kube && matches!(sub, Some("install" | "upgrade")) {
-            judged = true;
-            match dir {
-                Some(dir) => {
-                    helm_templates(simple, dir, sub == Some("upgrade"), timeout, ctx, &mut found);
-                }
-                None => found.unread.push("helm: the directory it runs in is hidden".into()),
             }
         }
         // A secret's value would change what is sent after it was judged.
-        if judged && simple.argv.iter().any(|w| !crate::secret::placeholders_in(w).is_empty()) {
+        if simple.argv.iter().any(|w| !crate::secret::placeholders_in(w).is_empty()) {
             found
                 .unread
                 .push("a secret's placeholder in its words (its value is not judged)".into());
@@ -102,25 +56,7 @@ pub(super) fn judge_manifests(
     if !judged {
         return;
     }
-    let mut inputs = Vec::new();
-    for (name, text) in &found.texts {
-        match crate::policy::manifests::documents(text) {
-            Ok(docs) => {
-                // A document the policies cannot tell the kind of is one they cannot judge
-                // (the API server may take it from elsewhere).
-                let nameless = docs.iter().any(|d| {
-                    !d.get("kind").is_some_and(Value::is_string)
-                        || !d.get("apiVersion").is_some_and(Value::is_string)
-                });
-                if nameless {
-                    found.unread.push(format!("{name}: a document without a kind or apiVersion"));
-                }
-                inputs.extend(docs.iter().map(Value::to_string));
-            }
-            Err(why) => found.unread.push(format!("{name}: {why}")),
-        }
-    }
-    inputs.extend(found.inputs.iter().map(Value::to_string));
+    let inputs = inputs_of(&mut found);
     // The files judged are the files sent: a lone command applies a private copy.
     if let Some((simple, dir)) = files_of
         && found.unread.is_empty()
@@ -153,6 +89,99 @@ pub(super) fn judge_manifests(
         out.prepared = None;
     }
     judge(&inputs, "the manifest", out, ctx);
+}
+
+/// What reading one command gave.
+enum Read {
+    /// Not a Kubernetes mutation.
+    Nothing,
+    /// Judged (or found unreadable).
+    Judged,
+    /// Judged, with files named by `-f`.
+    Files,
+}
+
+/// Reads what one command of the script would send, into `found`.
+fn read_command(
+    simple: &Simple,
+    dir: Option<&Path>,
+    timeout: Duration,
+    ctx: &ToolContext,
+    found: &mut Found,
+) -> Read {
+    let program = simple.program().unwrap_or("");
+    let kube = matches!(program, "kubectl" | "oc");
+    if !kube && program != "helm" {
+        return Read::Nothing;
+    }
+    // The subcommand where the classifier finds it; a word that names a mutation
+    // anywhere, with an option before the subcommand that is not known, is unclear.
+    let named = simple.argv.iter().skip(1).any(|w| {
+        matches!(w.as_str(), "apply" | "create" | "replace" | "run" | "install" | "upgrade")
+            || UNJUDGED.contains(&w.as_str())
+    });
+    let sub = match crate::infra::kube_subcommand_at(program, &simple.argv[1..]) {
+        Ok(at) => at.and_then(|i| simple.argv.get(i + 1)).map(String::as_str),
+        Err(option) if named => {
+            found.unread.push(format!(
+                "the subcommand (an option the gate does not know comes first: {option}; \
+                 write it after the subcommand)"
+            ));
+            return Read::Judged;
+        }
+        Err(_) => None,
+    };
+    let has =
+        |word: &str| simple.argv.iter().any(|w| w == word || w.starts_with(&format!("{word}=")));
+    match (kube, sub) {
+        (true, Some("apply" | "create" | "replace")) => {
+            for option in ["--raw", "--edit"].into_iter().filter(|o| has(o)) {
+                found.unread.push(format!("kubectl {option} (what it sends is not the file)"));
+            }
+            if kubectl_files(simple, dir, found) { Read::Files } else { Read::Judged }
+        }
+        (true, Some("run")) => {
+            run_pod(simple, found);
+            Read::Judged
+        }
+        (true, Some(sub)) if UNJUDGED.contains(&sub) => {
+            found.unread.push(format!(
+                "`{sub}` changes objects no manifest shows (change the manifest and apply it)"
+            ));
+            Read::Judged
+        }
+        (false, Some(sub @ ("install" | "upgrade"))) => {
+            match dir {
+                Some(dir) => helm_templates(simple, dir, sub == "upgrade", timeout, ctx, found),
+                None => found.unread.push("helm: the directory it runs in is hidden".into()),
+            }
+            Read::Judged
+        }
+        _ => Read::Nothing,
+    }
+}
+
+/// The documents of what was read, as JSON text, for the policies; a document they cannot
+/// tell the kind of (the API server may take it from elsewhere) goes to `unread`.
+fn inputs_of(found: &mut Found) -> Vec<String> {
+    let mut inputs = Vec::new();
+    for (name, text) in &found.texts {
+        match crate::policy::manifests::documents(text) {
+            Ok(docs) => {
+                let nameless = docs.iter().any(|d| {
+                    !d.get("kind").is_some_and(Value::is_string)
+                        || !d.get("apiVersion").is_some_and(Value::is_string)
+                });
+                if nameless {
+                    found.unread.push(format!("{name}: a document without a kind or apiVersion"));
+                }
+                inputs.extend(docs.iter().map(Value::to_string));
+            }
+            Err(why) => found.unread.push(format!("{name}: {why}")),
+        }
+    }
+    inputs.extend(found.inputs.iter().map(Value::to_string));
+    inputs
 }
 
 /// What a command's manifests are: texts read, documents made, and what could not be read.
