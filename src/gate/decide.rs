@@ -5,11 +5,12 @@
 //! 1. a tool that refuses the call in every mode (a state file written by a file tool): deny;
 //! 2. a deny rule: deny, in every mode, bypass included;
 //! 3. a `PreToolUse` hook that blocks or denies: deny, in every mode, bypass included;
-//! 4. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
+//! 4. a call that gets the values of secrets the model named by placeholder: ask, never
+//!    "always", in every mode, bypass included, whatever the rules allow (plan mode still
+//!    refuses what changes something);
+//! 4b. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
 //!    person); otherwise ask, every time, in every mode, bypass included, never "always";
 //! 5. plan mode: anything that changes something is denied (read and plan tiers go on);
-//!    then a call that gets the values of secrets the model named by placeholder: ask,
-//!    never "always", in every mode, bypass included;
 //! 6. an "always reject" answer: deny;
 //! 7. an ask rule, or a hook that asks: ask, never "always", in every mode;
 //! 8. bypass mode: allow;
@@ -113,6 +114,11 @@ fn table(mode: Mode, always: &Always, call: &Call) -> Decision {
         Some(tier) => tier >= Tier::Mutate,
         None => !call.access.read_only(),
     };
+    // A secret's value given to a tool: a person sees which, every time, in every mode
+    // (an allow rule never names a value).
+    if call.restores && !(mode == Mode::Plan && changes) {
+        return sticky;
+    }
     if call.tier == Some(Tier::Destroy) {
         return match (mode, call.rule) {
             (Mode::Plan, _) => plan_mode_refusal(call.tool),
@@ -122,10 +128,6 @@ fn table(mode: Mode, always: &Always, call: &Call) -> Decision {
     }
     if mode == Mode::Plan && changes {
         return plan_mode_refusal(call.tool);
-    }
-    // A secret's value given to a tool: a person sees which, every time, in every mode.
-    if call.restores {
-        return sticky;
     }
     let prefixes = call.prefixes.unwrap_or(&[]);
     if always.rejects(call.tool) || (call.tier.is_some() && always.rejects_prefix(prefixes)) {

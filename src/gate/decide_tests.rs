@@ -354,3 +354,25 @@ fn without_the_sandbox_what_would_run_unasked_is_asked_in_every_mode() {
     );
     assert_eq!(decide(Mode::Default, &always, &bash(Tier::Plan, None)), Decision::Allow);
 }
+
+#[test]
+fn a_call_that_gets_a_secrets_value_is_asked_in_every_mode_whatever_the_rules_allow() {
+    let p = vec!["curl".to_string()];
+    let mut always = Always::default();
+    always.record_prefixes(&p, Answer::AllowAlways);
+    let rule = Some((Verdict::Allow, "bash(curl *)"));
+    for tier in [Tier::Read, Tier::Mutate, Tier::Destroy] {
+        let call = Call { restores: true, rule, ..bash(tier, Some(&p)) };
+        for mode in [Mode::Default, Mode::AcceptEdits, Mode::BypassPermissions] {
+            assert_eq!(decide(mode, &always, &call), STICKY, "{tier:?} {mode:?}");
+        }
+    }
+    // Plan mode refuses what changes something, value or not; a read still asks.
+    let write = Call { restores: true, ..bash(Tier::Mutate, Some(&p)) };
+    assert!(denied(&decide(Mode::Plan, &always, &write)));
+    let read = Call { restores: true, ..bash(Tier::Read, Some(&p)) };
+    assert_eq!(decide(Mode::Plan, &always, &read), STICKY);
+    // A deny rule still wins.
+    let deny = Call { restores: true, rule: Some((Verdict::Deny, "bash(curl *)")), ..read };
+    assert!(denied(&decide(Mode::Default, &always, &deny)));
+}
