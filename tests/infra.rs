@@ -393,7 +393,7 @@ fn kubectl_questions_name_the_context_namespace_and_objects() {
     .unwrap();
     ws.write(
         "app.yaml",
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\n---\nkind: Service\nmetadata:\n  name: api\n",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: api\n",
     );
     let script = vec![bash("k1", "kubectl apply -n payments -f app.yaml"), text_reply("ok")];
     let llm = FakeLlm::start(script);

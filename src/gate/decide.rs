@@ -8,17 +8,17 @@
 //! 4. a call that gets the values of secrets the model named by placeholder: ask, never
 //!    "always", in every mode, bypass included, whatever the rules allow (plan mode still
 //!    refuses what changes something);
-//! 4b. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
+//! 5. destroy tier: plan mode denies; an allow rule allows (the one way it runs without a
 //!    person); otherwise ask, every time, in every mode, bypass included, never "always";
-//! 5. plan mode: anything that changes something is denied (read and plan tiers go on);
-//! 6. an "always reject" answer: deny;
-//! 7. an ask rule, or a hook that asks: ask, never "always", in every mode;
-//! 8. bypass mode: allow;
-//! 9. a path outside the project or a sensitive one, or project code written without
-//!    review: ask, never "always";
-//! 10. an allow rule, or a hook that allows: allow (a hook's allow thus skips only the
+//! 6. plan mode: anything that changes something is denied (read and plan tiers go on);
+//! 7. an "always reject" answer: deny;
+//! 8. an ask rule, or a hook that asks: ask, never "always", in every mode;
+//! 9. bypass mode: allow;
+//! 10. a path outside the project or a sensitive one, or project code written without
+//!     review: ask, never "always";
+//! 11. an allow rule, or a hook that allows: allow (a hook's allow thus skips only the
 //!     mode's ordinary question, never a row above);
-//! 11. the tier, the tool's access and the mode (read and plan tiers run; a mutation asks
+//! 12. the tier, the tool's access and the mode (read and plan tiers run; a mutation asks
 //!     unless "always" was said for its prefixes, or accept_edits and it only writes files
 //!     in the project).
 //!
@@ -98,7 +98,7 @@ pub fn decide(mode: Mode, always: &Always, call: &Call) -> Decision {
     }
 }
 
-/// The table of the header's rows 1 to 11.
+/// The table of the header's rows 1 to 12.
 fn table(mode: Mode, always: &Always, call: &Call) -> Decision {
     let sticky = Decision::Ask { offer_always: false };
     if let Some(why) = call.refused {

@@ -487,6 +487,103 @@ fn copy_judged(
     Ok((command.join(" "), path, bytes))
 }
 
+/// helm options of install and upgrade that take the next word.
+const HELM_VALUED: &[&str] = &[
+    "-f",
+    "--values",
+    "--set",
+    "--set-string",
+    "--set-file",
+    "--set-json",
+    "--set-literal",
+    "--version",
+    "-n",
+    "--namespace",
+    "--repo",
+    "--kube-context",
+    "--kubeconfig",
+    "--timeout",
+    "--description",
+    "--history-max",
+    "--post-renderer",
+    "--post-renderer-args",
+    "--username",
+    "--password",
+    "--ca-file",
+    "--cert-file",
+    "--key-file",
+    "--keyring",
+    "--name-template",
+    "--output",
+    "-o",
+    "--labels",
+    "-l",
+    "--registry-config",
+    "--repository-config",
+    "--repository-cache",
+    "--burst-limit",
+    "--qps",
+];
+
+/// Why what this install or upgrade sends cannot be judged by rendering it here, if so: a
+/// chart that is not a local directory and is not pinned (`--version`), values from a URL,
+/// or a local chart whose templates ask the cluster (`lookup`: empty when rendered here)
+/// or depend on it (`.Capabilities`).
+fn helm_unjudgeable(simple: &Simple, dir: &Path) -> Option<String> {
+    let at = simple.argv.iter().position(|w| w == "install" || w == "upgrade")?;
+    let mut positionals = Vec::new();
+    let mut words = simple.argv.iter().skip(at + 1);
+    let mut pinned = false;
+    while let Some(word) = words.next() {
+        let name = word.split('=').next().unwrap_or(word);
+        pinned |= name == "--version";
+        if HELM_VALUED.contains(&name) {
+            let value = if word.contains('=') {
+                word.split_once('=').map(|(_, v)| v.to_string())
+            } else {
+                words.next().cloned()
+            };
+            if matches!(name, "-f" | "--values") && value.is_some_and(|v| v.contains("://")) {
+                return Some("helm values from a URL (they may change before the install)".into());
+            }
+        } else if !word.starts_with('-') {
+            positionals.push(word.clone());
+        }
+    }
+    let chart = positionals.last()?;
+    let local = dir.join(chart);
+    if !local.is_dir() {
+        return (!pinned).then(|| {
+            format!("the chart {chart} is not a local directory and not pinned (add --version)")
+        });
+    }
+    let mut files = Vec::new();
+    collect_templates(&local.join("templates"), 0, &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.contains("lookup") || text.contains(".Capabilities") {
+            return Some(format!(
+                "{}: a template that asks the cluster (lookup, .Capabilities) renders otherwise here",
+                file.display()
+            ));
+        }
+    }
+    None
+}
+
+/// Every file below a chart's `templates` (any extension: `.tpl` helpers too).
+fn collect_templates(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() && depth < 16 {
+            collect_templates(&path, depth + 1, files);
+        } else if path.is_file() && !files.contains(&path) {
+            files.push(path);
+        }
+    }
+}
+
 /// Options of `helm install|upgrade` that `helm template` does not take (with a value:
 /// `true`).
 const NOT_TEMPLATE: &[(&str, bool)] = &[
@@ -525,6 +622,9 @@ fn helm_templates(
         return found
             .unread
             .push("helm --post-renderer (what it prints is not what installs)".into());
+    }
+    if let Some(why) = helm_unjudgeable(simple, dir) {
+        return found.unread.push(why);
     }
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("helm").is_file()));

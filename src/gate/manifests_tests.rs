@@ -80,3 +80,30 @@ fn short_flag_clusters_are_read_as_pflag_reads_them() {
     assert_eq!(file_cluster("xf"), Cluster::Mixed);
     assert_eq!(file_cluster("n"), Cluster::Other);
 }
+
+#[test]
+fn helm_charts_that_render_otherwise_here_or_may_change_are_not_judged() {
+    let dir = std::env::temp_dir().join(format!("iac-helm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("plain/templates")).expect("test I/O");
+    std::fs::create_dir_all(dir.join("asks/templates")).expect("test I/O");
+    std::fs::write(dir.join("plain/templates/pod.yaml"), "kind: Pod\n").expect("test I/O");
+    let asks = "{{ if lookup \"v1\" \"Namespace\" \"\" \"x\" }}privileged: true{{ end }}\n";
+    std::fs::write(dir.join("asks/templates/_h.tpl"), asks).expect("test I/O");
+    let why = |command: &str| {
+        let script = crate::shell::parse(command);
+        helm_unjudgeable(&script.commands[0], &dir)
+    };
+    assert_eq!(why("helm install web ./plain"), None);
+    assert_eq!(why("helm upgrade --install web plain -n prod --set a=b"), None);
+    assert_eq!(why("helm install web bitnami/nginx --version 15.1.0"), None, "pinned");
+    for unjudged in [
+        "helm install web ./asks",
+        "helm install web bitnami/nginx",
+        "helm install web oci://registry/chart",
+        "helm install web ./plain -f https://example.com/values.yaml",
+    ] {
+        assert!(why(unjudged).is_some(), "{unjudged}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

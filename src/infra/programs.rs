@@ -38,20 +38,26 @@ pub fn runs_programs(dirs: &[PathBuf], files: Option<&[PathBuf]>) -> Option<Stri
     (list.len() > MAX_FILES).then(|| format!("more than {MAX_FILES} terraform files"))
 }
 
+/// Terraform's and OpenTofu's code files.
 fn is_tf(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".tf") || name.ends_with(".tf.json")
+    [".tf", ".tf.json", ".tofu", ".tofu.json"].iter().any(|ext| name.ends_with(ext))
 }
 
+/// The code files below `dir`, links followed and hidden directories too; a tree deeper
+/// than `MAX_DEPTH` counts as more than `MAX_FILES` (not known to be harmless).
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(kind) = entry.file_type() else { continue };
-        let hidden = entry.file_name().to_str().is_none_or(|n| n.starts_with('.'));
-        if kind.is_dir() && !hidden && depth < MAX_DEPTH {
+        let Ok(meta) = std::fs::metadata(&path) else { continue };
+        if meta.is_dir() && entry.file_name() != ".git" {
+            if depth >= MAX_DEPTH {
+                out.resize(MAX_FILES + 1, path.clone());
+                return;
+            }
             walk(&path, depth + 1, out);
-        } else if kind.is_file() && is_tf(&path) {
+        } else if meta.is_file() && is_tf(&path) {
             out.push(path);
         }
         if out.len() > MAX_FILES {
@@ -60,14 +66,25 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The first construct of `text` that runs a program or brings code, in words.
+/// The first construct of `text` that runs a program or brings code, in words. Comments
+/// are taken out first, and an escape (`\u0065`) is taken for a hidden word.
 fn construct(text: &str) -> Option<String> {
+    if text.contains("\\u") || text.contains("\\U") {
+        return Some("an escaped character (it may spell anything)".into());
+    }
+    let text = &uncommented(text);
     static PATTERNS: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
         std::sync::OnceLock::new();
     let patterns = PATTERNS.get_or_init(|| {
         [
             (r#""external"\s*[{:]|data\s+"?external"?\s"#, "an external data source"),
             (r#""?(local|remote)-exec"?"#, "a local-exec or remote-exec provisioner"),
+            // A provider that runs a program for its credentials (kubernetes, helm).
+            (r#"(?m)^\s*"?exec"?\s*[{:=]"#, "a provider's exec block"),
+            (
+                r#"credential_process|shared_config_files|shared_credentials_files|config_path"#,
+                "a provider reading its credentials from a file",
+            ),
         ]
         .into_iter()
         .filter_map(|(p, what)| regex::Regex::new(p).ok().map(|r| (r, what)))
@@ -87,6 +104,52 @@ fn construct(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// `text` without its comments (`#` and `//` to the end of the line, `/* … */`), strings
+/// kept as they are.
+fn uncommented(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut string = false;
+    while let Some(c) = chars.next() {
+        if string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                string = true;
+                out.push(c);
+            }
+            ('#', _) | ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// Why a `source` (a provider's or a module's) brings code from elsewhere, if it does.
@@ -126,6 +189,13 @@ mod tests {
             ("terraform { required_providers { aws = { source = \"hashicorp/aws\" } } }", false),
             ("module \"net\" { source = \"./modules/net\" }", false),
             ("resource \"terraform_data\" \"a\" { input = \"external\" }", false),
+            ("data /**/ \"external\" \"x\" {}", true),
+            ("data \"\\u0065xternal\" \"x\" {}", true),
+            ("terraform { required_providers { e = { source /**/ = \"attacker/evil\" } } }", true),
+            ("provider \"kubernetes\" {\n  exec {\n    command = \"sh\"\n  }\n}", true),
+            ("provider \"aws\" { shared_config_files = [\"x\"] }", true),
+            ("# data \"external\" \"x\" {}\nresource \"terraform_data\" \"a\" {}", false),
+            ("resource \"terraform_data\" \"a\" { input = \"# not a comment\" }", false),
         ] {
             assert_eq!(construct(text).is_some(), found, "{text}");
         }
