@@ -395,6 +395,29 @@ fn hooks_sub_agents_and_fetched_pages_reach_the_model_redacted() {
 }
 
 #[test]
+fn a_secrets_data_read_without_its_kind_is_still_redacted() {
+    let ws = Workspace::new("redact-window");
+    let (a, b) = (marker(20), marker(21));
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&a);
+    ws.write(
+        "k8s/base/db.yaml",
+        &format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  DB_URL: {encoded}\nstringData:\n  api: {b}\n"),
+    );
+    let llm = FakeLlm::start(vec![
+        tool_reply("r1", "read_file", json!({ "path": "k8s/base/db.yaml", "start_line": 6 })),
+        bash("g1", "grep -h -A1 DB_URL k8s/base/db.yaml; tail -n1 k8s/base/db.yaml"),
+        text_reply("done"),
+    ]);
+    let (mut acp, session) = AcpProcess::session_in_mode(&ws, &llm, "default");
+    acp.prompt(&session, "look at the secret");
+    for n in [1, 2] {
+        let result = crate::tools::tool_result(&llm, n);
+        assert!(result.contains("__SECRET:kubernetes-secret:"), "{result}");
+    }
+    assert_nowhere(&ws, &llm, &acp, &session, &[&encoded, &b]);
+}
+
+#[test]
 fn redaction_off_lets_output_through_and_says_so() {
     let (ws, value, llm) = token_in_env("redact-off");
     let mut acp = AcpProcess::spawn_with_llm(&ws, &llm, &[("IAC_CODE_REDACT", "off")]);

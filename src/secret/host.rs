@@ -1,8 +1,9 @@
 //! The host's own credentials, learned by exact value into a session's vault: credential
 //! variables of this process's environment (the caller says which names are credentials),
 //! the files of the credential stores (scanned: what they hold is learned), and terraform
-//! state files in the session's directory (read again when they change), so a value
-//! printed bare (`terraform output -raw`, `echo $TOKEN`) is still known.
+//! state files and Kubernetes Secret manifests in the session's directory (read again
+//! when they change), so a value printed bare (`terraform output -raw`, `echo $TOKEN`, a
+//! Secret's data line read on its own) is still known.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -116,19 +117,50 @@ impl StateWatch {
         if let Ok(entries) = std::fs::read_dir(cwd.join("terraform.tfstate.d")) {
             dirs.extend(entries.flatten().take(MAX_DIRS).map(|e| e.path()));
         }
-        for dir in dirs {
+        for dir in &dirs {
             for name in ["terraform.tfstate", "terraform.tfstate.backup"] {
-                let path = dir.join(name);
-                let Ok(meta) = std::fs::metadata(&path) else { continue };
-                let Ok(modified) = meta.modified() else { continue };
-                if self.seen.get(&path) == Some(&modified) || meta.len() > MAX_FILE {
-                    continue;
-                }
-                self.seen.insert(path.clone(), modified);
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    super::learn::structures(&text, &mut |kind, value| vault.learn(kind, &value));
+                self.learn_changed(vault, &dir.join(name), None);
+            }
+        }
+        // Kubernetes Secrets in the workspace's manifests (two levels down): a windowed read
+        // of one (`read_file` from line 4, `grep -A2 data:`, a cut output) shows values
+        // without the `kind: Secret` that tells them apart.
+        let mut manifests = dirs;
+        for dir in manifests.clone().iter().skip(2) {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                let subdirs = entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir()));
+                manifests.extend(subdirs.take(MAX_DIRS).map(|e| e.path()));
+            }
+            if manifests.len() > MAX_DIRS * 4 {
+                break;
+            }
+        }
+        for dir in manifests {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten().take(MAX_STORE_FILES * 4) {
+                let path = entry.path();
+                let manifest =
+                    path.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
+                if manifest && entry.file_type().is_ok_and(|t| t.is_file()) {
+                    self.learn_changed(vault, &path, Some("Secret"));
                 }
             }
+        }
+    }
+
+    /// Learns what `path` marks secret when it changed since last read (and, with `needs`,
+    /// only when its text holds that word).
+    fn learn_changed(&mut self, vault: &Vault, path: &Path, needs: Option<&str>) {
+        let Ok(meta) = std::fs::metadata(path) else { return };
+        let Ok(modified) = meta.modified() else { return };
+        if self.seen.get(path) == Some(&modified) || meta.len() > MAX_FILE {
+            return;
+        }
+        self.seen.insert(path.to_path_buf(), modified);
+        if let Ok(text) = std::fs::read_to_string(path)
+            && needs.is_none_or(|word| text.contains(word))
+        {
+            super::learn::structures(&text, &mut |kind, value| vault.learn(kind, &value));
         }
     }
 }
