@@ -544,6 +544,12 @@ fn in_bypass_terraform_never_runs_unreviewed_code_that_starts_programs_with_cred
         ),
         bash("t2", "terraform apply -auto-approve -input=false"),
         bash("t3", "terraform plan -input=false -no-color"),
+        crate::support::fake_llm::tool_reply(
+            "w3",
+            "write_file",
+            json!({"path": "site.yml", "content": "- hosts: all\n  tasks: []\n"}),
+        ),
+        bash("t4", "ansible-playbook --check site.yml"),
         text_reply("done"),
     ]);
     let (mut acp, session) = server(&ws, &llm, &[], "bypass_permissions");
@@ -561,9 +567,20 @@ fn in_bypass_terraform_never_runs_unreviewed_code_that_starts_programs_with_cred
     assert!(told.contains("external data source") && told.contains("bypass mode"), "{told}");
     assert_eq!(state(&ws).len(), 3, "nothing was applied");
     // A plan of it runs sealed.
-    let last = runs.last().expect("the second plan ran");
-    assert_eq!((&last["network"], &last["credentials"]), (&json!(false), &json!(false)), "{last}");
-    assert_eq!(runs.len(), 2, "the two plans ran, the apply never did");
+    let second = &runs[1];
+    assert_eq!(
+        (&second["network"], &second["credentials"]),
+        (&json!(false), &json!(false)),
+        "{second}"
+    );
+    // A playbook nobody reviewed is what ansible runs: sealed too.
+    let playbook = &runs[2];
+    assert_eq!(
+        (&playbook["network"], &playbook["credentials"]),
+        (&json!(false), &json!(false)),
+        "{playbook}"
+    );
+    assert_eq!(runs.len(), 3, "the two plans and the playbook ran, the apply never did");
 }
 
 #[test]

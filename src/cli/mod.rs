@@ -58,7 +58,8 @@ Usage:
                              - reads the value from stdin
   iac-code config unset [--provider <NAME>] <KEY>
   iac-code config approve    approve the current directory's
-                             .iac-code/settings.json (its allow rules)
+                             .iac-code/settings.json (its allow rules,
+                             hooks and policies)
   iac-code mcp list [--json]  the MCP servers of settings.json and of the
                              project's .mcp.json
   iac-code mcp get <NAME> [--json]

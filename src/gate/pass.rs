@@ -231,9 +231,20 @@ pub fn pass(
 }
 
 /// Why the unreviewed code below the call's directories can start programs or bring code
-/// from elsewhere: the files written unreviewed, or every terraform file there when a tool
-/// that may have written anything ran unasked.
+/// from elsewhere. For terraform (every command of the call terraform, tofu or terragrunt,
+/// after any `cd`): the terraform files written unreviewed, or every one there when a tool
+/// that may have written anything ran unasked. For anything else (a playbook, a Makefile,
+/// a script): any code written unreviewed, since running it is what the command does.
 fn runs_programs(invocation: &Invocation, found: &Found) -> Option<String> {
+    let terraform = !invocation.gate.lines.is_empty()
+        && invocation.gate.lines.iter().all(|line| {
+            let program = line.split(' ').next().unwrap_or("");
+            let program = program.rsplit('/').next().unwrap_or(program);
+            matches!(program, "terraform" | "tofu" | "terragrunt" | "cd")
+        });
+    if !terraform {
+        return Some("it runs that code".to_string());
+    }
     let files = found.tools.is_empty().then_some(found.files.as_slice());
     crate::infra::runs_programs(&invocation.gate.runs_code_in, files)
 }
