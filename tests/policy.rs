@@ -339,6 +339,7 @@ fn a_privileged_pod_is_refused_before_kubectl_runs_even_in_bypass_mode() {
         ("kubectl create --raw /api/v1/namespaces/default/pods -f ok.yaml", "--raw"),
         ("kubectl apply -f split.yaml", "without a kind"),
         ("kubectl apply -Rl app=x -f ok.yaml", "write -f, -k and -R on their own"),
+        ("NS=default; kubectl apply -f ok.yaml -n \"$NS\"", "with an expansion"),
     ];
     let mut script = Vec::new();
     for (n, (command, _)) in refused.iter().enumerate() {

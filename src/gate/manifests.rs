@@ -437,11 +437,15 @@ fn copy_judged(
     found: &Found,
     ctx: &ToolContext,
 ) -> Result<(String, PathBuf, Vec<u8>), String> {
+    // Written out again, a word with an expansion would change its meaning.
+    if simple.dynamic.iter().any(|d| *d) || simple.assigns.iter().any(|(_, v)| v.contains('$')) {
+        return Err("a word with an expansion in the command (write its value out)".into());
+    }
     let texts: Vec<&str> = found.texts.iter().map(|(_, t)| t.as_str()).collect();
     let bytes = texts.join("\n---\n").into_bytes();
     let path = super::plan::scratch_file(ctx.config_dir, "yaml", &bytes)
         .map_err(|err| format!("a private copy of the manifests: {err}"))?;
-    let mut words: Vec<String> = simple.assigns.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut words: Vec<String> = Vec::new();
     let mut skip_next = false;
     let mut placed = false;
     let program = simple.program().unwrap_or("");
@@ -480,7 +484,13 @@ fn copy_judged(
             placed = true;
         }
     }
-    let mut command: Vec<String> = words.iter().map(|w| super::plan::quote(w)).collect();
+    if !placed {
+        super::plan::remove_scratch(std::slice::from_ref(&path));
+        return Err("where the subcommand is (write the options after it)".into());
+    }
+    let assigns = simple.assigns.iter().map(|(k, v)| format!("{k}={}", super::plan::quote(v)));
+    let mut command: Vec<String> = assigns.collect();
+    command.extend(words.iter().map(|w| super::plan::quote(w)));
     if let Some(dir) = dir.filter(|d| *d != ctx.cwd) {
         command.insert(0, format!("cd {} &&", super::plan::quote(&dir.display().to_string())));
     }
