@@ -80,8 +80,12 @@ fn cancel_stops_a_reply_that_is_still_streaming() {
         .wait_until(&format!("document.querySelectorAll('{PANEL} .msg.agent').length === 2"), WAIT);
     browser.keys(ESCAPE);
     wait_idle(&browser);
+    // The note comes with the turn's answer, which may be drawn after the idle state.
+    let both = format!("document.querySelectorAll('{PANEL} .msg.note').length >= 2");
+    browser.wait_until(&both, WAIT);
     let notes = browser.find_all(&format!("{PANEL} .msg.note"));
     assert_eq!(notes.len(), 2, "both turns say they were cancelled");
+    assert!(notes.iter().all(|n| n.text().contains("cancelled")), "each note says cancelled");
     open_gate("web-cancel-1");
     open_gate("web-cancel-2");
     let text = browser.find(PANEL).text();
