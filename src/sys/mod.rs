@@ -63,6 +63,8 @@ pub const SIGTERM: i32 = libc::SIGTERM;
 
 /// SIGHUP (the terminal went away), for callers that do not import libc.
 pub const SIGHUP: i32 = libc::SIGHUP;
+/// SIGWINCH (the terminal's size changed), for callers that do not import libc.
+pub const SIGWINCH: i32 = libc::SIGWINCH;
 /// SIGINT, for callers that do not import libc.
 pub const SIGINT: i32 = libc::SIGINT;
 /// SIGQUIT, for callers that do not import libc.

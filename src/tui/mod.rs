@@ -76,6 +76,7 @@ pub fn run(client: memory::Client, opts: Options) -> Result<u8> {
     let cursor = term::enter().map_err(Error::Stream)?;
     term::restore_on_panic();
     let (tx, events) = crossbeam_channel::unbounded();
+    term::resizes(tx.clone()).map_err(Error::Stream)?;
     let (resume_tx, resume_rx) = crossbeam_channel::bounded(1);
     std::thread::Builder::new()
         .name("tui-keys".into())

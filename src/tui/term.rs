@@ -73,6 +73,10 @@ pub fn restore_on_panic() {
 /// thread that restores the terminal and exits 128 + the signal.
 pub fn restore_on_signals() -> io::Result<()> {
     let signals = [sys::SIGTERM, sys::SIGHUP, sys::SIGINT, sys::SIGQUIT];
+    // SIGWINCH too, taken by `resizes` alone: crossterm's own handler would make its event
+    // source return a resize and drop the keys that became readable with it (its epoll is
+    // edge-triggered: they would wait for the next key).
+    sys::block_signals(&[sys::SIGWINCH])?;
     sys::block_signals(&signals)?;
     std::thread::Builder::new().name("tui-signals".into()).spawn(move || {
         if let Ok(signal) = sys::wait_signal(&signals) {
@@ -80,6 +84,20 @@ pub fn restore_on_signals() -> io::Result<()> {
             crate::child::kill_descendants();
             let _ = sys::stdout().write_all(b"\r\n");
             std::process::exit(128 + signal);
+        }
+    })?;
+    Ok(())
+}
+
+/// A thread that turns each SIGWINCH (blocked everywhere by `restore_on_signals`) into a
+/// resize event for the loop.
+pub fn resizes(tx: crossbeam_channel::Sender<event::Event>) -> io::Result<()> {
+    std::thread::Builder::new().name("tui-resize".into()).spawn(move || {
+        while sys::wait_signal(&[sys::SIGWINCH]).is_ok() {
+            let (cols, rows) = terminal::size().unwrap_or((80, 24));
+            if tx.send(event::Event::Resize(cols, rows)).is_err() {
+                return;
+            }
         }
     })?;
     Ok(())

@@ -90,7 +90,14 @@ impl WsClient {
 
     /// The next frame of any kind (tungstenite answers pings by itself).
     pub fn frame(&mut self) -> Message {
-        self.socket.read().expect("read a frame")
+        loop {
+            match self.socket.read() {
+                // A signal to this test process (a child's SIGCHLD) interrupts the read:
+                // read again.
+                Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => return other.expect("read a frame"),
+            }
+        }
     }
 
     /// The next JSON-RPC message, schema-checked.
